@@ -1,0 +1,51 @@
+#include "request_io.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace prefix_scorer::bench {
+namespace {
+
+TokenIds id_list(const nlohmann::json& line, const char* field) {
+  auto it = line.find(field);
+  if (it == line.end()) throw std::invalid_argument(fmt::format("missing field '{}'", field));
+  if (!it->is_array()) throw std::invalid_argument(fmt::format("field '{}' is not a list of token ids", field));
+  TokenIds ids;
+  for (const auto& id : *it) {
+    if (!id.is_number_integer()) throw std::invalid_argument(fmt::format("field '{}' holds a non-integer", field));
+    ids.push_back(id.get<int64_t>());
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::vector<Request> read_requests(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("cannot read requests file '{}'", path));
+  std::vector<Request> requests;
+  std::string text;
+  for (int line_no = 1; std::getline(in, text); ++line_no) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      const auto line = nlohmann::json::parse(text);
+      if (!line.is_object()) throw std::invalid_argument("not a JSON object");
+      requests.push_back({id_list(line, "context"), id_list(line, "continuation")});
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(fmt::format("{}:{}: {}", path, line_no, e.what()));
+    }
+  }
+  return requests;
+}
+
+void write_scores(const std::string& path, const std::vector<Score>& scores) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write output file '{}'", path));
+  for (const Score& s : scores) out << nlohmann::json{{"logprob", s.logprob}, {"is_greedy", s.is_greedy}}.dump() << '\n';
+  if (!out) throw std::runtime_error(fmt::format("failed writing output file '{}'", path));
+}
+
+}  // namespace prefix_scorer::bench

@@ -1,0 +1,18 @@
+#pragma once
+// JSON Lines in and out of prefix-scorer-bench's file mode.
+
+#include "prefix_scorer/types.h"
+
+#include <string>
+#include <vector>
+
+namespace prefix_scorer::bench {
+
+// Lines {"context": [ids...], "continuation": [ids...]}; blank lines are skipped. Throws std::invalid_argument
+// naming the file and line of the first malformed one.
+std::vector<Request> read_requests(const std::string& path);
+
+// Lines {"logprob": <float>, "is_greedy": <bool>}, in the scores' order.
+void write_scores(const std::string& path, const std::vector<Score>& scores);
+
+}  // namespace prefix_scorer::bench

@@ -1,0 +1,23 @@
+#pragma once
+// Built-in request workloads of random token ids, deterministic from a seed.
+
+#include "prefix_scorer/types.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace prefix_scorer::bench {
+
+// MMLU shape: `subjects` few-shot prefixes of `prefix_len` tokens, each followed by `questions` questions of
+// [suffix_min, suffix_max] tokens, each question scored against four one-token choices.
+struct MmluShape {
+  int64_t subjects = 4;
+  int64_t questions = 64;
+  int64_t prefix_len = 600;
+  int64_t suffix_min = 40;
+  int64_t suffix_max = 160;
+};
+
+std::vector<Request> mmlu_shape(const MmluShape& shape, int64_t vocab_size, uint64_t seed);
+
+}  // namespace prefix_scorer::bench

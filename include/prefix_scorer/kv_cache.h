@@ -1,0 +1,40 @@
+#pragma once
+// Keys and values of the tokens seen so far, per layer on that layer's device, plus each slot's position and
+// validity (padding slots are invalid and never attended to).
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace prefix_scorer {
+
+struct LayerKv {
+  at::Tensor keys;    // [batch, kv_heads, slots, head_dim]
+  at::Tensor values;  // [batch, kv_heads, slots, head_dim]
+};
+
+class KvCache {
+ public:
+  explicit KvCache(int64_t num_layers) : layers_(num_layers) {}
+
+  int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
+  int64_t slots() const { return positions_.defined() ? positions_.size(1) : 0; }
+  const LayerKv& layer(int64_t i) const { return layers_.at(i); }
+  // [batch, slots] int64 and bool, on the CPU; undefined while the cache is empty.
+  const at::Tensor& positions() const { return positions_; }
+  const at::Tensor& valid() const { return valid_; }
+
+  // Appends new slots' keys and values to layer i.
+  void append_layer(int64_t i, const at::Tensor& keys, const at::Tensor& values);
+  // Records the positions and validity of the slots the next forward appends.
+  void append_slots(const at::Tensor& positions, const at::Tensor& valid);
+  // Bytes held by keys and values on all devices.
+  int64_t bytes() const;
+
+ private:
+  std::vector<LayerKv> layers_;
+  at::Tensor positions_;
+  at::Tensor valid_;
+};
+
+}  // namespace prefix_scorer

@@ -1,0 +1,58 @@
+#pragma once
+// A native libtorch causal LM of the Llama family (llama, mistral, qwen2, qwen3).
+
+#include "prefix_scorer/kv_cache.h"
+#include "prefix_scorer/model_config.h"
+#include "prefix_scorer/weights.h"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer {
+
+struct ModelOptions {
+  std::string device = "cpu";
+  // Optional: the layers split into contiguous blocks over these devices (overrides `device` for layers).
+  std::vector<std::string> layer_devices;
+  std::string dtype = "float32";
+  uint64_t seed = 0;  // weights of synthetic models
+};
+
+// Token ids of a right-padded batch and where each token sits.
+struct ForwardBatch {
+  at::Tensor tokens;     // [batch, len] int64
+  at::Tensor positions;  // [batch, len] int64
+  at::Tensor valid;      // [batch, len] bool, false on padding
+};
+
+class Model {
+ public:
+  Model(ModelConfig config, ModelWeights weights, at::ScalarType dtype);
+
+  // A checkpoint directory (config.json and safetensors).
+  static Model load(const std::string& dir, const ModelOptions& options = {});
+  // A built-in shape with random weights drawn from options.seed.
+  static Model synthetic(const std::string& name, const ModelOptions& options = {});
+  // "synthetic:NAME" or a checkpoint directory.
+  static Model open(const std::string& spec, const ModelOptions& options = {});
+
+  const ModelConfig& config() const { return config_; }
+  at::ScalarType dtype() const { return dtype_; }
+  c10::Device layer_device(int64_t layer) const { return weights_.layers.at(layer).device; }
+
+  // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat
+  // positions `score_rows` (int64 indices into batch * len) only. With a cache, attention also covers the
+  // cache's slots and the batch's keys and values are appended to it; the cache's batch size must match.
+  at::Tensor forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const;
+
+ private:
+  ModelConfig config_;
+  ModelWeights weights_;
+  at::ScalarType dtype_;
+  at::Tensor inv_freq_;  // float32, on the CPU
+};
+
+}  // namespace prefix_scorer

@@ -1,0 +1,49 @@
+#pragma once
+// The architecture hyper-parameters of a Llama-family causal LM, read from a Hugging Face config.json.
+
+#include <cstdint>
+#include <string>
+
+namespace prefix_scorer {
+
+struct RopeConfig {
+  std::string type = "default";  // default, linear or llama3
+  double theta = 10000.0;
+  double factor = 1.0;  // linear and llama3
+  double low_freq_factor = 1.0;  // llama3
+  double high_freq_factor = 4.0;  // llama3
+  int64_t original_max_position_embeddings = 8192;  // llama3
+};
+
+struct ModelConfig {
+  std::string model_type;  // llama, mistral, qwen2 or qwen3
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t max_position_embeddings = 2048;
+  int64_t sliding_window = 0;  // 0: attention over the whole sequence
+  double rms_norm_eps = 1e-6;
+  bool tie_word_embeddings = false;
+  bool qkv_bias = false;     // bias on q, k and v projections (qwen2, or llama attention_bias)
+  bool o_bias = false;       // bias on the output projection (llama attention_bias)
+  bool mlp_bias = false;     // bias on gate, up and down projections (llama mlp_bias)
+  bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3)
+  RopeConfig rope;
+
+  // Parses config.json text; throws std::invalid_argument naming an unsupported model_type, rope type,
+  // activation, or a missing or inconsistent field.
+  static ModelConfig from_json(const std::string& text);
+  // Reads DIR/config.json (or the file itself); throws std::runtime_error when it cannot be read.
+  static ModelConfig from_file(const std::string& path);
+  // A built-in real shape: tiny, small, llama-1b, llama-8b.
+  static ModelConfig synthetic(const std::string& name);
+
+  // Throws std::invalid_argument when the sizes do not make a valid model.
+  void validate() const;
+};
+
+}  // namespace prefix_scorer

@@ -1,0 +1,47 @@
+#pragma once
+// The tensors of a Llama-family model: which ones a config needs, and their placement on devices.
+
+#include "prefix_scorer/model_config.h"
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer {
+
+struct LayerWeights {
+  c10::Device device = c10::kCPU;
+  at::Tensor input_norm, post_norm;
+  at::Tensor q, k, v, o;                   // projection weights [out, in]
+  at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
+  at::Tensor q_norm, k_norm;               // qwen3 only
+  at::Tensor gate, up, down;
+  at::Tensor gate_bias, up_bias, down_bias;
+};
+
+struct ModelWeights {
+  at::Tensor embed;       // on the first layer's device
+  std::vector<LayerWeights> layers;
+  at::Tensor final_norm;  // on the last layer's device
+  at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
+};
+
+// A tensor a checkpoint must provide, under its Hugging Face name.
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+// Every tensor `config` needs, in a fixed order.
+std::vector<TensorSpec> expected_tensors(const ModelConfig& config);
+
+// Produces the tensor for a spec, on any device (read from a checkpoint, or drawn at random on `device`).
+using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;
+
+// Fetches every expected tensor from `source`, converts it to `dtype` and moves it to its layer's device.
+ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
+                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype);
+
+}  // namespace prefix_scorer

@@ -1,0 +1,158 @@
+#include "prefix_scorer/model.h"
+
+#include "prefix_scorer/attention.h"
+#include "prefix_scorer/checkpoint.h"
+#include "prefix_scorer/devices.h"
+#include "prefix_scorer/rope.h"
+
+#include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace prefix_scorer {
+namespace {
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const at::Tensor xf = x.to(at::kFloat);
+  return weight * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type());
+}
+
+// What every layer on one device shares during a forward: the attention mask and the rotary tables.
+struct DeviceInputs {
+  c10::Device device;
+  at::Tensor mask;
+  RotaryTables rotary;
+};
+
+std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t num_layers) {
+  std::vector<c10::Device> devices;
+  if (options.layer_devices.empty()) devices.push_back(parse_device(options.device));
+  for (const auto& name : options.layer_devices) devices.push_back(parse_device(name));
+  return place_layers(devices, num_layers);
+}
+
+std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
+                         KvCache* cache, int64_t index) {
+  const int64_t b = x.size(0), t = x.size(1);
+  const at::Tensor h = rms_norm(x, l.input_norm, c.rms_norm_eps);
+  at::Tensor q = at::linear(h, l.q, l.q_bias).view({b, t, c.num_heads, c.head_dim});
+  at::Tensor k = at::linear(h, l.k, l.k_bias).view({b, t, c.num_kv_heads, c.head_dim});
+  at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, c.num_kv_heads, c.head_dim}).transpose(1, 2);
+  if (c.qk_norm) {
+    q = rms_norm(q, l.q_norm, c.rms_norm_eps);
+    k = rms_norm(k, l.k_norm, c.rms_norm_eps);
+  }
+  q = apply_rotary(q.transpose(1, 2), in.rotary);
+  k = apply_rotary(k.transpose(1, 2), in.rotary);
+  if (cache != nullptr) {
+    cache->append_layer(index, k, v);
+    k = cache->layer(index).keys;
+    v = cache->layer(index).values;
+  }
+  const at::Tensor attn = attend(q, k, v, in.mask).transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim});
+  const at::Tensor y = x + at::linear(attn, l.o, l.o_bias);
+  const at::Tensor g = rms_norm(y, l.post_norm, c.rms_norm_eps);
+  const at::Tensor mlp = at::silu(at::linear(g, l.gate, l.gate_bias)) * at::linear(g, l.up, l.up_bias);
+  return y + at::linear(mlp, l.down, l.down_bias);
+}
+
+}  // namespace
+
+Model::Model(ModelConfig config, ModelWeights weights, at::ScalarType dtype)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      dtype_(dtype),
+      inv_freq_(inverse_frequencies(config_.rope, config_.head_dim)) {}
+
+Model Model::load(const std::string& dir, const ModelOptions& options) {
+  ModelConfig config = ModelConfig::from_file(dir);
+  const at::ScalarType dtype = parse_dtype(options.dtype);
+  const auto devices = layer_placement(options, config.num_layers);
+  const Checkpoint checkpoint(dir);
+  for (const auto& spec : expected_tensors(config)) {
+    const TensorInfo* info = checkpoint.find(spec.name);
+    if (info == nullptr)
+      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape {})", dir, spec.name,
+                                           shape_string(spec.shape)));
+    if (info->shape != spec.shape)
+      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", dir, spec.name,
+                                           shape_string(info->shape), shape_string(spec.shape)));
+  }
+  auto source = [&](const TensorSpec& spec, c10::Device) { return checkpoint.load(spec.name); };
+  ModelWeights weights = assemble_weights(config, source, devices, dtype);
+  return Model(std::move(config), std::move(weights), dtype);
+}
+
+Model Model::synthetic(const std::string& name, const ModelOptions& options) {
+  ModelConfig config = ModelConfig::synthetic(name);
+  const at::ScalarType dtype = parse_dtype(options.dtype);
+  const auto devices = layer_placement(options, config.num_layers);
+  at::manual_seed(options.seed);
+  auto source = [](const TensorSpec& spec, c10::Device device) {
+    const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
+    if (spec.shape.size() == 1) {  // norms start at one, biases at zero
+      const bool is_norm = spec.name.find("norm") != std::string::npos;
+      return is_norm ? at::ones(spec.shape, opts) : at::zeros(spec.shape, opts);
+    }
+    return at::randn(spec.shape, opts) * 0.02;
+  };
+  ModelWeights weights = assemble_weights(config, source, devices, dtype);
+  return Model(std::move(config), std::move(weights), dtype);
+}
+
+Model Model::open(const std::string& spec, const ModelOptions& options) {
+  const std::string prefix = "synthetic:";
+  if (spec.rfind(prefix, 0) == 0) return synthetic(spec.substr(prefix.size()), options);
+  return load(spec, options);
+}
+
+at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const {
+  c10::InferenceMode inference;
+  if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
+      batch.valid.sizes() != batch.tokens.sizes())
+    throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
+  const int64_t b = batch.tokens.size(0), t = batch.tokens.size(1);
+  if (cache != nullptr && cache->num_layers() != config_.num_layers)
+    throw std::invalid_argument(fmt::format("forward: cache has {} layers, model has {}", cache->num_layers(),
+                                            config_.num_layers));
+  if (cache != nullptr && cache->slots() > 0 && cache->positions().size(0) != b)
+    throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
+                                            cache->positions().size(0), b));
+
+  const at::Tensor positions = batch.positions.to(at::kCPU), valid = batch.valid.to(at::kCPU);
+  at::Tensor key_positions = positions, key_valid = valid;
+  if (cache != nullptr && cache->slots() > 0) {
+    key_positions = at::cat({cache->positions(), positions}, 1);
+    key_valid = at::cat({cache->valid(), valid}, 1);
+  }
+  const at::Tensor mask = attention_mask(positions, key_positions, key_valid, config_.sliding_window);
+
+  std::vector<DeviceInputs> per_device;
+  per_device.reserve(config_.num_layers);
+  auto inputs_on = [&](c10::Device device) -> const DeviceInputs& {
+    for (const auto& in : per_device) {
+      if (in.device == device) return in;
+    }
+    per_device.push_back({device, mask.to(device), rotary_tables(inv_freq_.to(device), positions, dtype_)});
+    return per_device.back();
+  };
+
+  const LayerWeights& first = weights_.layers.front();
+  at::Tensor x = weights_.embed.index_select(0, batch.tokens.reshape({-1}).to(first.device))
+                     .view({b, t, config_.hidden_size});
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const LayerWeights& layer = weights_.layers[i];
+    x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, i);
+  }
+  if (cache != nullptr) cache->append_slots(positions, valid);
+
+  const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
+  const at::Tensor logits = at::linear(rms_norm(rows, weights_.final_norm, config_.rms_norm_eps), weights_.lm_head);
+  return at::log_softmax(logits.to(at::kFloat), -1);
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,101 @@
+#include "prefix_scorer/weights.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+
+namespace prefix_scorer {
+namespace {
+
+std::string layer_name(int64_t layer, const char* suffix) {
+  return fmt::format("model.layers.{}.{}", layer, suffix);
+}
+
+}  // namespace
+
+std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
+  const int64_t q_out = c.num_heads * c.head_dim;
+  const int64_t kv_out = c.num_kv_heads * c.head_dim;
+  const int64_t h = c.hidden_size, ff = c.intermediate_size;
+  std::vector<TensorSpec> specs{{"model.embed_tokens.weight", {c.vocab_size, h}}};
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    auto add = [&](const char* suffix, std::vector<int64_t> shape) {
+      specs.push_back({layer_name(i, suffix), std::move(shape)});
+    };
+    add("input_layernorm.weight", {h});
+    add("self_attn.q_proj.weight", {q_out, h});
+    add("self_attn.k_proj.weight", {kv_out, h});
+    add("self_attn.v_proj.weight", {kv_out, h});
+    add("self_attn.o_proj.weight", {h, q_out});
+    if (c.qkv_bias) {
+      add("self_attn.q_proj.bias", {q_out});
+      add("self_attn.k_proj.bias", {kv_out});
+      add("self_attn.v_proj.bias", {kv_out});
+    }
+    if (c.o_bias) add("self_attn.o_proj.bias", {h});
+    if (c.qk_norm) {
+      add("self_attn.q_norm.weight", {c.head_dim});
+      add("self_attn.k_norm.weight", {c.head_dim});
+    }
+    add("post_attention_layernorm.weight", {h});
+    add("mlp.gate_proj.weight", {ff, h});
+    add("mlp.up_proj.weight", {ff, h});
+    add("mlp.down_proj.weight", {h, ff});
+    if (c.mlp_bias) {
+      add("mlp.gate_proj.bias", {ff});
+      add("mlp.up_proj.bias", {ff});
+      add("mlp.down_proj.bias", {h});
+    }
+  }
+  specs.push_back({"model.norm.weight", {h}});
+  if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {c.vocab_size, h}});
+  return specs;
+}
+
+ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
+                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
+  if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)
+    throw std::invalid_argument(fmt::format("{} layer devices for {} layers", layer_devices.size(), config.num_layers));
+  const c10::Device first = layer_devices.front(), last = layer_devices.back();
+  std::map<std::string, TensorSpec> specs;
+  for (auto& spec : expected_tensors(config)) specs.emplace(spec.name, spec);
+  auto fetch = [&](const std::string& name, c10::Device device) -> at::Tensor {
+    auto it = specs.find(name);
+    if (it == specs.end()) return {};  // a tensor this config does not use
+    return source(it->second, device).to(device, dtype);
+  };
+
+  ModelWeights w;
+  w.embed = fetch("model.embed_tokens.weight", first);
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    const c10::Device d = layer_devices[i];
+    auto get = [&](const char* suffix) { return fetch(layer_name(i, suffix), d); };
+    LayerWeights l;
+    l.device = d;
+    l.input_norm = get("input_layernorm.weight");
+    l.post_norm = get("post_attention_layernorm.weight");
+    l.q = get("self_attn.q_proj.weight");
+    l.k = get("self_attn.k_proj.weight");
+    l.v = get("self_attn.v_proj.weight");
+    l.o = get("self_attn.o_proj.weight");
+    l.q_bias = get("self_attn.q_proj.bias");
+    l.k_bias = get("self_attn.k_proj.bias");
+    l.v_bias = get("self_attn.v_proj.bias");
+    l.o_bias = get("self_attn.o_proj.bias");
+    l.q_norm = get("self_attn.q_norm.weight");
+    l.k_norm = get("self_attn.k_norm.weight");
+    l.gate = get("mlp.gate_proj.weight");
+    l.up = get("mlp.up_proj.weight");
+    l.down = get("mlp.down_proj.weight");
+    l.gate_bias = get("mlp.gate_proj.bias");
+    l.up_bias = get("mlp.up_proj.bias");
+    l.down_bias = get("mlp.down_proj.bias");
+    w.layers.push_back(std::move(l));
+  }
+  w.final_norm = fetch("model.norm.weight", last);
+  w.lm_head = config.tie_word_embeddings ? w.embed.to(last) : fetch("lm_head.weight", last);
+  return w;
+}
+
+}  // namespace prefix_scorer

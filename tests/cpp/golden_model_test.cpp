@@ -1,0 +1,58 @@
+// The native model against the golden fixtures made with Hugging Face transformers (fp32, eager attention).
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+namespace prefix_scorer::test {
+namespace {
+
+class GoldenModel : public testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenModel, FullLogitsMatchTransformers) {
+  const Model model = Model::load(model_dir(GetParam()));
+  const SafetensorsFile expected(model_dir(GetParam()) + "/expected_logits.safetensors");
+  for (int i = 0; i < 4; ++i) {
+    const at::Tensor tokens = expected.load("tokens_" + std::to_string(i));
+    const at::Tensor logits = expected.load("logits_" + std::to_string(i));
+    const TokenIds ids(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + tokens.numel());
+    // Log-softmax is a per-row shift of the logits: compare both the shift-free logits and the argmax.
+    const at::Tensor ours = full_logprobs(model, ids);
+    const at::Tensor theirs = at::log_softmax(logits, -1);
+    EXPECT_LT((ours - theirs).abs().max().item<double>(), 1e-4) << "sequence " << i;
+    EXPECT_TRUE(at::equal(ours.argmax(-1), logits.argmax(-1))) << "sequence " << i;
+  }
+}
+
+TEST_P(GoldenModel, LoglikelihoodMatchesTransformers) {
+  const Model model = Model::load(model_dir(GetParam()));
+  const auto expected = expected_scores(GetParam());
+  std::vector<Request> requests;
+  for (const auto& row : expected) requests.push_back(row.request);
+  const ScoringResult result = score_plain(model, requests);
+  ASSERT_EQ(result.scores.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(result.scores[i].logprob, expected[i].logprob, 1e-4) << "request " << i;
+    EXPECT_EQ(result.scores[i].is_greedy, expected[i].is_greedy) << "request " << i;
+  }
+}
+
+TEST_P(GoldenModel, GreedyContinuationIsReportedGreedy) {
+  // The fixtures' continuations are never greedy under random weights: build ones that are.
+  const Model model = Model::load(model_dir(GetParam()));
+  const TokenIds context = expected_scores(GetParam()).front().request.context;
+  const at::Tensor last = full_logprobs(model, context)[-1];
+  const int64_t best = last.argmax().item<int64_t>();
+  const int64_t other = (best + 1) % model.config().vocab_size;
+  const ScoringResult result = score_plain(model, {{context, {best}}, {context, {other}}});
+  EXPECT_TRUE(result.scores[0].is_greedy);
+  EXPECT_FALSE(result.scores[1].is_greedy);
+  EXPECT_NEAR(result.scores[0].logprob, last[best].item<double>(), 1e-6);
+  EXPECT_NEAR(result.scores[1].logprob, last[other].item<double>(), 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenModel, testing::ValuesIn(fixture_models()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace prefix_scorer::test

@@ -1,0 +1,76 @@
+#include "test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace prefix_scorer::test {
+
+std::string data_dir() { return PREFIX_SCORER_TEST_DATA; }
+
+std::string model_dir(const std::string& name) { return data_dir() + "/models/" + name; }
+
+const std::vector<std::string>& fixture_models() {
+  static const std::vector<std::string> names{"llama3", "mistral", "qwen2", "qwen3"};
+  return names;
+}
+
+std::vector<ExpectedScore> expected_scores(const std::string& model_name) {
+  std::ifstream in(model_dir(model_name) + "/expected_loglikelihood.json");
+  const auto j = nlohmann::json::parse(in);
+  std::vector<ExpectedScore> rows;
+  for (const auto& row : j.at("loglikelihood")) {
+    rows.push_back({{row.at("context_ids").get<TokenIds>(), row.at("continuation_ids").get<TokenIds>()},
+                    row.at("logprob").get<double>(),
+                    row.at("is_greedy").get<bool>()});
+  }
+  return rows;
+}
+
+std::string make_temp_dir(const std::string& tag) {
+  std::string pattern = (std::filesystem::temp_directory_path() / ("prefix_scorer_" + tag + "_XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+void write_safetensors(const std::string& path, const std::map<std::string, at::Tensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const auto& [name, tensor] : tensors) {
+    const at::Tensor t = tensor.contiguous();
+    const std::string tag = t.scalar_type() == at::kFloat      ? "F32"
+                            : t.scalar_type() == at::kBFloat16 ? "BF16"
+                            : t.scalar_type() == at::kHalf     ? "F16"
+                                                               : "I64";
+    const size_t begin = data.size();
+    data.append(static_cast<const char*>(t.data_ptr()), t.nbytes());
+    header[name] = {{"dtype", tag}, {"shape", t.sizes().vec()}, {"data_offsets", {begin, data.size()}}};
+  }
+  const std::string text = header.dump();
+  const uint64_t len = text.size();
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&len), 8);
+  out << text << data;
+}
+
+void copy_model(const std::string& name, const std::string& dir) {
+  for (const char* file : {"config.json", "model.safetensors"})
+    std::filesystem::copy_file(model_dir(name) + "/" + file, dir + "/" + file,
+                               std::filesystem::copy_options::overwrite_existing);
+}
+
+at::Tensor full_logprobs(const Model& model, const TokenIds& tokens) {
+  const ForwardBatch batch = make_batch({&tokens}, {0});
+  const auto len = static_cast<int64_t>(tokens.size());
+  return model.forward(batch, nullptr, at::arange(len, at::kLong));
+}
+
+}  // namespace prefix_scorer::test

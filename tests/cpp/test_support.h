@@ -1,0 +1,34 @@
+#pragma once
+// Helpers shared by the tests: fixture paths, fixture readers, and a safetensors writer for broken checkpoints.
+
+#include "prefix_scorer/prefix_scorer.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer::test {
+
+std::string data_dir();
+std::string model_dir(const std::string& name);
+const std::vector<std::string>& fixture_models();
+
+// A fixture row of expected_loglikelihood.json.
+struct ExpectedScore {
+  Request request;
+  double logprob = 0.0;
+  bool is_greedy = false;
+};
+std::vector<ExpectedScore> expected_scores(const std::string& model_name);
+
+// A fresh empty directory under the system's temporary folder.
+std::string make_temp_dir(const std::string& tag);
+void write_text(const std::string& path, const std::string& text);
+void write_safetensors(const std::string& path, const std::map<std::string, at::Tensor>& tensors);
+// Copies config.json and model.safetensors of a fixture model into `dir`.
+void copy_model(const std::string& name, const std::string& dir);
+
+// Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache.
+at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);
+
+}  // namespace prefix_scorer::test

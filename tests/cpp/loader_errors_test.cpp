@@ -1,0 +1,120 @@
+// Checkpoint loading: on-disk dtypes, shards, and clear errors for broken checkpoints.
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace prefix_scorer::test {
+namespace {
+
+std::map<std::string, at::Tensor> fixture_tensors(const std::string& name) {
+  const SafetensorsFile file(model_dir(name) + "/model.safetensors");
+  std::map<std::string, at::Tensor> tensors;
+  for (const auto& [tensor, info] : file.tensors()) tensors[tensor] = file.load(tensor);
+  return tensors;
+}
+
+// A copy of the llama3 fixture whose weights are `tensors`.
+std::string checkpoint_with(const std::map<std::string, at::Tensor>& tensors, const std::string& tag) {
+  const std::string dir = make_temp_dir(tag);
+  copy_model("llama3", dir);
+  write_safetensors(dir + "/model.safetensors", tensors);
+  return dir;
+}
+
+const TokenIds kTokens{5, 17, 300, 42, 42, 9, 111, 0, 256};
+
+TEST(Loader, MissingTensorIsNamed) {
+  auto tensors = fixture_tensors("llama3");
+  tensors.erase("model.layers.1.mlp.up_proj.weight");
+  const std::string dir = checkpoint_with(tensors, "missing");
+  const std::string message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find("model.layers.1.mlp.up_proj.weight"), std::string::npos) << message;
+}
+
+TEST(Loader, WrongShapeIsNamed) {
+  auto tensors = fixture_tensors("llama3");
+  tensors["model.layers.2.self_attn.k_proj.weight"] = at::zeros({16, 64});
+  const std::string dir = checkpoint_with(tensors, "shape");
+  const std::string message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find("model.layers.2.self_attn.k_proj.weight"), std::string::npos) << message;
+  EXPECT_NE(message.find("[16, 64]"), std::string::npos) << message;
+}
+
+TEST(Loader, UnknownModelTypeIsNamed) {
+  const std::string dir = make_temp_dir("type");
+  copy_model("llama3", dir);
+  std::ifstream in(dir + "/config.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\"llama\""), 7, "\"falcon\"");
+  write_text(dir + "/config.json", text);
+  const std::string message = message_of<std::invalid_argument>([&] { Model::load(dir); });
+  EXPECT_NE(message.find("'falcon'"), std::string::npos) << message;
+}
+
+TEST(Loader, TruncatedSafetensorsIsReported) {
+  const std::string dir = make_temp_dir("truncated");
+  copy_model("llama3", dir);
+  const std::string path = dir + "/model.safetensors";
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1000);
+  const std::string message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+  std::filesystem::resize_file(path, 5);
+  EXPECT_NE(message_of<std::runtime_error>([&] { Model::load(dir); }).find("malformed"), std::string::npos);
+  write_text(path, std::string("\x10\0\0\0\0\0\0\0{not json at all", 24));
+  EXPECT_NE(message_of<std::runtime_error>([&] { Model::load(dir); }).find("not valid JSON"), std::string::npos);
+}
+
+TEST(Loader, MissingFilesAreReported) {
+  const std::string dir = make_temp_dir("empty");
+  EXPECT_THROW(Model::load(dir), std::runtime_error);
+  write_text(dir + "/config.json", "{}");
+  EXPECT_THROW(Model::load(dir), std::invalid_argument);
+  copy_model("llama3", dir);
+  std::filesystem::remove(dir + "/model.safetensors");
+  EXPECT_NE(message_of<std::runtime_error>([&] { Model::load(dir); }).find("model.safetensors"), std::string::npos);
+}
+
+TEST(Loader, HalfPrecisionOnDiskLoadsAsFloat32) {
+  const Model reference = Model::load(model_dir("llama3"));
+  for (const auto dtype : {at::kBFloat16, at::kHalf}) {
+    auto tensors = fixture_tensors("llama3");
+    for (auto& [name, tensor] : tensors) tensor = tensor.to(dtype);
+    const Model model = Model::load(checkpoint_with(tensors, "half"));
+    // Same values rounded to 8 or 11 mantissa bits: the log-probs move by that rounding only.
+    const double diff = (full_logprobs(model, kTokens) - full_logprobs(reference, kTokens)).abs().max().item<double>();
+    EXPECT_LT(diff, 5e-2) << c10::toString(dtype);
+    EXPECT_GT(diff, 0.0) << c10::toString(dtype);
+  }
+}
+
+TEST(Loader, ShardedCheckpointEqualsSingleFile) {
+  const auto tensors = fixture_tensors("llama3");
+  const std::string dir = make_temp_dir("sharded");
+  copy_model("llama3", dir);
+  std::filesystem::remove(dir + "/model.safetensors");
+  std::map<std::string, at::Tensor> shards[2];
+  std::string index = R"({"metadata": {}, "weight_map": {)";
+  int i = 0;
+  for (const auto& [name, tensor] : tensors) {
+    const int shard = i++ % 2;
+    shards[shard][name] = tensor;
+    index += (i > 1 ? ", \"" : "\"") + name + "\": \"model-0000" + std::to_string(shard + 1) + "-of-00002.safetensors\"";
+  }
+  write_text(dir + "/model.safetensors.index.json", index + "}}");
+  write_safetensors(dir + "/model-00001-of-00002.safetensors", shards[0]);
+  write_safetensors(dir + "/model-00002-of-00002.safetensors", shards[1]);
+  const Model sharded = Model::load(dir);
+  const Model single = Model::load(model_dir("llama3"));
+  EXPECT_TRUE(at::equal(full_logprobs(sharded, kTokens), full_logprobs(single, kTokens)));
+
+  std::filesystem::remove(dir + "/model-00002-of-00002.safetensors");
+  EXPECT_NE(message_of<std::runtime_error>([&] { Model::load(dir); }).find("model-00002-of-00002"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

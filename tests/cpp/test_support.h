@@ -28,6 +28,17 @@ void write_safetensors(const std::string& path, const std::map<std::string, at::
 // Copies config.json and model.safetensors of a fixture model into `dir`.
 void copy_model(const std::string& name, const std::string& dir);
 
+// The message `f` throws as `Exception`, or "<nothing thrown>".
+template <typename Exception, typename F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const Exception& e) {
+    return e.what();
+  }
+  return "<nothing thrown>";
+}
+
 // Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache.
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);
 

@@ -1,0 +1,77 @@
+"""prefix-scorer-bench's file mode against the golden fixtures, and its handling of bad input."""
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import DATA, FIXTURE_MODELS
+
+
+def run(bench, *args):
+    return subprocess.run([str(bench), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+@pytest.mark.parametrize("model", FIXTURE_MODELS)
+def test_file_mode_matches_golden_loglikelihoods(bench, tmp_path, model):
+    expected = json.loads((DATA / "models" / model / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    requests, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_jsonl(requests, [{"context": r["context_ids"], "continuation": r["continuation_ids"]} for r in expected])
+
+    proc = run(bench, "--model", DATA / "models" / model, "--requests", requests, "--output", output)
+    assert proc.returncode == 0, proc.stderr
+    assert "requests/s" in proc.stderr
+    scores = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(scores) == len(expected)
+    for i, (got, want) in enumerate(zip(scores, expected)):
+        assert got["logprob"] == pytest.approx(want["logprob"], abs=1e-4), i
+        assert got["is_greedy"] is want["is_greedy"], i
+
+
+def test_builtin_workload_on_synthetic_model(bench):
+    proc = run(bench, "--model", "synthetic:tiny", "--subjects", 1, "--questions", 3, "--prefix-len", 20,
+               "--suffix-min", 4, "--suffix-max", 8)
+    assert proc.returncode == 0, proc.stderr
+    assert "workload mmlu-shape: 12 requests" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"context": [1, 2], "continuation": [3]}\n{oops', "in.jsonl:2"),
+        ('{"context": [1, 2]}', "missing field 'continuation'"),
+        ('{"context": [1, 2], "continuation": ["a"]}', "non-integer"),
+        ('{"context": [1, 2], "continuation": [3]}\n{"context": [1], "continuation": [9999]}', "request 1"),
+        ('{"context": [], "continuation": [3]}', "request 0: empty context"),
+    ],
+)
+def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(line + "\n")
+    proc = run(bench, "--model", DATA / "models" / "llama3", "--requests", requests, "--output", tmp_path / "o")
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "/nonexistent/model"], "cannot read model config"),
+        (["--model", "synthetic:huge"], "unknown synthetic model"),
+        (["--model", "synthetic:tiny", "--device", "tpu"], "unknown device"),
+        (["--model", "synthetic:tiny", "--dtype", "int4"], "unknown dtype"),
+        (["--model", "synthetic:tiny", "--max-batch-rows", "x"], "expects an integer"),
+        (["--bogus", "1"], "unknown flag --bogus"),
+    ],
+)
+def test_bad_flags_exit_with_one_line(bench, args, message):
+    proc = run(bench, *args)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -11,6 +11,7 @@
 #include "prefix_scorer/plain_scorer.h"
 #include "prefix_scorer/requests.h"
 #include "prefix_scorer/rope.h"
+#include "prefix_scorer/rows.h"
 #include "prefix_scorer/safetensors.h"
 #include "prefix_scorer/types.h"
 #include "prefix_scorer/weights.h"

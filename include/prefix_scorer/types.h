@@ -2,6 +2,7 @@
 // Plain structs passed between the units: requests in, scores and statistics out.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace prefix_scorer {
@@ -28,15 +29,37 @@ struct ScoringOptions {
   int64_t max_batch_tokens = 8192;
   // Upper bound on rows in one forward.
   int64_t max_batch_rows = 64;
+  // Called after each forward with the rows done and the rows in all; may be empty.
+  std::function<void(int64_t done, int64_t total)> on_progress;
+};
+
+// Options of the prefix-caching scorer, on top of the batching ones.
+struct PrefixScorerOptions : ScoringOptions {
+  int64_t min_prefix_len = 32;  // shorter shared prefixes are not cached
+  int64_t prefill_batch = 32;   // distinct prefixes prefilled together in one forward
+  int64_t max_cache_bytes = int64_t{2} << 30;
+  int64_t max_cache_entries = 4096;
+  bool keep_cache = false;  // entries survive to the next call, under the same LRU budgets
 };
 
 struct ScoringStats {
   int64_t requests = 0;
   int64_t forwards = 0;         // model forward calls
-  int64_t tokens_computed = 0;  // real tokens fed to the model
+  int64_t tokens_computed = 0;  // real tokens fed to the model: prefill_tokens + suffix_tokens
   int64_t padding_tokens = 0;   // padding fed alongside them
   int64_t scored_rows = 0;      // positions projected through lm_head
   int64_t truncated = 0;        // requests left-truncated to max_length + 1
+  // Prefix cache (zero on the plain path).
+  int64_t prefixes_prefilled = 0;  // prefix segments computed (each after a miss)
+  int64_t cache_hits = 0;          // prefixes a call needed and found cached, without computing them
+  int64_t cache_misses = 0;        // prefixes a call needed and had to compute (again, if evicted before)
+  int64_t evictions = 0;           // entries the LRU budget pushed out
+  int64_t fallbacks = 0;           // rows run without (part of) their prefix because the cache could not hold it
+  int64_t prefill_tokens = 0;
+  int64_t suffix_tokens = 0;
+  int64_t entries_held = 0;        // after the call
+  int64_t bytes_held = 0;          // after the call
+  int64_t peak_bytes = 0;          // largest cache size during the call
 };
 
 struct ScoringResult {

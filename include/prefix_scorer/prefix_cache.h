@@ -1,0 +1,65 @@
+#pragma once
+// An LRU store of prefix KV segments, keyed by their tokens, with budgets in bytes and in entries.
+
+#include "prefix_scorer/kv_cache.h"
+#include "prefix_scorer/types.h"
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace prefix_scorer {
+
+// The keys and values of tokens [begin, tokens.size()) of a prefix; the tokens before `begin` live in `parent`,
+// so nested prefixes share their common part instead of copying it.
+struct PrefixEntry {
+  TokenIds tokens;                      // the whole prefix
+  std::shared_ptr<PrefixEntry> parent;  // holds tokens [0, begin); null when begin is 0
+  int64_t begin = 0;
+  std::vector<LayerKv> layers;  // [1, kv_heads, tokens.size() - begin, head_dim] per layer, on its device
+  int64_t bytes = 0;
+  int64_t pins = 0;      // batches using it now; a pinned entry is never evicted
+  int64_t children = 0;  // entries in the cache whose parent it is; only leaves are evicted
+  int64_t depth() const { return static_cast<int64_t>(tokens.size()); }
+};
+
+using EntryPtr = std::shared_ptr<PrefixEntry>;
+
+class PrefixCache {
+ public:
+  PrefixCache(int64_t max_bytes, int64_t max_entries) : max_bytes_(max_bytes), max_entries_(max_entries) {}
+
+  // The entry holding exactly these tokens, or null; a hit becomes the most recently used.
+  EntryPtr find(const TokenIds& tokens);
+  // Whether `count` more entries of `bytes` in all could be inserted after evicting unpinned leaves.
+  bool can_fit(int64_t bytes, int64_t count = 1) const;
+  // Evicts least recently used unpinned leaves until `bytes` more fit, then adds the entry; false (nothing
+  // evicted) when it cannot fit.
+  bool insert(const EntryPtr& entry);
+  // Drops an entry that is not pinned and has no children in the cache.
+  void erase(const EntryPtr& entry);
+  void clear();
+
+  int64_t bytes() const { return bytes_; }
+  int64_t entries() const { return static_cast<int64_t>(lru_.size()); }
+  int64_t evictions() const { return evictions_; }
+  int64_t peak_bytes() const { return peak_bytes_; }
+  void reset_peak() { peak_bytes_ = bytes_; }
+
+ private:
+  struct TokensHash {
+    size_t operator()(const TokenIds& tokens) const;
+  };
+  void drop(std::list<EntryPtr>::iterator it);
+  // Bytes and entries that evicting every unpinned leaf, repeatedly, would free.
+  std::pair<int64_t, int64_t> evictable() const;
+
+  int64_t max_bytes_, max_entries_;
+  int64_t bytes_ = 0, peak_bytes_ = 0, evictions_ = 0;
+  std::list<EntryPtr> lru_;  // most recently used first
+  std::unordered_map<TokenIds, std::list<EntryPtr>::iterator, TokensHash> index_;
+};
+
+}  // namespace prefix_scorer

@@ -1,0 +1,46 @@
+#pragma once
+// PrefixScorer: the plain path's numbers, with every shared prefix computed once.
+
+#include "prefix_scorer/model.h"
+#include "prefix_scorer/prefix_cache.h"
+#include "prefix_scorer/types.h"
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace prefix_scorer {
+
+class PrefixScorer {
+ public:
+  // Throws std::invalid_argument for a negative or absurd option.
+  explicit PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptions options = {});
+
+  // Scores each request as one full forward over context + continuation[:-1] would, in the caller's order.
+  // Requests are grouped by shared token prefix: each shared prefix is prefilled once into the cache, and only
+  // the divergent suffixes run, in batches sorted by length. Throws std::invalid_argument naming the first bad
+  // request before any compute. Concurrent calls are serialised.
+  ScoringResult loglikelihood(const std::vector<Request>& requests);
+
+  // lm-evaluation-harness's loglikelihood_rolling: each document scored in disjoint windows of max_length
+  // tokens (the first predicted from `prefix_token`), summed; one score per document.
+  ScoringResult loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token);
+
+  // Totals over every call so far, with the cache's current size.
+  ScoringStats stats() const;
+  void clear_cache();
+
+  const Model& model() const { return *model_; }
+  const PrefixScorerOptions& options() const { return options_; }
+
+ private:
+  ScoringResult score_locked(const std::vector<Request>& requests);
+
+  std::shared_ptr<const Model> model_;
+  PrefixScorerOptions options_;
+  mutable std::mutex mutex_;
+  PrefixCache cache_;
+  ScoringStats totals_;
+};
+
+}  // namespace prefix_scorer

@@ -1,0 +1,375 @@
+#include "prefix_scorer/scorer.h"
+
+#include "prefix_scorer/batching.h"
+#include "prefix_scorer/planner.h"
+#include "prefix_scorer/prefix_view.h"
+#include "prefix_scorer/requests.h"
+#include "prefix_scorer/rolling.h"
+#include "prefix_scorer/rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace prefix_scorer {
+namespace {
+
+// One loglikelihood call: its plan, which planned prefixes are live in the cache, and which are still needed.
+class Call {
+ public:
+  Call(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+       const std::vector<Request>& requests, ScoringResult& result)
+      : model_(model), options_(options), cache_(cache), requests_(requests), result_(result), stats_(result.stats) {
+    const int64_t max_length = options.max_length > 0 ? options.max_length : model.config().max_position_embeddings;
+    rows_ = make_rows(requests, model.config().vocab_size, max_length, true, stats_.truncated);
+    plan_ = plan_prefixes(rows_, options.min_prefix_len);
+    const size_t n = plan_.entries.size();
+    live_.resize(n);
+    uncacheable_.assign(n, false);
+    seen_.assign(n, false);
+    pending_.assign(n, 0);
+    for (const auto& entry : plan_.entries) {
+      if (entry.parent >= 0) ++pending_[entry.parent];
+    }
+    for (const auto& row : plan_.order) {
+      if (row.entry >= 0) ++pending_[row.entry];
+    }
+  }
+
+  // Unpins what an interrupted batch left pinned, and drops the call's entries unless they are to be kept.
+  ~Call() {
+    unpin();
+    for (auto it = live_.rbegin(); it != live_.rend(); ++it) {  // children before parents
+      if (auto entry = it->lock(); entry && !options_.keep_cache) cache_.erase(entry);
+    }
+  }
+
+  void run() {
+    const auto total = static_cast<int64_t>(plan_.order.size());
+    size_t begin = 0;
+    while (begin < plan_.order.size()) {
+      const size_t end = batch_end(begin);
+      std::vector<int64_t> needed;
+      for (size_t k = begin; k < end; ++k) needed.push_back(plan_.order[k].entry);
+      prepare(needed, end);
+      score_suffixes(begin, end);
+      unpin();
+      for (size_t k = begin; k < end; ++k) finish(plan_.order[k].entry);
+      if (options_.on_progress) options_.on_progress(static_cast<int64_t>(end), total);
+      begin = end;
+    }
+  }
+
+ private:
+  int64_t depth(int64_t entry) const { return entry < 0 ? 0 : plan_.entries[entry].depth(); }
+
+  int64_t suffix_len(const PlannedRow& r) const {
+    return static_cast<int64_t>(rows_[r.row].input.size()) - depth(r.entry);
+  }
+
+  // Rows [begin, end) of the plan's order fill a forward under the token and row budgets.
+  size_t batch_end(size_t begin) const {
+    int64_t longest = 0;
+    size_t end = begin;
+    while (end < plan_.order.size() && static_cast<int64_t>(end - begin) < options_.max_batch_rows) {
+      const int64_t len = std::max(longest, suffix_len(plan_.order[end]));
+      if (end > begin && len * static_cast<int64_t>(end - begin + 1) > options_.max_batch_tokens) break;
+      longest = len;
+      ++end;
+    }
+    return end;
+  }
+
+  // The live cache entry of a planned prefix, looking it up in the cache (kept from an earlier call) when this
+  // call has not made it live yet.
+  EntryPtr live(int64_t e) {
+    if (EntryPtr entry = live_[e].lock()) return entry;
+    EntryPtr found = cache_.find(plan_.entries[e].tokens);
+    if (found) {
+      live_[e] = found;
+      stats_.cache_hits += seen_[e] ? 0 : 1;
+      seen_[e] = true;
+    }
+    return found;
+  }
+
+  void pin(const EntryPtr& entry) {
+    ++entry->pins;
+    pinned_.push_back(entry);
+  }
+
+  void unpin() {
+    for (auto& entry : pinned_) --entry->pins;
+    pinned_.clear();
+  }
+
+  // Makes the prefixes of the rows about to run (and their ancestors) live and pinned, prefilling the missing
+  // ones together with missing prefixes of the rows that follow, up to prefill_batch of them.
+  void prepare(const std::vector<int64_t>& needed, size_t lookahead_from) {
+    std::vector<int64_t> missing;
+    std::vector<bool> queued(plan_.entries.size(), false);
+    auto want = [&](int64_t leaf) {
+      std::vector<int64_t> chain;
+      for (int64_t e = leaf; e >= 0; e = plan_.entries[e].parent) chain.push_back(e);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        if (queued[*it] || uncacheable_[*it]) continue;
+        queued[*it] = true;
+        if (EntryPtr entry = live(*it)) {
+          pin(entry);
+        } else {
+          missing.push_back(*it);
+        }
+      }
+    };
+    for (int64_t e : needed) want(e);
+    for (size_t k = lookahead_from; k < plan_.order.size(); ++k) {
+      if (static_cast<int64_t>(missing.size()) >= options_.prefill_batch) break;
+      want(plan_.order[k].entry);
+    }
+    prefill(missing);
+  }
+
+  // Prefills `missing` (parents listed before children) in waves whose parents are live, each wave within the
+  // batch budgets and what the cache can hold; a prefix the cache cannot hold is left to its rows' fallback.
+  void prefill(std::vector<int64_t> missing) {
+    while (!missing.empty()) {
+      std::vector<int64_t> wave, later;
+      int64_t bytes = 0, longest = 0;
+      for (int64_t e : missing) {
+        const int64_t parent = plan_.entries[e].parent;
+        if (parent >= 0 && uncacheable_[parent]) {
+          uncacheable_[e] = true;
+          continue;
+        }
+        const bool ready = parent < 0 || !live_[parent].expired();
+        const int64_t len = depth(e) - depth(parent);
+        const int64_t need = kv_bytes(model_, len);
+        const bool fits_batch = static_cast<int64_t>(wave.size()) < options_.prefill_batch &&
+                                std::max(longest, len) * static_cast<int64_t>(wave.size() + 1) <= options_.max_batch_tokens;
+        if (ready && (wave.empty() || fits_batch) && cache_.can_fit(bytes + need, static_cast<int64_t>(wave.size()) + 1)) {
+          wave.push_back(e);
+          bytes += need;
+          longest = std::max(longest, len);
+        } else if (ready && wave.empty()) {
+          uncacheable_[e] = true;  // does not fit even alone
+        } else {
+          later.push_back(e);
+        }
+      }
+      if (wave.empty()) {
+        for (int64_t e : later) uncacheable_[e] = true;
+        return;
+      }
+      run_prefill(wave);
+      missing = std::move(later);
+    }
+  }
+
+  void run_prefill(const std::vector<int64_t>& wave) {
+    std::vector<EntryPtr> parents;
+    std::vector<const PrefixEntry*> parent_ptrs;
+    std::vector<TokenIds> segments;
+    std::vector<int64_t> starts;
+    for (int64_t e : wave) {
+      const int64_t parent = plan_.entries[e].parent;
+      parents.push_back(parent < 0 ? nullptr : live_[parent].lock());
+      parent_ptrs.push_back(parents.back().get());
+      const TokenIds& tokens = plan_.entries[e].tokens;
+      segments.emplace_back(tokens.begin() + depth(parent), tokens.end());
+      starts.push_back(depth(parent));
+    }
+    std::vector<const TokenIds*> inputs;
+    for (const auto& s : segments) inputs.push_back(&s);
+    KvCache view = prefix_view(model_, parent_ptrs);
+    const int64_t parent_slots = view.slots();
+    const ForwardBatch batch = make_batch(inputs, starts);
+    model_.forward(batch, &view, at::empty({0}, at::kLong));
+    count_forward(batch, stats_.prefill_tokens);
+
+    for (size_t i = 0; i < wave.size(); ++i) {
+      auto entry = std::make_shared<PrefixEntry>();
+      entry->tokens = plan_.entries[wave[i]].tokens;
+      entry->parent = parents[i];
+      entry->begin = starts[i];
+      entry->layers = take_segment(view, static_cast<int64_t>(i), parent_slots, static_cast<int64_t>(segments[i].size()));
+      entry->bytes = kv_bytes(model_, static_cast<int64_t>(segments[i].size()));
+      if (!cache_.insert(entry))
+        throw std::logic_error("prefix cache refused an entry it had room for");  // prefill() checked the room
+      pin(entry);
+      live_[wave[i]] = entry;
+      seen_[wave[i]] = true;
+    }
+    stats_.prefixes_prefilled += static_cast<int64_t>(wave.size());
+    stats_.cache_misses += static_cast<int64_t>(wave.size());
+  }
+
+  // Runs the suffixes of rows [begin, end) after their prefixes (the deepest live one of each row's chain).
+  void score_suffixes(size_t begin, size_t end) {
+    std::vector<const ScoringRow*> rows;
+    std::vector<const PrefixEntry*> prefixes;
+    std::vector<TokenIds> suffixes;
+    std::vector<int64_t> starts;
+    for (size_t k = begin; k < end; ++k) {
+      const PlannedRow& planned = plan_.order[k];
+      int64_t e = planned.entry;
+      EntryPtr entry;
+      while (e >= 0 && !(entry = live_[e].lock())) e = plan_.entries[e].parent;
+      stats_.fallbacks += e != planned.entry ? 1 : 0;
+      const ScoringRow& row = rows_[planned.row];
+      rows.push_back(&row);
+      prefixes.push_back(entry.get());
+      suffixes.emplace_back(row.input.begin() + depth(e), row.input.end());
+      starts.push_back(depth(e));
+    }
+    std::vector<const TokenIds*> inputs;
+    for (const auto& s : suffixes) inputs.push_back(&s);
+    KvCache view = prefix_view(model_, prefixes);
+    const ForwardBatch batch = make_batch(inputs, starts);
+    const int64_t t = batch.tokens.size(1);
+    std::vector<int64_t> scored;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const auto len = static_cast<int64_t>(suffixes[k].size());
+      for (int64_t j = len - rows[k]->scored; j < len; ++j) scored.push_back(static_cast<int64_t>(k) * t + j);
+    }
+    const at::Tensor logprobs = model_.forward(batch, &view, at::tensor(scored, at::kLong));
+    gather_scores(logprobs, rows, requests_, result_.scores);
+    count_forward(batch, stats_.suffix_tokens);
+    stats_.scored_rows += static_cast<int64_t>(scored.size());
+  }
+
+  void count_forward(const ForwardBatch& batch, int64_t& tokens) {
+    const int64_t real = batch.valid.sum().item<int64_t>();
+    tokens += real;
+    stats_.tokens_computed += real;
+    stats_.padding_tokens += batch.valid.numel() - real;
+    stats_.forwards += 1;
+  }
+
+  // A row of `entry` is done: prefixes no pending row needs any more leave the call (and the cache, unless
+  // entries are kept), ancestors too once their last child is gone.
+  void finish(int64_t e) {
+    while (e >= 0 && --pending_[e] == 0) {
+      if (EntryPtr entry = live_[e].lock(); entry && !options_.keep_cache) cache_.erase(entry);
+      live_[e].reset();
+      e = plan_.entries[e].parent;
+    }
+  }
+
+  const Model& model_;
+  const PrefixScorerOptions& options_;
+  PrefixCache& cache_;
+  const std::vector<Request>& requests_;
+  ScoringResult& result_;
+  ScoringStats& stats_;
+  std::vector<ScoringRow> rows_;
+  ScoringPlan plan_;
+  std::vector<std::weak_ptr<PrefixEntry>> live_;
+  std::vector<bool> uncacheable_, seen_;
+  std::vector<int64_t> pending_;  // rows and child prefixes of this call still to run
+  std::vector<EntryPtr> pinned_;
+};
+
+void add_stats(ScoringStats& total, const ScoringStats& s) {
+  total.requests += s.requests;
+  total.forwards += s.forwards;
+  total.tokens_computed += s.tokens_computed;
+  total.padding_tokens += s.padding_tokens;
+  total.scored_rows += s.scored_rows;
+  total.truncated += s.truncated;
+  total.prefixes_prefilled += s.prefixes_prefilled;
+  total.cache_hits += s.cache_hits;
+  total.cache_misses += s.cache_misses;
+  total.evictions += s.evictions;
+  total.fallbacks += s.fallbacks;
+  total.prefill_tokens += s.prefill_tokens;
+  total.suffix_tokens += s.suffix_tokens;
+  total.peak_bytes = std::max(total.peak_bytes, s.peak_bytes);
+}
+
+void validate_prefix_options(const PrefixScorerOptions& o) {
+  validate_options(o);
+  if (o.min_prefix_len < 1) throw std::invalid_argument(fmt::format("min_prefix_len must be >= 1, got {}", o.min_prefix_len));
+  if (o.prefill_batch < 1) throw std::invalid_argument(fmt::format("prefill_batch must be >= 1, got {}", o.prefill_batch));
+  if (o.max_cache_bytes < 0) throw std::invalid_argument(fmt::format("max_cache_bytes must be >= 0, got {}", o.max_cache_bytes));
+  if (o.max_cache_entries < 0)
+    throw std::invalid_argument(fmt::format("max_cache_entries must be >= 0, got {}", o.max_cache_entries));
+}
+
+}  // namespace
+
+PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptions options)
+    : model_(std::move(model)),
+      options_(std::move(options)),
+      cache_(options_.max_cache_bytes, options_.max_cache_entries) {
+  if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
+  validate_prefix_options(options_);
+}
+
+ScoringResult PrefixScorer::loglikelihood(const std::vector<Request>& requests) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return score_locked(requests);
+}
+
+ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
+  ScoringResult result;
+  result.scores.resize(requests.size());
+  result.stats.requests = static_cast<int64_t>(requests.size());
+  cache_.reset_peak();
+  const int64_t evictions_before = cache_.evictions();
+  {
+    Call call(*model_, options_, cache_, requests, result);
+    call.run();
+  }
+  result.stats.evictions = cache_.evictions() - evictions_before;
+  result.stats.peak_bytes = cache_.peak_bytes();
+  result.stats.entries_held = cache_.entries();
+  result.stats.bytes_held = cache_.bytes();
+  add_stats(totals_, result.stats);
+  return result;
+}
+
+ScoringResult PrefixScorer::loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t max_length =
+      options_.max_length > 0 ? options_.max_length : model_->config().max_position_embeddings;
+  std::vector<Request> windows;
+  std::vector<size_t> document_of;
+  for (size_t d = 0; d < documents.size(); ++d) {
+    if (documents[d].empty()) throw std::invalid_argument(fmt::format("document {}: no tokens", d));
+    for (auto& w : rolling_windows(documents[d], prefix_token, max_length)) {
+      windows.push_back(std::move(w));
+      document_of.push_back(d);
+    }
+  }
+  ScoringResult by_window;
+  try {
+    by_window = score_locked(windows);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("loglikelihood_rolling: {}", e.what()));
+  }
+  ScoringResult result;
+  result.stats = by_window.stats;
+  result.stats.requests = static_cast<int64_t>(documents.size());
+  result.scores.assign(documents.size(), Score{0.0, true});
+  for (size_t w = 0; w < windows.size(); ++w) {
+    Score& score = result.scores[document_of[w]];
+    score.logprob += by_window.scores[w].logprob;
+    score.is_greedy = score.is_greedy && by_window.scores[w].is_greedy;
+  }
+  return result;
+}
+
+ScoringStats PrefixScorer::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ScoringStats s = totals_;
+  s.entries_held = cache_.entries();
+  s.bytes_held = cache_.bytes();
+  return s;
+}
+
+void PrefixScorer::clear_cache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_.clear();
+}
+
+}  // namespace prefix_scorer

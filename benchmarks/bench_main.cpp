@@ -1,16 +1,20 @@
 // prefix-scorer-bench: scores a JSONL file of requests or a built-in workload, and reports timing.
 
 #include "prefix_scorer/prefix_scorer.h"
-#include <ATen/Parallel.h>
+#include "modes.h"
+#include "report.h"
 #include "request_io.h"
 #include "workloads.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -23,17 +27,25 @@ using namespace prefix_scorer;
 constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b)
                             [synthetic:tiny]
+  --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} ...
-  --output OUT.jsonl        ... and write lines {"logprob": x, "is_greedy": b} in the same order
-  --workload mmlu-shape     built-in workload when no --requests is given [mmlu-shape]
-     --subjects N --questions N --prefix-len N --suffix-min N --suffix-max N   its sizes [4 64 600 40 160]
+  --output OUT.jsonl        ... and write lines {"logprob": x, "is_greedy": b} in the same order (last mode's)
+  --workload W              built-in workload when no --requests is given: mmlu-shape or hellaswag-shape
+                            [mmlu-shape]
+     mmlu-shape:      --subjects 4 --questions 64 --prefix-len 600 --suffix-min 40 --suffix-max 160
+     hellaswag-shape: --questions 256 --context-min 60 --context-max 140 --ending-min 10 --ending-max 40
   --seed N                  workload and synthetic-weight seed [0]
+  --json FILE               also write the report as JSON
   --device D                cpu, cuda, cuda:N [cpu]
   --layer-devices D1,D2,..  split the layers into contiguous blocks over these devices
   --dtype T                 float32, bfloat16, float16 [float32]
   --max-length N            lm-eval truncation window; 0 = the model's max_position_embeddings [0]
   --max-batch-tokens N      padded tokens per forward [8192]
   --max-batch-rows N        rows per forward [64]
+  --min-prefix-len N        shortest shared prefix worth caching [32]
+  --prefill-batch N         distinct prefixes prefilled per forward [32]
+  --max-cache-bytes N       prefix cache budget in bytes [2147483648]
+  --max-cache-entries N     prefix cache budget in entries [4096]
   --threads N               CPU threads; 0 = all cores [0]
 )";
 
@@ -95,64 +107,98 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+std::string flags_list(const std::vector<std::string>& items) { return fmt::format("{}", fmt::join(items, ",")); }
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<Request> load_requests(Flags& flags, const std::string& workload, int64_t vocab_size, uint64_t seed,
+                                   const std::string& path) {
+  if (workload == "mmlu-shape") {
+    bench::MmluShape shape;
+    shape.subjects = flags.number("subjects", shape.subjects);
+    shape.questions = flags.number("questions", shape.questions);
+    shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
+    shape.suffix_min = flags.number("suffix-min", shape.suffix_min);
+    shape.suffix_max = flags.number("suffix-max", shape.suffix_max);
+    flags.reject_unknown();
+    return path.empty() ? bench::mmlu_shape(shape, vocab_size, seed) : bench::read_requests(path);
+  }
+  if (workload == "hellaswag-shape") {
+    bench::HellaswagShape shape;
+    shape.questions = flags.number("questions", shape.questions);
+    shape.context_min = flags.number("context-min", shape.context_min);
+    shape.context_max = flags.number("context-max", shape.context_max);
+    shape.ending_min = flags.number("ending-min", shape.ending_min);
+    shape.ending_max = flags.number("ending-max", shape.ending_max);
+    flags.reject_unknown();
+    return path.empty() ? bench::hellaswag_shape(shape, vocab_size, seed) : bench::read_requests(path);
+  }
+  throw UsageError(fmt::format("unknown workload '{}' (known: mmlu-shape, hellaswag-shape)", workload));
 }
 
 int run(int argc, char** argv) {
   Flags flags(parse_flags(argc, argv));
   const std::string model_spec = flags.text("model", "synthetic:tiny");
+  const std::string mode = flags.text("mode", "prefix");
   const std::string requests_path = flags.text("requests", "");
   const std::string output_path = flags.text("output", "");
+  const std::string json_path = flags.text("json", "");
   const std::string workload = flags.text("workload", "mmlu-shape");
-  bench::MmluShape shape;
-  shape.subjects = flags.number("subjects", shape.subjects);
-  shape.questions = flags.number("questions", shape.questions);
-  shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
-  shape.suffix_min = flags.number("suffix-min", shape.suffix_min);
-  shape.suffix_max = flags.number("suffix-max", shape.suffix_max);
   ModelOptions model_options;
   model_options.seed = static_cast<uint64_t>(flags.number("seed", 0));
   model_options.device = flags.text("device", "cpu");
   model_options.layer_devices = split_list(flags.text("layer-devices", ""));
   model_options.dtype = flags.text("dtype", "float32");
-  ScoringOptions options;
+  PrefixScorerOptions options;
   options.max_length = flags.number("max-length", options.max_length);
   options.max_batch_tokens = flags.number("max-batch-tokens", options.max_batch_tokens);
   options.max_batch_rows = flags.number("max-batch-rows", options.max_batch_rows);
+  options.min_prefix_len = flags.number("min-prefix-len", options.min_prefix_len);
+  options.prefill_batch = flags.number("prefill-batch", options.prefill_batch);
+  options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
+  options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
   const int64_t threads = flags.number("threads", 0);
-  flags.reject_unknown();
   if (threads < 0) throw UsageError("--threads must be >= 0");
-  if (workload != "mmlu-shape") throw UsageError(fmt::format("unknown workload '{}' (known: mmlu-shape)", workload));
-  at::set_num_threads(threads > 0 ? static_cast<int>(threads)
-                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::string> modes{mode};
+  if (mode == "all") modes = bench::mode_names();
+  for (const auto& m : modes) {
+    if (std::find(bench::mode_names().begin(), bench::mode_names().end(), m) == bench::mode_names().end())
+      throw UsageError(fmt::format("unknown mode '{}' (known: naive, grouped, prefix, all)", m));
+  }
+  const int used_threads =
+      threads > 0 ? static_cast<int>(threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(used_threads);
 
   // Forwards allocate and free tensors of tens of MB; glibc would map and unmap each one and page-fault it in
   // again, which costs as much as the math on the CPU. Keep freed memory in the heap instead.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
-  auto start = std::chrono::steady_clock::now();
-  const Model model = Model::open(model_spec, model_options);
-  const double load_s = seconds_since(start);
+  const auto start = std::chrono::steady_clock::now();
+  const auto model = std::make_shared<const Model>(Model::open(model_spec, model_options));
+  fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s\n", model_spec, model->config().num_layers,
+             model->config().hidden_size, seconds_since(start));
   const std::vector<Request> requests =
-      requests_path.empty() ? bench::mmlu_shape(shape, model.config().vocab_size, model_options.seed)
-                            : bench::read_requests(requests_path);
-  const std::string source = requests_path.empty() ? "workload " + workload : requests_path;
+      load_requests(flags, workload, model->config().vocab_size, model_options.seed, requests_path);
+  const std::string source = requests_path.empty() ? workload : requests_path;
+  fmt::print(stderr, "{}: {} requests\n", source, requests.size());
 
-  start = std::chrono::steady_clock::now();
-  const ScoringResult result = score_plain(model, requests, options);
-  const double score_s = seconds_since(start);
-  if (!output_path.empty()) bench::write_scores(output_path, result.scores);
+  std::vector<bench::ModeRun> runs;
+  for (const auto& m : modes) runs.push_back(bench::run_mode(m, model, requests, options));
+  if (!output_path.empty()) bench::write_scores(output_path, runs.back().result.scores);
 
-  const ScoringStats& s = result.stats;
-  fmt::print(stderr, "model {} ({} layers, hidden {}, {}) loaded in {:.2f} s\n", model_spec, model.config().num_layers,
-             model.config().hidden_size, model_options.dtype, load_s);
-  fmt::print(stderr, "{}: {} requests\n", source, s.requests);
-  fmt::print(stderr, "mode naive: {:.3f} s, {:.1f} requests/s, {} tokens computed ({:.0f} tokens/s), {} padding, "
-             "{} forwards, {} scored rows, {} truncated\n",
-             score_s, s.requests / score_s, s.tokens_computed, s.tokens_computed / score_s, s.padding_tokens,
-             s.forwards, s.scored_rows, s.truncated);
+  const bench::RunInfo info{model_spec, source, model_options.layer_devices.empty() ? model_options.device
+                                                                                    : flags_list(model_options.layer_devices),
+                            model_options.dtype, used_threads};
+  const nlohmann::json report = bench::build_report(info, runs);
+  bench::print_report(report);
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << report.dump(2) << '\n';
+    if (!out) throw std::runtime_error(fmt::format("cannot write report '{}'", json_path));
+  }
   return 0;
 }
 

@@ -20,4 +20,16 @@ struct MmluShape {
 
 std::vector<Request> mmlu_shape(const MmluShape& shape, int64_t vocab_size, uint64_t seed);
 
+// HellaSwag shape (0-shot): `questions` contexts of [context_min, context_max] tokens, each scored against four
+// endings of [ending_min, ending_max] tokens.
+struct HellaswagShape {
+  int64_t questions = 256;
+  int64_t context_min = 60;
+  int64_t context_max = 140;
+  int64_t ending_min = 10;
+  int64_t ending_max = 40;
+};
+
+std::vector<Request> hellaswag_shape(const HellaswagShape& shape, int64_t vocab_size, uint64_t seed);
+
 }  // namespace prefix_scorer::bench

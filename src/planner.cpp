@@ -66,7 +66,7 @@ class RangeMin {
 
 }  // namespace
 
-ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len) {
+ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens) {
   ScoringPlan plan;
   if (rows.empty()) return plan;
   std::vector<size_t> sorted(rows.size());
@@ -98,18 +98,27 @@ ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefi
     chain.emplace_back(iv, entry);
   }
 
-  // Sorted order keeps each subtree's rows together; within a run of one entry, longest suffix first.
+  // Sorted order keeps each subtree's rows together; cut it into windows and sort each by suffix length.
   for (size_t i = 0; i < sorted.size(); ++i) plan.order.push_back({sorted[i], entry_of_row[i]});
-  auto suffix_len = [&](const PlannedRow& r) {
-    const int64_t depth = r.entry < 0 ? 0 : plan.entries[r.entry].depth();
-    return static_cast<int64_t>(rows[r.row].input.size()) - depth;
-  };
-  for (size_t begin = 0; begin < plan.order.size();) {
-    size_t end = begin;
-    while (end < plan.order.size() && plan.order[end].entry == plan.order[begin].entry) ++end;
-    std::stable_sort(plan.order.begin() + begin, plan.order.begin() + end,
-                     [&](const PlannedRow& a, const PlannedRow& b) { return suffix_len(a) > suffix_len(b); });
-    begin = end;
+  auto depth = [&](int64_t e) { return e < 0 ? int64_t{0} : plan.entries[e].depth(); };
+  auto suffix_len = [&](const PlannedRow& r) { return static_cast<int64_t>(rows[r.row].input.size()) - depth(r.entry); };
+  std::vector<bool> counted(plan.entries.size(), false);
+  size_t window_begin = 0;
+  int64_t window_used = 0;
+  for (size_t i = 0; i <= plan.order.size(); ++i) {
+    int64_t added = 0;  // prefix tokens this row brings into the window
+    for (int64_t e = i < plan.order.size() ? plan.order[i].entry : -1; e >= 0 && !counted[e]; e = plan.entries[e].parent)
+      added += depth(e) - depth(plan.entries[e].parent);
+    const bool close = i == plan.order.size() || (window_used > 0 && window_used + added > window_tokens);
+    if (close) {
+      std::stable_sort(plan.order.begin() + window_begin, plan.order.begin() + i,
+                       [&](const PlannedRow& a, const PlannedRow& b) { return suffix_len(a) > suffix_len(b); });
+      window_begin = i;
+      window_used = 0;
+    }
+    if (i == plan.order.size()) break;
+    for (int64_t e = plan.order[i].entry; e >= 0 && !counted[e]; e = plan.entries[e].parent) counted[e] = true;
+    window_used += added;
   }
   return plan;
 }

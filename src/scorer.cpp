@@ -22,7 +22,9 @@ class Call {
       : model_(model), options_(options), cache_(cache), requests_(requests), result_(result), stats_(result.stats) {
     const int64_t max_length = options.max_length > 0 ? options.max_length : model.config().max_position_embeddings;
     rows_ = make_rows(requests, model.config().vocab_size, max_length, true, stats_.truncated);
-    plan_ = plan_prefixes(rows_, options.min_prefix_len);
+    // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
+    const int64_t window_tokens = std::max<int64_t>(1, options.max_cache_bytes / 2 / kv_bytes(model, 1));
+    plan_ = plan_prefixes(rows_, options.min_prefix_len, window_tokens);
     const size_t n = plan_.entries.size();
     live_.resize(n);
     uncacheable_.assign(n, false);

@@ -24,13 +24,16 @@ struct PlannedRow {
 
 struct ScoringPlan {
   std::vector<PrefixEntryPlan> entries;  // parents before children
-  std::vector<PlannedRow> order;         // rows in scoring order: a subtree's rows together, longest suffix first
+  std::vector<PlannedRow> order;         // rows in scoring order (see plan_prefixes)
 };
 
 // Builds the radix tree of the rows' inputs (by sorting them and taking longest common prefixes of neighbours).
 // A tree node becomes an entry when at least two rows share it and it is at least `min_prefix_len` tokens deep.
 // An entry never covers a scored position of its rows: its depth is cut to the first scored position of the
 // earliest-scoring row below it (so a row's scored positions are always computed in its suffix).
-ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len);
+// Rows are ordered subtree by subtree, in windows of consecutive subtrees whose prefix segments add up to at most
+// `window_tokens` (at least one subtree each); within a window, longest suffix first, so that batches pad little
+// while only one window's prefixes need to be cached at a time.
+ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens);
 
 }  // namespace prefix_scorer

@@ -1,0 +1,48 @@
+#include "modes.h"
+
+#include "prefix_scorer/plain_scorer.h"
+#include "prefix_scorer/scorer.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace prefix_scorer::bench {
+
+const std::vector<std::string>& mode_names() {
+  static const std::vector<std::string> names{"naive", "grouped", "prefix"};
+  return names;
+}
+
+ModeRun run_mode(const std::string& mode, const std::shared_ptr<const Model>& model,
+                 const std::vector<Request>& requests, const PrefixScorerOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  bool drew = false;
+  PrefixScorerOptions opts = options;
+  opts.on_progress = [&](int64_t done, int64_t total) {
+    if (elapsed() < 1.0) return;
+    const int width = 30, filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
+    fmt::print(stderr, "\r{:>8} [{:<{}}] {}/{} rows {:.1f} s", mode, std::string(filled, '#'), width, done, total,
+               elapsed());
+    drew = true;
+  };
+
+  ModeRun run{mode, 0.0, {}};
+  if (mode == "prefix") {
+    PrefixScorer scorer(model, opts);
+    run.result = scorer.loglikelihood(requests);
+  } else if (mode == "naive" || mode == "grouped") {
+    const bool grouped = mode == "grouped";
+    run.result = score_plain(*model, requests, opts, PlainPathOptions{grouped, grouped});
+  } else {
+    throw std::invalid_argument(fmt::format("unknown mode '{}' (known: naive, grouped, prefix, all)", mode));
+  }
+  run.seconds = elapsed();
+  if (drew) fmt::print(stderr, "\n");
+  return run;
+}
+
+}  // namespace prefix_scorer::bench

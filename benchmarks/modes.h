@@ -1,0 +1,28 @@
+#pragma once
+// The scoring modes the benchmark compares on the same requests.
+
+#include "prefix_scorer/model.h"
+#include "prefix_scorer/types.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer::bench {
+
+// naive: one full forward per request (the plain path). grouped: one forward per distinct
+// context + continuation[:-1] with log-probs for every position, as lm-evaluation-harness's HF backend runs.
+// prefix: PrefixScorer.
+const std::vector<std::string>& mode_names();
+
+struct ModeRun {
+  std::string mode;
+  double seconds = 0.0;
+  ScoringResult result;
+};
+
+// Runs one mode, with a progress bar on stderr once it has run for a second.
+ModeRun run_mode(const std::string& mode, const std::shared_ptr<const Model>& model,
+                 const std::vector<Request>& requests, const PrefixScorerOptions& options);
+
+}  // namespace prefix_scorer::bench

@@ -1,0 +1,92 @@
+#include "report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace prefix_scorer::bench {
+namespace {
+
+const ModeRun* find_mode(const std::vector<ModeRun>& runs, const std::string& mode) {
+  for (const auto& run : runs) {
+    if (run.mode == mode) return &run;
+  }
+  return nullptr;
+}
+
+nlohmann::json stats_json(const ScoringStats& s) {
+  return {{"requests", s.requests},           {"forwards", s.forwards},
+          {"tokens_computed", s.tokens_computed}, {"padding_tokens", s.padding_tokens},
+          {"scored_rows", s.scored_rows},     {"truncated", s.truncated},
+          {"prefixes_prefilled", s.prefixes_prefilled}, {"cache_hits", s.cache_hits},
+          {"cache_misses", s.cache_misses},   {"evictions", s.evictions},
+          {"fallbacks", s.fallbacks},         {"prefill_tokens", s.prefill_tokens},
+          {"suffix_tokens", s.suffix_tokens}, {"entries_held", s.entries_held},
+          {"bytes_held", s.bytes_held},       {"peak_bytes", s.peak_bytes}};
+}
+
+}  // namespace
+
+nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& runs) {
+  nlohmann::json report = {{"model", info.model},   {"workload", info.workload}, {"device", info.device},
+                           {"dtype", info.dtype},   {"threads", info.threads},   {"modes", nlohmann::json::array()}};
+  const ModeRun* grouped = find_mode(runs, "grouped");
+  const ModeRun* naive = find_mode(runs, "naive");
+  for (const auto& run : runs) {
+    const ScoringStats& s = run.result.stats;
+    nlohmann::json mode = {{"mode", run.mode},
+                           {"seconds", run.seconds},
+                           {"requests_per_s", s.requests / run.seconds},
+                           {"tokens_computed", s.tokens_computed},
+                           {"stats", stats_json(s)}};
+    if (grouped != nullptr) mode["speedup_over_grouped"] = grouped->seconds / run.seconds;
+    if (naive != nullptr) {
+      double max_diff = 0.0;
+      int64_t agree = 0;
+      const auto& a = run.result.scores;
+      const auto& b = naive->result.scores;
+      for (size_t i = 0; i < a.size(); ++i) {
+        max_diff = std::max(max_diff, std::abs(a[i].logprob - b[i].logprob));
+        agree += a[i].is_greedy == b[i].is_greedy ? 1 : 0;
+      }
+      mode["max_abs_logprob_diff_to_naive"] = max_diff;
+      mode["is_greedy_agreement"] = a.empty() ? 1.0 : static_cast<double>(agree) / static_cast<double>(a.size());
+    }
+    report["modes"].push_back(mode);
+  }
+  return report;
+}
+
+void print_report(const nlohmann::json& report) {
+  fmt::print(stderr, "model {} | {} | {} {} | {} threads\n", report["model"].get<std::string>(),
+             report["workload"].get<std::string>(), report["device"].get<std::string>(),
+             report["dtype"].get<std::string>(), report["threads"].get<int64_t>());
+  fmt::print(stderr, "{:>8} {:>9} {:>10} {:>12} {:>9} {:>12} {:>7}\n", "mode", "seconds", "requests/s", "tokens",
+             "speedup", "max|diff|", "greedy");
+  for (const auto& m : report["modes"]) {
+    const std::string speedup = m.contains("speedup_over_grouped")
+                                    ? fmt::format("{:.2f}x", m["speedup_over_grouped"].get<double>())
+                                    : "-";
+    const std::string diff =
+        m.contains("max_abs_logprob_diff_to_naive") ? fmt::format("{:.2e}", m["max_abs_logprob_diff_to_naive"].get<double>()) : "-";
+    const std::string greedy =
+        m.contains("is_greedy_agreement") ? fmt::format("{:.1f}%", 100 * m["is_greedy_agreement"].get<double>()) : "-";
+    fmt::print(stderr, "{:>8} {:>9.3f} {:>10.1f} {:>12} {:>9} {:>12} {:>7}\n", m["mode"].get<std::string>(),
+               m["seconds"].get<double>(), m["requests_per_s"].get<double>(), m["tokens_computed"].get<int64_t>(),
+               speedup, diff, greedy);
+  }
+  for (const auto& m : report["modes"]) {
+    if (m["mode"] != "prefix") continue;
+    const auto& s = m["stats"];
+    fmt::print(stderr,
+               "prefix cache: {} prefixes prefilled ({} tokens), {} hits, {} misses, {} evictions, {} fallbacks, "
+               "{} suffix tokens, {} padding, {} forwards, peak {:.1f} MiB, {} entries held\n",
+               s["prefixes_prefilled"].get<int64_t>(), s["prefill_tokens"].get<int64_t>(), s["cache_hits"].get<int64_t>(),
+               s["cache_misses"].get<int64_t>(), s["evictions"].get<int64_t>(), s["fallbacks"].get<int64_t>(),
+               s["suffix_tokens"].get<int64_t>(), s["padding_tokens"].get<int64_t>(), s["forwards"].get<int64_t>(),
+               s["peak_bytes"].get<int64_t>() / 1048576.0, s["entries_held"].get<int64_t>());
+  }
+}
+
+}  // namespace prefix_scorer::bench

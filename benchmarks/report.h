@@ -1,0 +1,27 @@
+#pragma once
+// The benchmark's report: one line per mode on stderr, and the same as JSON.
+
+#include "modes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace prefix_scorer::bench {
+
+struct RunInfo {
+  std::string model;
+  std::string workload;
+  std::string device;
+  std::string dtype;
+  int64_t threads = 0;
+};
+
+// Per mode: wall time, requests/s, tokens computed, speedup over grouped, largest |logprob difference| to naive
+// and is_greedy agreement with it (when those modes ran), and the cache statistics.
+nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& runs);
+
+void print_report(const nlohmann::json& report);
+
+}  // namespace prefix_scorer::bench

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -113,8 +114,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<Request> load_requests(Flags& flags, const std::string& workload, int64_t vocab_size, uint64_t seed,
-                                   const std::string& path) {
+// Reads the workload's size flags now (so that every flag is checked before the model loads) and returns what
+// builds its requests once the vocabulary is known.
+std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags& flags, const std::string& workload,
+                                                                          uint64_t seed, const std::string& path) {
   if (workload == "mmlu-shape") {
     bench::MmluShape shape;
     shape.subjects = flags.number("subjects", shape.subjects);
@@ -122,8 +125,8 @@ std::vector<Request> load_requests(Flags& flags, const std::string& workload, in
     shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
     shape.suffix_min = flags.number("suffix-min", shape.suffix_min);
     shape.suffix_max = flags.number("suffix-max", shape.suffix_max);
-    flags.reject_unknown();
-    return path.empty() ? bench::mmlu_shape(shape, vocab_size, seed) : bench::read_requests(path);
+    if (!path.empty()) return [path](int64_t) { return bench::read_requests(path); };
+    return [shape, seed](int64_t vocab_size) { return bench::mmlu_shape(shape, vocab_size, seed); };
   }
   if (workload == "hellaswag-shape") {
     bench::HellaswagShape shape;
@@ -132,8 +135,8 @@ std::vector<Request> load_requests(Flags& flags, const std::string& workload, in
     shape.context_max = flags.number("context-max", shape.context_max);
     shape.ending_min = flags.number("ending-min", shape.ending_min);
     shape.ending_max = flags.number("ending-max", shape.ending_max);
-    flags.reject_unknown();
-    return path.empty() ? bench::hellaswag_shape(shape, vocab_size, seed) : bench::read_requests(path);
+    if (!path.empty()) return [path](int64_t) { return bench::read_requests(path); };
+    return [shape, seed](int64_t vocab_size) { return bench::hellaswag_shape(shape, vocab_size, seed); };
   }
   throw UsageError(fmt::format("unknown workload '{}' (known: mmlu-shape, hellaswag-shape)", workload));
 }
@@ -160,6 +163,8 @@ int run(int argc, char** argv) {
   options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
   const int64_t threads = flags.number("threads", 0);
+  const auto make_requests = workload_requests(flags, workload, model_options.seed, requests_path);
+  flags.reject_unknown();
   if (threads < 0) throw UsageError("--threads must be >= 0");
   std::vector<std::string> modes{mode};
   if (mode == "all") modes = bench::mode_names();
@@ -178,12 +183,9 @@ int run(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   const auto model = std::make_shared<const Model>(Model::open(model_spec, model_options));
-  fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s\n", model_spec, model->config().num_layers,
-             model->config().hidden_size, seconds_since(start));
-  const std::vector<Request> requests =
-      load_requests(flags, workload, model->config().vocab_size, model_options.seed, requests_path);
+  const double load_seconds = seconds_since(start);
+  const std::vector<Request> requests = make_requests(model->config().vocab_size);
   const std::string source = requests_path.empty() ? workload : requests_path;
-  fmt::print(stderr, "{}: {} requests\n", source, requests.size());
 
   std::vector<bench::ModeRun> runs;
   for (const auto& m : modes) runs.push_back(bench::run_mode(m, model, requests, options));
@@ -193,6 +195,8 @@ int run(int argc, char** argv) {
                                                                                     : flags_list(model_options.layer_devices),
                             model_options.dtype, used_threads};
   const nlohmann::json report = bench::build_report(info, runs);
+  fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} requests\n", model_spec,
+             model->config().num_layers, model->config().hidden_size, load_seconds, source, requests.size());
   bench::print_report(report);
   if (!json_path.empty()) {
     std::ofstream out(json_path);

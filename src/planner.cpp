@@ -109,8 +109,9 @@ ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefi
     int64_t added = 0;  // prefix tokens this row brings into the window
     for (int64_t e = i < plan.order.size() ? plan.order[i].entry : -1; e >= 0 && !counted[e]; e = plan.entries[e].parent)
       added += depth(e) - depth(plan.entries[e].parent);
-    const bool close = i == plan.order.size() || (window_used > 0 && window_used + added > window_tokens);
-    if (close) {
+    const bool close = i == plan.order.size() || (added > 0 && window_used > 0 && window_used + added > window_tokens);
+    if (close && i > window_begin) {
+      plan.window_ends.push_back(i);
       std::stable_sort(plan.order.begin() + window_begin, plan.order.begin() + i,
                        [&](const PlannedRow& a, const PlannedRow& b) { return suffix_len(a) > suffix_len(b); });
       window_begin = i;

@@ -49,31 +49,36 @@ class Call {
   void run() {
     const auto total = static_cast<int64_t>(plan_.order.size());
     size_t begin = 0;
-    while (begin < plan_.order.size()) {
-      const size_t end = batch_end(begin);
-      std::vector<int64_t> needed;
-      for (size_t k = begin; k < end; ++k) needed.push_back(plan_.order[k].entry);
-      prepare(needed, end);
-      score_suffixes(begin, end);
-      unpin();
-      for (size_t k = begin; k < end; ++k) finish(plan_.order[k].entry);
-      if (options_.on_progress) options_.on_progress(static_cast<int64_t>(end), total);
-      begin = end;
+    for (const size_t window_end : plan_.window_ends) {
+      while (begin < window_end) {
+        const size_t end = batch_end(begin, window_end);
+        run_batch(begin, end, total);
+        begin = end;
+      }
     }
   }
 
  private:
+  void run_batch(size_t begin, size_t end, int64_t total) {
+    std::vector<int64_t> needed;
+    for (size_t k = begin; k < end; ++k) needed.push_back(plan_.order[k].entry);
+    prepare(needed, end);
+    score_suffixes(begin, end);
+    unpin();
+    for (size_t k = begin; k < end; ++k) finish(plan_.order[k].entry);
+    if (options_.on_progress) options_.on_progress(static_cast<int64_t>(end), total);
+  }
   int64_t depth(int64_t entry) const { return entry < 0 ? 0 : plan_.entries[entry].depth(); }
 
   int64_t suffix_len(const PlannedRow& r) const {
     return static_cast<int64_t>(rows_[r.row].input.size()) - depth(r.entry);
   }
 
-  // Rows [begin, end) of the plan's order fill a forward under the token and row budgets.
-  size_t batch_end(size_t begin) const {
+  // Rows [begin, end) of the plan's order fill a forward under the token and row budgets, within one window.
+  size_t batch_end(size_t begin, size_t window_end) const {
     int64_t longest = 0;
     size_t end = begin;
-    while (end < plan_.order.size() && static_cast<int64_t>(end - begin) < options_.max_batch_rows) {
+    while (end < window_end && static_cast<int64_t>(end - begin) < options_.max_batch_rows) {
       const int64_t len = std::max(longest, suffix_len(plan_.order[end]));
       if (end > begin && len * static_cast<int64_t>(end - begin + 1) > options_.max_batch_tokens) break;
       longest = len;
@@ -132,15 +137,17 @@ class Call {
   }
 
   // Prefills `missing` (parents listed before children) in waves whose parents are live, each wave within the
-  // batch budgets and what the cache can hold; a prefix the cache cannot hold is left to its rows' fallback.
+  // batch budgets and what the cache can hold now. A prefix that does not fit now is skipped (its rows in this
+  // batch fall back to a shorter prefix; a later batch tries again); one larger than the whole budget, for good.
   void prefill(std::vector<int64_t> missing) {
+    std::vector<bool> skipped(plan_.entries.size(), false);
     while (!missing.empty()) {
       std::vector<int64_t> wave, later;
       int64_t bytes = 0, longest = 0;
       for (int64_t e : missing) {
         const int64_t parent = plan_.entries[e].parent;
-        if (parent >= 0 && uncacheable_[parent]) {
-          uncacheable_[e] = true;
+        if (parent >= 0 && (uncacheable_[parent] || skipped[parent])) {
+          skipped[e] = true;
           continue;
         }
         const bool ready = parent < 0 || !live_[parent].expired();
@@ -153,15 +160,13 @@ class Call {
           bytes += need;
           longest = std::max(longest, len);
         } else if (ready && wave.empty()) {
-          uncacheable_[e] = true;  // does not fit even alone
+          skipped[e] = true;  // does not fit even alone
+          uncacheable_[e] = need > options_.max_cache_bytes || options_.max_cache_entries == 0;
         } else {
           later.push_back(e);
         }
       }
-      if (wave.empty()) {
-        for (int64_t e : later) uncacheable_[e] = true;
-        return;
-      }
+      if (wave.empty()) return;
       run_prefill(wave);
       missing = std::move(later);
     }

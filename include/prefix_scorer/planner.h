@@ -25,6 +25,7 @@ struct PlannedRow {
 struct ScoringPlan {
   std::vector<PrefixEntryPlan> entries;  // parents before children
   std::vector<PlannedRow> order;         // rows in scoring order (see plan_prefixes)
+  std::vector<size_t> window_ends;       // where each window of `order` ends; a batch never spans two
 };
 
 // Builds the radix tree of the rows' inputs (by sorting them and taking longest common prefixes of neighbours).

@@ -16,13 +16,15 @@ def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
+@pytest.mark.parametrize("mode", ["prefix", "naive", "grouped"])
 @pytest.mark.parametrize("model", FIXTURE_MODELS)
-def test_file_mode_matches_golden_loglikelihoods(bench, tmp_path, model):
+def test_file_mode_matches_golden_loglikelihoods(bench, tmp_path, model, mode):
     expected = json.loads((DATA / "models" / model / "expected_loglikelihood.json").read_text())["loglikelihood"]
     requests, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     write_jsonl(requests, [{"context": r["context_ids"], "continuation": r["continuation_ids"]} for r in expected])
 
-    proc = run(bench, "--model", DATA / "models" / model, "--requests", requests, "--output", output)
+    proc = run(bench, "--model", DATA / "models" / model, "--requests", requests, "--output", output, "--mode", mode,
+               "--min-prefix-len", 4)
     assert proc.returncode == 0, proc.stderr
     assert "requests/s" in proc.stderr
     scores = [json.loads(line) for line in output.read_text().splitlines()]
@@ -36,7 +38,31 @@ def test_builtin_workload_on_synthetic_model(bench):
     proc = run(bench, "--model", "synthetic:tiny", "--subjects", 1, "--questions", 3, "--prefix-len", 20,
                "--suffix-min", 4, "--suffix-max", 8)
     assert proc.returncode == 0, proc.stderr
-    assert "workload mmlu-shape: 12 requests" in proc.stderr
+    assert "mmlu-shape: 12 requests" in proc.stderr
+    assert "prefix" in proc.stderr
+
+
+@pytest.mark.parametrize("workload", ["mmlu-shape", "hellaswag-shape"])
+def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
+    sizes = {"mmlu-shape": ["--subjects", 2, "--questions", 4, "--prefix-len", 64, "--suffix-min", 5, "--suffix-max", 20],
+             "hellaswag-shape": ["--questions", 6, "--context-min", 40, "--context-max", 60]}[workload]
+    report_path = tmp_path / "report.json"
+    proc = run(bench, "--model", "synthetic:tiny", "--mode", "all", "--workload", workload, "--json", report_path,
+               "--seed", 3, *sizes)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    modes = {m["mode"]: m for m in report["modes"]}
+    assert set(modes) == {"naive", "grouped", "prefix"}
+    assert modes["grouped"]["speedup_over_grouped"] == pytest.approx(1.0)
+    for m in modes.values():
+        assert m["max_abs_logprob_diff_to_naive"] < 1e-4
+        assert m["is_greedy_agreement"] == 1.0
+    prefix = modes["prefix"]["stats"]
+    expected_prefixes = 2 if workload == "mmlu-shape" else 6
+    assert prefix["prefixes_prefilled"] == expected_prefixes
+    assert prefix["entries_held"] == 0
+    assert modes["prefix"]["tokens_computed"] < modes["grouped"]["tokens_computed"]
+    assert "speedup" in proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -68,6 +94,9 @@ def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
         (["--model", "synthetic:tiny", "--dtype", "int4"], "unknown dtype"),
         (["--model", "synthetic:tiny", "--max-batch-rows", "x"], "expects an integer"),
         (["--bogus", "1"], "unknown flag --bogus"),
+        (["--mode", "fastest"], "unknown mode"),
+        (["--workload", "arc"], "unknown workload"),
+        (["--model", "synthetic:tiny", "--prefill-batch", "0"], "prefill_batch"),
     ],
 )
 def test_bad_flags_exit_with_one_line(bench, args, message):

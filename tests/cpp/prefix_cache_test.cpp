@@ -1,0 +1,121 @@
+// The prefix cache's LRU order, pins, nesting and budgets, and the planner's choice of prefixes.
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+namespace prefix_scorer::test {
+namespace {
+
+EntryPtr entry(TokenIds tokens, int64_t bytes, EntryPtr parent = nullptr) {
+  auto e = std::make_shared<PrefixEntry>();
+  e->tokens = std::move(tokens);
+  e->bytes = bytes;
+  e->parent = std::move(parent);
+  return e;
+}
+
+TEST(PrefixCache, EvictsTheLeastRecentlyUsedUnpinnedLeaf) {
+  PrefixCache cache(300, 10);
+  const auto a = entry({1}, 100), b = entry({2}, 100), c = entry({3}, 100);
+  ASSERT_TRUE(cache.insert(a) && cache.insert(b) && cache.insert(c));
+  EXPECT_EQ(cache.find({1}), a);  // a is now the most recent; b the least
+  ASSERT_TRUE(cache.insert(entry({4}, 100)));
+  EXPECT_EQ(cache.find({2}), nullptr);
+  EXPECT_EQ(cache.evictions(), 1);
+  c->pins = 1;
+  ASSERT_TRUE(cache.insert(entry({5}, 100)));
+  EXPECT_EQ(cache.find({3}), c);  // pinned, so a went instead of c
+  EXPECT_EQ(cache.find({1}), nullptr);
+  EXPECT_EQ(cache.bytes(), 300);
+  EXPECT_EQ(cache.peak_bytes(), 300);
+}
+
+TEST(PrefixCache, KeepsParentsOfCachedChildrenAndRefusesWhatCannotFit) {
+  PrefixCache cache(250, 10);
+  const auto parent = entry({1, 2}, 100);
+  const auto child = entry({1, 2, 3}, 100, parent);
+  ASSERT_TRUE(cache.insert(parent) && cache.insert(child));
+  EXPECT_EQ(parent->children, 1);
+  child->pins = 1;
+  EXPECT_FALSE(cache.can_fit(100));     // parent is needed by a pinned child
+  EXPECT_FALSE(cache.insert(entry({9}, 100)));
+  EXPECT_EQ(cache.entries(), 2);
+  child->pins = 0;
+  ASSERT_TRUE(cache.insert(entry({9}, 200)));  // child first, then its parent
+  EXPECT_EQ(cache.entries(), 1);
+  EXPECT_EQ(cache.evictions(), 2);
+  EXPECT_FALSE(cache.insert(entry({8}, 251)));
+}
+
+TEST(PrefixCache, EntryBudget) {
+  PrefixCache cache(1000, 2);
+  ASSERT_TRUE(cache.insert(entry({1}, 1)) && cache.insert(entry({2}, 1)) && cache.insert(entry({3}, 1)));
+  EXPECT_EQ(cache.entries(), 2);
+  EXPECT_FALSE(PrefixCache(1000, 0).insert(entry({1}, 1)));
+}
+
+std::vector<ScoringRow> rows_of(const std::vector<TokenIds>& inputs, int64_t scored = 1) {
+  std::vector<ScoringRow> rows;
+  for (size_t i = 0; i < inputs.size(); ++i) rows.push_back({inputs[i], scored, {i}});
+  return rows;
+}
+
+TokenIds seq(int64_t from, int64_t n) {
+  TokenIds ids(n);
+  for (int64_t i = 0; i < n; ++i) ids[i] = from + i;
+  return ids;
+}
+
+TokenIds join(TokenIds a, const TokenIds& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(Planner, FindsNestedSharedPrefixesWithoutHints) {
+  const TokenIds subject = seq(100, 40), question = seq(300, 35);
+  const auto plan = plan_prefixes(rows_of({join(subject, seq(1, 5)), join(join(subject, question), {7}),
+                                           join(join(subject, question), {8}), seq(400, 50)}),
+                                  32, 1 << 20);
+  ASSERT_EQ(plan.entries.size(), 2u);
+  EXPECT_EQ(plan.entries[0].tokens, subject);
+  EXPECT_EQ(plan.entries[0].parent, -1);
+  EXPECT_EQ(plan.entries[1].tokens, join(subject, question));
+  EXPECT_EQ(plan.entries[1].parent, 0);
+  std::vector<int64_t> entry_of(4);
+  for (const auto& r : plan.order) entry_of[r.row] = r.entry;
+  EXPECT_EQ(entry_of, (std::vector<int64_t>{0, 1, 1, -1}));
+}
+
+TEST(Planner, ShortOrSingleUsePrefixesAreNotCached) {
+  EXPECT_TRUE(plan_prefixes(rows_of({join(seq(1, 20), {1}), join(seq(1, 20), {2})}), 32, 1 << 20).entries.empty());
+  EXPECT_TRUE(plan_prefixes(rows_of({seq(1, 100)}), 32, 1 << 20).entries.empty());
+  EXPECT_TRUE(plan_prefixes({}, 32, 1 << 20).order.empty());
+}
+
+TEST(Planner, PrefixStopsBeforeTheFirstScoredPosition) {
+  // Rows that share 40 tokens but score their last 5 positions: the prefix holds 35 at most... of the row
+  // that scores earliest.
+  const auto plan = plan_prefixes(rows_of({join(seq(1, 38), {1, 2}), join(seq(1, 38), {1, 3})}, 5), 32, 1 << 20);
+  ASSERT_EQ(plan.entries.size(), 1u);
+  EXPECT_EQ(plan.entries[0].depth(), 35);
+}
+
+TEST(Planner, WindowsSortRowsByDescendingSuffix) {
+  std::vector<TokenIds> inputs;
+  for (int64_t s = 0; s < 3; ++s)
+    for (int64_t q = 0; q < 3; ++q) inputs.push_back(join(seq(s * 100, 40), seq(1000 + s * 10 + q, 1 + (q * 2 + s) % 5)));
+  const auto rows = rows_of(inputs);
+  auto suffix = [&](const ScoringPlan& plan, const PlannedRow& r) {
+    return rows[r.row].input.size() - plan.entries[r.entry].tokens.size();
+  };
+  const auto one_window = plan_prefixes(rows, 32, 1 << 20);
+  for (size_t i = 1; i < one_window.order.size(); ++i)
+    EXPECT_GE(suffix(one_window, one_window.order[i - 1]), suffix(one_window, one_window.order[i]));
+  const auto per_subject = plan_prefixes(rows, 32, 40);  // one subject's prefix per window
+  for (size_t i = 1; i < per_subject.order.size(); ++i)
+    EXPECT_LE(per_subject.order[i - 1].entry, per_subject.order[i].entry);
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

@@ -1,0 +1,293 @@
+// PrefixScorer against the plain full-forward path: random workloads, cache statistics, devices, bad input.
+
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+namespace prefix_scorer::test {
+namespace {
+
+std::shared_ptr<const Model> fixture(const std::string& name, const ModelOptions& options = {}) {
+  return std::make_shared<const Model>(Model::load(model_dir(name), options));
+}
+
+void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].logprob, want[i].logprob, 1e-5) << what << ", request " << i;
+    EXPECT_EQ(got[i].is_greedy, want[i].is_greedy) << what << ", request " << i;
+  }
+}
+
+// A random workload over a random prefix tree: roots, shared branches below them, unshared tails, one- and
+// multi-token continuations (some greedy, from a small pool so that inputs repeat), exact duplicates.
+std::vector<Request> random_workload(std::mt19937& rng, const Model& model) {
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto tokens = [&](int n) {
+    TokenIds ids(n);
+    for (auto& id : ids) id = uniform(0, 499);
+    return ids;
+  };
+  std::vector<TokenIds> roots, branches;
+  for (int i = uniform(1, 3); i > 0; --i) roots.push_back(tokens(uniform(1, 40)));
+  for (int i = uniform(1, 4); i > 0; --i) branches.push_back(tokens(uniform(0, 12)));
+  std::vector<TokenIds> pool{tokens(1), tokens(1), tokens(3)};
+  std::vector<Request> requests;
+  for (int i = uniform(1, 24); i > 0; --i) {
+    if (!requests.empty() && uniform(0, 9) == 0) {
+      requests.push_back(requests[uniform(0, static_cast<int>(requests.size()) - 1)]);
+      continue;
+    }
+    TokenIds context = roots[uniform(0, static_cast<int>(roots.size()) - 1)];
+    if (uniform(0, 2) > 0) {
+      const TokenIds& b = branches[uniform(0, static_cast<int>(branches.size()) - 1)];
+      context.insert(context.end(), b.begin(), b.end());
+    }
+    const TokenIds tail = tokens(uniform(0, 10));
+    context.insert(context.end(), tail.begin(), tail.end());
+    TokenIds continuation = uniform(0, 1) ? pool[uniform(0, 2)] : tokens(uniform(1, 6));
+    if (uniform(0, 5) == 0) {  // the greedy token, so that is_greedy is exercised both ways
+      continuation = {full_logprobs(model, context)[-1].argmax().item<int64_t>()};
+    }
+    requests.push_back({context, continuation});
+  }
+  return requests;
+}
+
+PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
+  auto pick = [&](std::vector<int64_t> values) {
+    return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
+  };
+  PrefixScorerOptions o;
+  o.min_prefix_len = pick({1, 2, 4, 8, 32});
+  o.prefill_batch = pick({1, 2, 32});
+  o.max_batch_tokens = pick({1, 16, 64, 8192});  // 1: every forward is a single row
+  o.max_batch_rows = pick({1, 3, 64});
+  o.max_cache_bytes = pick({0, kv_bytes(model, 5), kv_bytes(model, 30), kv_bytes(model, 100000)});
+  o.max_cache_entries = pick({1, 2, 4096});
+  o.keep_cache = pick({0, 1}) == 1;
+  o.max_length = pick({0, 0, 12, 30});  // truncation
+  return o;
+}
+
+class PrefixVersusPlain : public testing::TestWithParam<std::string> {};
+
+TEST_P(PrefixVersusPlain, RandomWorkloadsGiveThePlainNumbers) {
+  const auto model = fixture(GetParam());
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 25; ++trial) {
+    const auto requests = random_workload(rng, *model);
+    const PrefixScorerOptions options = random_options(rng, *model);
+    const std::string what = "trial " + std::to_string(trial);
+    ScoringOptions plain_options;
+    plain_options.max_length = options.max_length;
+    const ScoringResult plain = score_plain(*model, requests, plain_options);
+    PrefixScorer scorer(model, options);
+    const ScoringResult first = scorer.loglikelihood(requests);
+    expect_same_scores(first.scores, plain.scores, what);
+    EXPECT_EQ(first.stats.truncated, plain.stats.truncated) << what;
+    EXPECT_LE(first.stats.peak_bytes, options.max_cache_bytes) << what;
+    EXPECT_LE(first.stats.tokens_computed, plain.stats.tokens_computed) << what;
+    if (!options.keep_cache) EXPECT_EQ(first.stats.entries_held, 0) << what;
+    // A second call on the same scorer (hits when entries are kept) must agree too.
+    expect_same_scores(scorer.loglikelihood(requests).scores, plain.scores, what + ", second call");
+  }
+}
+
+TEST_P(PrefixVersusPlain, LayersSplitOverADeviceList) {
+  ModelOptions split;
+  split.layer_devices = {"cpu", "cpu"};
+  const auto model = fixture(GetParam(), split);
+  std::mt19937 rng(99);
+  const auto requests = random_workload(rng, *model);
+  PrefixScorerOptions options;
+  options.min_prefix_len = 2;
+  expect_same_scores(PrefixScorer(model, options).loglikelihood(requests).scores,
+                     score_plain(*model, requests).scores, "device list");
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, PrefixVersusPlain, testing::ValuesIn(fixture_models()),
+                         [](const auto& info) { return info.param; });
+
+// Subjects x questions, each question with choices 1..4 as one-token continuations. Question tokens avoid the
+// prefix tokens and one another's first token, so the only shared prefixes are the subjects'.
+std::vector<Request> mmlu_like(int subjects, int questions, int prefix_len) {
+  std::vector<Request> requests;
+  int64_t next = 10;
+  for (int s = 0; s < subjects; ++s) {
+    TokenIds prefix;
+    for (int i = 0; i < prefix_len; ++i) prefix.push_back(next++ % 480 + 10);
+    for (int q = 0; q < questions; ++q) {
+      TokenIds context = prefix;
+      for (int i = 0; i < 3 + q % 4; ++i) context.push_back(next++ % 480 + 10);
+      for (int64_t choice = 1; choice <= 4; ++choice) requests.push_back({context, {choice}});
+    }
+  }
+  return requests;
+}
+
+TEST(PrefixStats, EachSubjectPrefixIsPrefilledOnceAndReleased) {
+  const auto model = fixture("llama3");
+  const auto requests = mmlu_like(3, 6, 40);
+  const ScoringResult result = PrefixScorer(model).loglikelihood(requests);
+  expect_same_scores(result.scores, score_plain(*model, requests).scores, "mmlu");
+  EXPECT_EQ(result.stats.prefixes_prefilled, 3);
+  EXPECT_EQ(result.stats.cache_misses, 3);
+  EXPECT_EQ(result.stats.prefill_tokens, 3 * 40);
+  EXPECT_EQ(result.stats.scored_rows, 3 * 6);  // the four choices of a question read one row
+  EXPECT_EQ(result.stats.fallbacks, 0);
+  EXPECT_EQ(result.stats.entries_held, 0);
+  EXPECT_EQ(result.stats.bytes_held, 0);
+  EXPECT_EQ(result.stats.peak_bytes, 3 * kv_bytes(*model, 40));
+}
+
+TEST(PrefixStats, KeptEntriesAreHitsOnTheNextCall) {
+  const auto model = fixture("llama3");
+  const auto requests = mmlu_like(3, 4, 40);
+  PrefixScorerOptions options;
+  options.keep_cache = true;
+  PrefixScorer scorer(model, options);
+  scorer.loglikelihood(requests);
+  const ScoringResult second = scorer.loglikelihood(requests);
+  EXPECT_EQ(second.stats.cache_hits, 3);
+  EXPECT_EQ(second.stats.prefixes_prefilled, 0);
+  EXPECT_EQ(second.stats.entries_held, 3);
+  EXPECT_EQ(scorer.stats().prefixes_prefilled, 3);
+  scorer.clear_cache();
+  EXPECT_EQ(scorer.stats().entries_held, 0);
+  EXPECT_EQ(scorer.loglikelihood(requests).stats.prefixes_prefilled, 3);
+}
+
+TEST(PrefixStats, DisabledOrTooSmallCacheFallsBackExactly) {
+  const auto model = fixture("llama3");
+  const auto requests = mmlu_like(2, 3, 40);
+  const auto plain = score_plain(*model, requests).scores;
+  for (const int64_t budget : {int64_t{0}, kv_bytes(*model, 40) - 1}) {
+    PrefixScorerOptions options;
+    options.max_cache_bytes = budget;
+    const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
+    expect_same_scores(result.scores, plain, "budget " + std::to_string(budget));
+    EXPECT_EQ(result.stats.prefixes_prefilled, 0);
+    EXPECT_EQ(result.stats.fallbacks, 2 * 3);
+    EXPECT_EQ(result.stats.peak_bytes, 0);
+  }
+}
+
+TEST(PrefixStats, OnePrefixBudgetReleasesEachSubjectBeforeTheNext) {
+  const auto model = fixture("llama3");
+  const auto requests = mmlu_like(4, 3, 40);
+  PrefixScorerOptions options;
+  options.max_cache_bytes = kv_bytes(*model, 40);
+  const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
+  expect_same_scores(result.scores, score_plain(*model, requests).scores, "one-prefix budget");
+  EXPECT_EQ(result.stats.prefixes_prefilled, 4);
+  EXPECT_EQ(result.stats.fallbacks, 0);
+  EXPECT_EQ(result.stats.evictions, 0);
+  EXPECT_EQ(result.stats.peak_bytes, kv_bytes(*model, 40));
+}
+
+TEST(PrefixStats, MultiTokenEndingsShareTheirContext) {
+  // HellaSwag: the context (less its last token, whose output scores the ending's first token) runs once.
+  const auto model = fixture("qwen2");
+  std::vector<Request> requests;
+  for (int64_t q = 0; q < 3; ++q) {
+    TokenIds context;
+    for (int64_t i = 0; i < 50; ++i) context.push_back((q * 50 + i) % 490 + 5);
+    for (int64_t e = 0; e < 4; ++e) requests.push_back({context, {e + 1, 7, 8 + e, 9}});
+  }
+  const ScoringResult result = PrefixScorer(model).loglikelihood(requests);
+  expect_same_scores(result.scores, score_plain(*model, requests).scores, "hellaswag");
+  EXPECT_EQ(result.stats.prefixes_prefilled, 3);
+  EXPECT_EQ(result.stats.prefill_tokens, 3 * 49);
+  EXPECT_EQ(result.stats.suffix_tokens, 3 * 4 * 4);  // last context token + ending[:-1]
+}
+
+TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
+  // Winogrande: two contexts that differ near the end, one shared continuation.
+  const auto model = fixture("mistral");
+  TokenIds a, b;
+  for (int64_t i = 0; i < 60; ++i) a.push_back(i % 400 + 20);
+  b = a;
+  b[57] = 3;
+  const std::vector<Request> requests{{a, {11, 12, 13}}, {b, {11, 12, 13}}};
+  const ScoringResult result = PrefixScorer(model).loglikelihood(requests);
+  expect_same_scores(result.scores, score_plain(*model, requests).scores, "winogrande");
+  EXPECT_EQ(result.stats.prefill_tokens, 57);
+  EXPECT_EQ(result.stats.suffix_tokens, 2 * 5);
+}
+
+TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
+  const auto model = fixture("llama3");
+  PrefixScorer scorer(model);
+  const Request good{{1, 2, 3}, {4}};
+  auto error_for = [&](const Request& bad) {
+    return message_of<std::invalid_argument>([&] { scorer.loglikelihood({good, bad}); });
+  };
+  EXPECT_NE(error_for({{1, 2}, {}}).find("request 1: empty continuation"), std::string::npos);
+  EXPECT_NE(error_for({{}, {5}}).find("request 1: empty context"), std::string::npos);
+  EXPECT_NE(error_for({{1, 600}, {5}}).find("request 1: context token 1 is id 600"), std::string::npos);
+  EXPECT_EQ(scorer.stats().forwards, 0);
+  for (auto set : std::vector<void (*)(PrefixScorerOptions&)>{
+           [](PrefixScorerOptions& o) { o.min_prefix_len = 0; }, [](PrefixScorerOptions& o) { o.prefill_batch = 0; },
+           [](PrefixScorerOptions& o) { o.max_cache_bytes = -1; }, [](PrefixScorerOptions& o) { o.max_batch_rows = 0; }}) {
+    PrefixScorerOptions options;
+    set(options);
+    EXPECT_THROW(PrefixScorer(model, options), std::invalid_argument);
+  }
+  EXPECT_THROW(PrefixScorer(nullptr), std::invalid_argument);
+}
+
+TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {
+  const auto model = fixture("qwen3");
+  PrefixScorerOptions options;
+  options.keep_cache = true;
+  options.max_cache_bytes = kv_bytes(*model, 60);  // forces evictions between the threads' prefixes
+  PrefixScorer scorer(model, options);
+  const auto a = mmlu_like(2, 3, 40), b = mmlu_like(3, 2, 33);
+  const auto want_a = score_plain(*model, a).scores, want_b = score_plain(*model, b).scores;
+  std::vector<std::vector<Score>> got(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] { got[i] = scorer.loglikelihood(i % 2 ? b : a).scores; });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) expect_same_scores(got[i], i % 2 ? want_b : want_a, "thread " + std::to_string(i));
+  EXPECT_LE(scorer.stats().bytes_held, kv_bytes(*model, 60));
+}
+
+TEST(Rolling, WindowsTileTheDocumentLikeLmEval) {
+  TokenIds doc(23);
+  for (size_t i = 0; i < doc.size(); ++i) doc[i] = static_cast<int64_t>(i) + 100;
+  const auto windows = rolling_windows(doc, 0, 8);
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0].context, TokenIds{0});
+  EXPECT_EQ(windows[0].continuation, TokenIds(doc.begin(), doc.begin() + 8));
+  EXPECT_EQ(windows[1].context, TokenIds(doc.begin() + 7, doc.begin() + 8));  // full 8-token window, 8 predicted
+  EXPECT_EQ(windows[2].context, TokenIds(doc.begin() + 14, doc.begin() + 16));  // 7 predicted, 2 of context
+  EXPECT_EQ(windows[2].continuation, TokenIds(doc.begin() + 16, doc.end()));
+  for (const auto& w : windows) EXPECT_LE(w.context.size() + w.continuation.size(), 9u);  // max_length + 1
+  EXPECT_TRUE(rolling_windows({}, 0, 8).empty());
+}
+
+TEST(Rolling, SumsThePlainScoresOfItsWindows) {
+  const auto model = fixture("llama3");
+  TokenIds doc;
+  for (int64_t i = 0; i < 45; ++i) doc.push_back((i * 37) % 500);
+  PrefixScorerOptions options;
+  options.max_length = 16;
+  PrefixScorer scorer(model, options);
+  const ScoringResult rolled = scorer.loglikelihood_rolling({doc, {5, 6}}, 0);
+  ASSERT_EQ(rolled.scores.size(), 2u);
+  ScoringOptions plain_options;
+  plain_options.max_length = 16;
+  double want = 0.0;
+  for (const auto& score : score_plain(*model, rolling_windows(doc, 0, 16), plain_options).scores) want += score.logprob;
+  EXPECT_NEAR(rolled.scores[0].logprob, want, 1e-4);
+  EXPECT_NEAR(rolled.scores[1].logprob, score_plain(*model, {{{0}, {5, 6}}}).scores[0].logprob, 1e-5);
+  EXPECT_THROW(scorer.loglikelihood_rolling({{}}, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

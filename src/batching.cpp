@@ -41,4 +41,20 @@ ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vec
   return {tokens, positions, valid};
 }
 
+at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width) {
+  std::vector<int64_t> flat;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    for (int64_t j = lengths[i] - scored[i]; j < lengths[i]; ++j) flat.push_back(static_cast<int64_t>(i) * width + j);
+  }
+  return at::tensor(flat, at::kLong);
+}
+
+int64_t count_forward(const ForwardBatch& batch, ScoringStats& stats) {
+  const int64_t real = batch.valid.sum().item<int64_t>();
+  stats.forwards += 1;
+  stats.tokens_computed += real;
+  stats.padding_tokens += batch.valid.numel() - real;
+  return real;
+}
+
 }  // namespace prefix_scorer

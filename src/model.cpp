@@ -111,6 +111,17 @@ Model Model::open(const std::string& spec, const ModelOptions& options) {
 }
 
 at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const {
+  try {
+    return run_forward(batch, cache, score_rows);
+  } catch (c10::Error& e) {  // out of memory among them: say which forward, keep the type
+    e.add_context(fmt::format("in a forward of {} rows x {} tokens after {} cached slots, scoring {} positions",
+                              batch.tokens.size(0), batch.tokens.dim() > 1 ? batch.tokens.size(1) : 0,
+                              cache == nullptr ? 0 : cache->slots(), score_rows.numel()));
+    throw;
+  }
+}
+
+at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const {
   c10::InferenceMode inference;
   if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
       batch.valid.sizes() != batch.tokens.sizes())

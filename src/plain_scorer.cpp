@@ -27,18 +27,15 @@ ScoringResult score_plain(const Model& model, const std::vector<Request>& reques
   for (const auto& [begin, end] : plan_batches(lengths, options.max_batch_tokens, options.max_batch_rows)) {
     std::vector<const ScoringRow*> batch_rows;
     std::vector<const TokenIds*> inputs;
+    std::vector<int64_t> lengths, scored;
     for (size_t i = begin; i < end; ++i) {
       batch_rows.push_back(&rows[i]);
       inputs.push_back(&rows[i].input);
+      lengths.push_back(static_cast<int64_t>(rows[i].input.size()));
+      scored.push_back(rows[i].scored);
     }
     const ForwardBatch batch = make_batch(inputs, std::vector<int64_t>(inputs.size(), 0));
-    const int64_t t = batch.tokens.size(1);
-    std::vector<int64_t> scored;
-    for (size_t k = 0; k < batch_rows.size(); ++k) {
-      const auto len = static_cast<int64_t>(batch_rows[k]->input.size());
-      for (int64_t j = len - batch_rows[k]->scored; j < len; ++j) scored.push_back(static_cast<int64_t>(k) * t + j);
-    }
-    const at::Tensor scored_rows = at::tensor(scored, at::kLong);
+    const at::Tensor scored_rows = last_positions(lengths, scored, batch.tokens.size(1));
     at::Tensor logprobs;
     if (path.project_all_positions) {
       logprobs = model.forward(batch, nullptr, at::arange(batch.tokens.numel(), at::kLong));
@@ -47,11 +44,7 @@ ScoringResult score_plain(const Model& model, const std::vector<Request>& reques
       logprobs = model.forward(batch, nullptr, scored_rows);
     }
     gather_scores(logprobs, batch_rows, requests, result.scores);
-
-    const int64_t real = batch.valid.sum().item<int64_t>();
-    stats.forwards += 1;
-    stats.tokens_computed += real;
-    stats.padding_tokens += batch.valid.numel() - real;
+    count_forward(batch, stats);
     stats.scored_rows += path.project_all_positions ? batch.tokens.numel() : scored_rows.numel();
   }
   return result;

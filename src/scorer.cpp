@@ -141,6 +141,9 @@ class Call {
   // batch fall back to a shorter prefix; a later batch tries again); one larger than the whole budget, for good.
   void prefill(std::vector<int64_t> missing) {
     std::vector<bool> skipped(plan_.entries.size(), false);
+    // Longest segments first, so that a wave pads little; a child whose parent is not live yet waits a wave.
+    auto segment = [&](int64_t e) { return depth(e) - depth(plan_.entries[e].parent); };
+    std::stable_sort(missing.begin(), missing.end(), [&](int64_t a, int64_t b) { return segment(a) > segment(b); });
     while (!missing.empty()) {
       std::vector<int64_t> wave, later;
       int64_t bytes = 0, longest = 0;
@@ -151,7 +154,7 @@ class Call {
           continue;
         }
         const bool ready = parent < 0 || !live_[parent].expired();
-        const int64_t len = depth(e) - depth(parent);
+        const int64_t len = segment(e);
         const int64_t need = kv_bytes(model_, len);
         const bool fits_batch = static_cast<int64_t>(wave.size()) < options_.prefill_batch &&
                                 std::max(longest, len) * static_cast<int64_t>(wave.size() + 1) <= options_.max_batch_tokens;
@@ -191,7 +194,7 @@ class Call {
     const int64_t parent_slots = view.slots();
     const ForwardBatch batch = make_batch(inputs, starts);
     model_.forward(batch, &view, at::empty({0}, at::kLong));
-    count_forward(batch, stats_.prefill_tokens);
+    stats_.prefill_tokens += count_forward(batch, stats_);
 
     for (size_t i = 0; i < wave.size(); ++i) {
       auto entry = std::make_shared<PrefixEntry>();
@@ -215,7 +218,7 @@ class Call {
     std::vector<const ScoringRow*> rows;
     std::vector<const PrefixEntry*> prefixes;
     std::vector<TokenIds> suffixes;
-    std::vector<int64_t> starts;
+    std::vector<int64_t> starts, lengths, scored;
     for (size_t k = begin; k < end; ++k) {
       const PlannedRow& planned = plan_.order[k];
       int64_t e = planned.entry;
@@ -227,29 +230,18 @@ class Call {
       prefixes.push_back(entry.get());
       suffixes.emplace_back(row.input.begin() + depth(e), row.input.end());
       starts.push_back(depth(e));
+      lengths.push_back(static_cast<int64_t>(suffixes.back().size()));
+      scored.push_back(row.scored);
     }
     std::vector<const TokenIds*> inputs;
     for (const auto& s : suffixes) inputs.push_back(&s);
     KvCache view = prefix_view(model_, prefixes);
     const ForwardBatch batch = make_batch(inputs, starts);
-    const int64_t t = batch.tokens.size(1);
-    std::vector<int64_t> scored;
-    for (size_t k = 0; k < rows.size(); ++k) {
-      const auto len = static_cast<int64_t>(suffixes[k].size());
-      for (int64_t j = len - rows[k]->scored; j < len; ++j) scored.push_back(static_cast<int64_t>(k) * t + j);
-    }
-    const at::Tensor logprobs = model_.forward(batch, &view, at::tensor(scored, at::kLong));
+    const at::Tensor scored_rows = last_positions(lengths, scored, batch.tokens.size(1));
+    const at::Tensor logprobs = model_.forward(batch, &view, scored_rows);
     gather_scores(logprobs, rows, requests_, result_.scores);
-    count_forward(batch, stats_.suffix_tokens);
-    stats_.scored_rows += static_cast<int64_t>(scored.size());
-  }
-
-  void count_forward(const ForwardBatch& batch, int64_t& tokens) {
-    const int64_t real = batch.valid.sum().item<int64_t>();
-    tokens += real;
-    stats_.tokens_computed += real;
-    stats_.padding_tokens += batch.valid.numel() - real;
-    stats_.forwards += 1;
+    stats_.suffix_tokens += count_forward(batch, stats_);
+    stats_.scored_rows += scored_rows.numel();
   }
 
   // A row of `entry` is done: prefixes no pending row needs any more leave the call (and the cache, unless

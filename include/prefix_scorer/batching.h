@@ -19,4 +19,10 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& 
 // Padding repeats the row's last position (so a padded query always sees the row's keys) and is marked invalid.
 ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions);
 
+// Flat indices (row * width + position) of the last scored[i] positions of each row of lengths[i] tokens.
+at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width);
+
+// Adds one forward of `batch` to the forward, token and padding counts; returns its real tokens.
+int64_t count_forward(const ForwardBatch& batch, ScoringStats& stats);
+
 }  // namespace prefix_scorer

@@ -71,3 +71,17 @@ TEST(CachedForwardErrors, MismatchedCacheIsRejected) {
 
 }  // namespace
 }  // namespace prefix_scorer::test
+
+namespace prefix_scorer::test {
+namespace {
+
+TEST(ForwardErrors, TorchErrorsCarryTheBatchShape) {
+  const Model model = Model::load(model_dir("llama3"));
+  const TokenIds tokens{1, 2, 3};
+  const std::string message = message_of<c10::Error>(
+      [&] { model.forward(make_batch({&tokens, &tokens}, {0, 0}), nullptr, at::tensor({int64_t{99}}, at::kLong)); });
+  EXPECT_NE(message.find("2 rows x 3 tokens"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

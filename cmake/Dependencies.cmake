@@ -1,4 +1,4 @@
-# Locates libtorch, fmt and nlohmann-json. Debian's packages are found through their CMake configs; a pip torch
+# Locates libtorch, fmt, nlohmann-json, PCRE2 and utf8proc. Debian's packages are found through their CMake configs; a pip torch
 # build finds fmt among torch's own headers, and nlohmann-json in PREFIX_SCORER_JSON_INCLUDE_DIR.
 include(GNUInstallDirs)
 
@@ -25,3 +25,8 @@ else()
   find_path(PREFIX_SCORER_JSON_FOUND_DIR nlohmann/json.hpp HINTS ${PREFIX_SCORER_JSON_INCLUDE_DIR} REQUIRED)
   target_include_directories(prefix_scorer_json INTERFACE ${PREFIX_SCORER_JSON_FOUND_DIR})
 endif()
+
+# The tokenizer's regexes and Unicode normalisation.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)

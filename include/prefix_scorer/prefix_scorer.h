@@ -18,5 +18,6 @@
 #include "prefix_scorer/rows.h"
 #include "prefix_scorer/safetensors.h"
 #include "prefix_scorer/scorer.h"
+#include "prefix_scorer/tokenizer.h"
 #include "prefix_scorer/types.h"
 #include "prefix_scorer/weights.h"

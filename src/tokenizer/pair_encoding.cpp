@@ -1,0 +1,35 @@
+// lm-evaluation-harness's pair encoding (HF backend) over the native tokenizer.
+
+#include "prefix_scorer/tokenizer.h"
+
+#include "tokenizer/unicode.h"
+
+#include <stdexcept>
+
+namespace prefix_scorer {
+
+int64_t prefix_token_id(const Tokenizer& tokenizer) {
+  if (const auto bos = tokenizer.bos_token_id()) return *bos;
+  if (const auto eos = tokenizer.eos_token_id()) return *eos;
+  throw std::invalid_argument("the tokenizer has neither a BOS nor an EOS token to stand for an empty context");
+}
+
+Request encode_pair(const Tokenizer& tokenizer, const std::string& context, const std::string& continuation,
+                    bool add_special_tokens) {
+  if (context.empty()) return {{prefix_token_id(tokenizer)}, tokenizer.encode(continuation, add_special_tokens)};
+  // Python's str.rstrip(): the trailing whitespace of the context moves to the continuation.
+  tok::check_utf8(context);
+  const std::vector<int32_t> cps = tok::code_points(context);
+  size_t keep = cps.size();
+  while (keep > 0 && tok::is_space(cps[keep - 1])) --keep;
+  std::string head;
+  for (size_t i = 0; i < keep; ++i) head += tok::to_utf8(cps[i]);
+  const std::string tail = context.substr(head.size());
+
+  const TokenIds whole = tokenizer.encode(head + tail + continuation, add_special_tokens);
+  TokenIds context_ids = tokenizer.encode(head, add_special_tokens);
+  const size_t n = std::min(context_ids.size(), whole.size());
+  return {std::move(context_ids), TokenIds(whole.begin() + static_cast<std::ptrdiff_t>(n), whole.end())};
+}
+
+}  // namespace prefix_scorer

@@ -14,9 +14,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,12 +31,17 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
-  --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} ...
+  --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded
+                            with the model directory's tokenizer.json as lm-evaluation-harness does) ...
   --output OUT.jsonl        ... and write lines {"logprob": x, "is_greedy": b} in the same order (last mode's)
   --workload W              built-in workload when no --requests is given: mmlu-shape or hellaswag-shape
                             [mmlu-shape]
      mmlu-shape:      --subjects 4 --questions 64 --prefix-len 600 --suffix-min 40 --suffix-max 160
      hellaswag-shape: --questions 256 --context-min 60 --context-max 140 --ending-min 10 --ending-max 40
+  --add-bos-token B         auto, true or false: text requests get the tokenizer's special tokens (auto: when
+                            the tokenizer's template adds them, as lm-eval with add_bos_token unset) [auto]
+  --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one]
+  --tokenize FILE           only encode FILE with the tokenizer and report its throughput
   --seed N                  workload and synthetic-weight seed [0]
   --json FILE               also write the report as JSON
   --device D                cpu, cuda, cuda:N [cpu]
@@ -114,10 +121,39 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The tokenizer for text requests: --tokenizer, else the model directory's tokenizer.json when there is one.
+std::optional<Tokenizer> find_tokenizer(const std::string& flag, const std::string& model_spec) {
+  if (!flag.empty()) return Tokenizer::from_file(flag);
+  if (model_spec.rfind("synthetic:", 0) != 0 && std::filesystem::exists(model_spec + "/tokenizer.json"))
+    return Tokenizer::from_file(model_spec);
+  return std::nullopt;
+}
+
+bool add_bos_flag(const std::string& value, const std::optional<Tokenizer>& tokenizer) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  if (value == "auto") return tokenizer && tokenizer->adds_special_tokens();
+  throw UsageError(fmt::format("--add-bos-token expects auto, true or false, got '{}'", value));
+}
+
+int tokenize_only(const std::string& path, const std::optional<Tokenizer>& tokenizer) {
+  if (!tokenizer) throw UsageError("--tokenize needs --tokenizer or a model directory with tokenizer.json");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(fmt::format("cannot read '{}'", path));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto start = std::chrono::steady_clock::now();
+  const TokenIds ids = tokenizer->encode(text);
+  const double s = seconds_since(start);
+  fmt::print(stderr, "encoded {:.2f} MB into {} tokens in {:.3f} s: {:.2f} MB/s, {:.0f} tokens/s\n", text.size() / 1e6,
+             ids.size(), s, text.size() / 1e6 / s, ids.size() / s);
+  return 0;
+}
+
 // Reads the workload's size flags now (so that every flag is checked before the model loads) and returns what
 // builds its requests once the vocabulary is known.
 std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags& flags, const std::string& workload,
-                                                                          uint64_t seed, const std::string& path) {
+                                                                          uint64_t seed, const std::string& path,
+                                                                          const Tokenizer* tokenizer, bool add_bos) {
   if (workload == "mmlu-shape") {
     bench::MmluShape shape;
     shape.subjects = flags.number("subjects", shape.subjects);
@@ -125,7 +161,7 @@ std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags&
     shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
     shape.suffix_min = flags.number("suffix-min", shape.suffix_min);
     shape.suffix_max = flags.number("suffix-max", shape.suffix_max);
-    if (!path.empty()) return [path](int64_t) { return bench::read_requests(path); };
+    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, tokenizer, add_bos); };
     return [shape, seed](int64_t vocab_size) { return bench::mmlu_shape(shape, vocab_size, seed); };
   }
   if (workload == "hellaswag-shape") {
@@ -135,7 +171,7 @@ std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags&
     shape.context_max = flags.number("context-max", shape.context_max);
     shape.ending_min = flags.number("ending-min", shape.ending_min);
     shape.ending_max = flags.number("ending-max", shape.ending_max);
-    if (!path.empty()) return [path](int64_t) { return bench::read_requests(path); };
+    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, tokenizer, add_bos); };
     return [shape, seed](int64_t vocab_size) { return bench::hellaswag_shape(shape, vocab_size, seed); };
   }
   throw UsageError(fmt::format("unknown workload '{}' (known: mmlu-shape, hellaswag-shape)", workload));
@@ -163,8 +199,13 @@ int run(int argc, char** argv) {
   options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
   const int64_t threads = flags.number("threads", 0);
-  const auto make_requests = workload_requests(flags, workload, model_options.seed, requests_path);
+  const std::optional<Tokenizer> tokenizer = find_tokenizer(flags.text("tokenizer", ""), model_spec);
+  const bool add_bos = add_bos_flag(flags.text("add-bos-token", "auto"), tokenizer);
+  const std::string tokenize_path = flags.text("tokenize", "");
+  const auto make_requests = workload_requests(flags, workload, model_options.seed, requests_path,
+                                               tokenizer ? &*tokenizer : nullptr, add_bos);
   flags.reject_unknown();
+  if (!tokenize_path.empty()) return tokenize_only(tokenize_path, tokenizer);
   if (threads < 0) throw UsageError("--threads must be >= 0");
   std::vector<std::string> modes{mode};
   if (mode == "all") modes = bench::mode_names();

@@ -23,7 +23,7 @@ TokenIds id_list(const nlohmann::json& line, const char* field) {
 
 }  // namespace
 
-std::vector<Request> read_requests(const std::string& path) {
+std::vector<Request> read_requests(const std::string& path, const Tokenizer* tokenizer, bool add_special_tokens) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(fmt::format("cannot read requests file '{}'", path));
   std::vector<Request> requests;
@@ -33,7 +33,17 @@ std::vector<Request> read_requests(const std::string& path) {
     try {
       const auto line = nlohmann::json::parse(text);
       if (!line.is_object()) throw std::invalid_argument("not a JSON object");
-      requests.push_back({id_list(line, "context"), id_list(line, "continuation")});
+      const bool text = line.contains("context") && line["context"].is_string();
+      if (!text) {
+        requests.push_back({id_list(line, "context"), id_list(line, "continuation")});
+        continue;
+      }
+      if (tokenizer == nullptr)
+        throw std::invalid_argument("text requests need a tokenizer (tokenizer.json in the model directory)");
+      if (!line.contains("continuation") || !line["continuation"].is_string())
+        throw std::invalid_argument("field 'continuation' must be a string like 'context'");
+      requests.push_back(encode_pair(*tokenizer, line["context"].get<std::string>(),
+                                     line["continuation"].get<std::string>(), add_special_tokens));
     } catch (const std::exception& e) {
       throw std::invalid_argument(fmt::format("{}:{}: {}", path, line_no, e.what()));
     }

@@ -34,6 +34,44 @@ def test_file_mode_matches_golden_loglikelihoods(bench, tmp_path, model, mode):
         assert got["is_greedy"] is want["is_greedy"], i
 
 
+@pytest.mark.parametrize("model", FIXTURE_MODELS)
+def test_text_requests_match_golden_loglikelihoods(bench, tmp_path, model):
+    expected = json.loads((DATA / "models" / model / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    requests, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    write_jsonl(requests, [{"context": r["context"], "continuation": r["continuation"]} for r in expected])
+
+    # The fixtures were made with lm-eval's add_bos_token off.
+    proc = run(bench, "--model", DATA / "models" / model, "--requests", requests, "--output", output,
+               "--add-bos-token", "false")
+    assert proc.returncode == 0, proc.stderr
+    scores = [json.loads(line) for line in output.read_text().splitlines()]
+    for i, (got, want) in enumerate(zip(scores, expected)):
+        assert got["logprob"] == pytest.approx(want["logprob"], abs=1e-4), i
+        assert got["is_greedy"] is want["is_greedy"], i
+
+    # auto: this tokenizer's template adds a BOS, so every context gains one and the numbers move.
+    proc = run(bench, "--model", DATA / "models" / model, "--requests", requests, "--output", output)
+    assert proc.returncode == 0, proc.stderr
+    with_bos = [json.loads(line)["logprob"] for line in output.read_text().splitlines()]
+    assert any(abs(a - b["logprob"]) > 1e-3 for a, b in zip(with_bos, expected))
+
+
+def test_text_requests_need_a_tokenizer(bench, tmp_path):
+    requests = tmp_path / "in.jsonl"
+    write_jsonl(requests, [{"context": "a", "continuation": "b"}])
+    proc = run(bench, "--model", "synthetic:tiny", "--requests", requests)
+    assert proc.returncode != 0
+    assert "need a tokenizer" in proc.stderr
+
+
+def test_tokenize_reports_throughput(bench, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("The quick brown fox jumps over the lazy dog. " * 2000)
+    proc = run(bench, "--tokenizer", DATA / "tokenizer" / "tokenizer.json", "--tokenize", text)
+    assert proc.returncode == 0, proc.stderr
+    assert "MB/s" in proc.stderr
+
+
 def test_builtin_workload_on_synthetic_model(bench):
     proc = run(bench, "--model", "synthetic:tiny", "--subjects", 1, "--questions", 3, "--prefix-len", 20,
                "--suffix-min", 4, "--suffix-max", 8)
@@ -95,6 +133,7 @@ def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
         (["--model", "synthetic:tiny", "--max-batch-rows", "x"], "expects an integer"),
         (["--bogus", "1"], "unknown flag --bogus"),
         (["--mode", "fastest"], "unknown mode"),
+        (["--add-bos-token", "maybe"], "--add-bos-token"),
         (["--workload", "arc"], "unknown workload"),
         (["--model", "synthetic:tiny", "--prefill-batch", "0"], "prefill_batch"),
     ],

@@ -1,5 +1,7 @@
 #include "prefix_scorer/checkpoint.h"
 
+#include "prefix_scorer/errors.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -36,8 +38,7 @@ Checkpoint::Checkpoint(const std::string& dir) {
       throw std::runtime_error(fmt::format("malformed '{}': {}", index, e.what()));
     }
   } else {
-    throw std::runtime_error(
-        fmt::format("'{}' has no model.safetensors nor model.safetensors.index.json", dir));
+    throw FileNotFound(fmt::format("'{}' has no model.safetensors nor model.safetensors.index.json", dir));
   }
   for (const auto& path : shards) {
     files_.push_back(std::make_unique<SafetensorsFile>(path));

@@ -1,5 +1,7 @@
 #include "prefix_scorer/model_config.h"
 
+#include "prefix_scorer/errors.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -102,7 +104,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
 ModelConfig ModelConfig::from_file(const std::string& path) {
   const std::string file = std::filesystem::is_directory(path) ? path + "/config.json" : path;
   std::ifstream in(file);
-  if (!in) throw std::runtime_error(fmt::format("cannot read model config '{}'", file));
+  if (!in) throw FileNotFound(fmt::format("cannot read model config '{}'", file));
   std::stringstream text;
   text << in.rdbuf();
   try {

@@ -1,5 +1,7 @@
 #include "prefix_scorer/safetensors.h"
 
+#include "prefix_scorer/errors.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -31,7 +33,7 @@ at::ScalarType parse_dtype_tag(const std::string& tag) {
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot open safetensors file '{}': {}", path, strerror(errno)));
+  if (fd < 0) throw FileNotFound(fmt::format("cannot open safetensors file '{}': {}", path, strerror(errno)));
   struct stat st {};
   ::fstat(fd, &st);
   size_ = static_cast<size_t>(st.st_size);

@@ -5,6 +5,7 @@
 #include "prefix_scorer/batching.h"
 #include "prefix_scorer/checkpoint.h"
 #include "prefix_scorer/devices.h"
+#include "prefix_scorer/errors.h"
 #include "prefix_scorer/kv_cache.h"
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/model_config.h"

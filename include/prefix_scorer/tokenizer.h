@@ -43,7 +43,8 @@ class Tokenizer {
 // lm-evaluation-harness's HF-backend pair encoding: trailing whitespace of the context moves to the front of the
 // continuation; context + continuation is encoded whole and the context alone; the continuation is the whole
 // encoding past the context's length. An empty context becomes the prefix token (BOS, else EOS) and the
-// continuation is encoded alone. `add_special_tokens` is lm-eval's add_bos_token.
+// continuation is encoded alone. `add_special_tokens` is lm-eval's add_bos_token; text that already starts with
+// the BOS token does not get a second one.
 Request encode_pair(const Tokenizer& tokenizer, const std::string& context, const std::string& continuation,
                     bool add_special_tokens);
 

@@ -16,7 +16,14 @@ int64_t prefix_token_id(const Tokenizer& tokenizer) {
 
 Request encode_pair(const Tokenizer& tokenizer, const std::string& context, const std::string& continuation,
                     bool add_special_tokens) {
-  if (context.empty()) return {{prefix_token_id(tokenizer)}, tokenizer.encode(continuation, add_special_tokens)};
+  // With special tokens, text that already starts with the BOS does not get a second one.
+  auto encode = [&](const std::string& text) {
+    TokenIds ids = tokenizer.encode(text, add_special_tokens);
+    const auto bos = tokenizer.bos_token_id();
+    if (add_special_tokens && bos && ids.size() >= 2 && ids[0] == *bos && ids[1] == *bos) ids.erase(ids.begin());
+    return ids;
+  };
+  if (context.empty()) return {{prefix_token_id(tokenizer)}, encode(continuation)};
   // Python's str.rstrip(): the trailing whitespace of the context moves to the continuation.
   tok::check_utf8(context);
   const std::vector<int32_t> cps = tok::code_points(context);
@@ -26,8 +33,8 @@ Request encode_pair(const Tokenizer& tokenizer, const std::string& context, cons
   for (size_t i = 0; i < keep; ++i) head += tok::to_utf8(cps[i]);
   const std::string tail = context.substr(head.size());
 
-  const TokenIds whole = tokenizer.encode(head + tail + continuation, add_special_tokens);
-  TokenIds context_ids = tokenizer.encode(head, add_special_tokens);
+  const TokenIds whole = encode(head + tail + continuation);
+  TokenIds context_ids = encode(head);
   const size_t n = std::min(context_ids.size(), whole.size());
   return {std::move(context_ids), TokenIds(whole.begin() + static_cast<std::ptrdiff_t>(n), whole.end())};
 }

@@ -1,5 +1,7 @@
 #include "prefix_scorer/tokenizer.h"
 
+#include "prefix_scorer/errors.h"
+
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/pipeline.h"
@@ -41,7 +43,7 @@ namespace {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read '{}'", path));
+  if (!in) throw FileNotFound(fmt::format("cannot read '{}'", path));
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

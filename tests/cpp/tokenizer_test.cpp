@@ -178,3 +178,18 @@ TEST(Tokenizer, InvalidUtf8IsAnError) {
 
 }  // namespace
 }  // namespace prefix_scorer::test
+
+namespace prefix_scorer::test {
+namespace {
+
+TEST(PairEncodingRules, NoSecondBosWhenTheTextStartsWithIt) {
+  const Tokenizer tokenizer = Tokenizer::from_file(model_dir("llama3"));
+  const Request pair = encode_pair(tokenizer, "<|begin_of_text|>Question:", " yes", true);
+  EXPECT_EQ(pair.context, encode_pair(tokenizer, "Question:", " yes", true).context);
+  EXPECT_EQ(pair.context[0], 0);
+  EXPECT_NE(pair.context[1], 0);
+  EXPECT_EQ(tokenizer.encode("<|begin_of_text|>Question:", true)[1], 0);  // the plain encoder does add one
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

@@ -1,0 +1,142 @@
+"""Text-level scoring with lm-evaluation-harness semantics, shared by the harness adapters."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+from . import _core
+from .scorer import PrefixScorer
+
+try:
+    from tqdm.auto import tqdm
+except ImportError:  # progress bars are optional
+    tqdm = None
+
+
+class _HfTokenizer:
+    """``transformers.AutoTokenizer`` behind the native tokenizer's interface."""
+
+    def __init__(self, name: str) -> None:
+        from transformers import AutoTokenizer
+
+        self._tok = AutoTokenizer.from_pretrained(name)
+        self.bos_token_id = self._tok.bos_token_id
+        self.eos_token_id = self._tok.eos_token_id
+        self.adds_special_tokens = len(self._tok("").input_ids) > 0
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> List[int]:
+        return self._tok(text, add_special_tokens=add_special_tokens).input_ids
+
+
+class Scorer:
+    """Scores text requests as lm-evaluation-harness's HF backend would, on a :class:`PrefixScorer`.
+
+    - ``add_bos_token``: ``None`` takes the tokenizer's own default (a tokenizer.json whose template adds a BOS
+      adds it); ``True``/``False`` force it. Text that already starts with the BOS gets no second one.
+    - ``max_length``: inputs keep their last ``max_length + 1`` tokens (default: the model's
+      ``max_position_embeddings``); rolling windows are ``max_length`` long.
+    - ``tokenizer_backend``: ``"native"`` (default) reads tokenizer.json in C++; ``"hf"`` uses
+      ``transformers.AutoTokenizer``. ``tokenizer`` names another tokenizer file or directory.
+    - Other keyword arguments are :meth:`PrefixScorer.from_pretrained`'s options.
+    """
+
+    def __init__(
+        self,
+        pretrained: "str | os.PathLike[str]",
+        *,
+        device: str = "cpu",
+        dtype: Any = None,
+        max_length: Optional[int] = None,
+        add_bos_token: Optional[bool] = None,
+        tokenizer: "Optional[str | os.PathLike[str]]" = None,
+        tokenizer_backend: str = "native",
+        progress: bool = True,
+        **options: Any,
+    ) -> None:
+        self._bar: Any = None
+        self.progress = progress and tqdm is not None
+        self.scorer = PrefixScorer.from_pretrained(
+            pretrained, device, dtype, max_length=max_length or 0, on_progress=self._on_progress, **options
+        )
+        self.max_length = max_length or self.scorer.config.max_position_embeddings
+        source = os.fspath(tokenizer if tokenizer is not None else pretrained)
+        if tokenizer_backend == "native":
+            if source.startswith("synthetic:"):
+                raise ValueError("a synthetic model has no tokenizer: pass tokenizer=PATH for text requests")
+            self.tokenizer: Any = _core.Tokenizer.from_file(source)
+        elif tokenizer_backend == "hf":
+            self.tokenizer = _HfTokenizer(source)
+        else:
+            raise ValueError(f"tokenizer_backend must be 'native' or 'hf', got {tokenizer_backend!r}")
+        self.add_bos_token = self.tokenizer.adds_special_tokens if add_bos_token is None else bool(add_bos_token)
+
+    @property
+    def prefix_token_id(self) -> int:
+        """The token an empty context becomes: BOS, else EOS."""
+        token = self.tokenizer.bos_token_id
+        if token is None:
+            token = self.tokenizer.eos_token_id
+        if token is None:
+            raise ValueError("the tokenizer has neither a BOS nor an EOS token to stand for an empty context")
+        return token
+
+    def encode(self, text: str) -> List[int]:
+        """``text``'s ids, with the BOS when ``add_bos_token`` (never twice)."""
+        ids = list(self.tokenizer.encode(text, self.add_bos_token))
+        bos = self.tokenizer.bos_token_id
+        if self.add_bos_token and bos is not None and ids[:2] == [bos, bos]:
+            ids = ids[1:]
+        return ids
+
+    def encode_pair(self, context: str, continuation: str) -> Tuple[List[int], List[int]]:
+        """``(context ids, continuation ids)`` as lm-evaluation-harness's HF backend encodes a request."""
+        if isinstance(self.tokenizer, _core.Tokenizer):
+            return _core.encode_pair(self.tokenizer, context, continuation, self.add_bos_token)
+        if context == "":
+            return [self.prefix_token_id], self.encode(continuation)
+        stripped = context.rstrip()
+        continuation = context[len(stripped):] + continuation
+        whole, head = self.encode(stripped + continuation), self.encode(stripped)
+        return head, whole[len(head):]
+
+    def loglikelihood(self, requests: Sequence[Tuple[str, str]]) -> List[Tuple[float, bool]]:
+        """``(logprob, is_greedy)`` of each ``(context, continuation)`` text pair, in order."""
+        pairs = [self.encode_pair(context, continuation) for context, continuation in requests]
+        return self.loglikelihood_tokens(pairs)
+
+    def loglikelihood_tokens(self, pairs: Sequence[Tuple[Sequence[int], Sequence[int]]]) -> List[Tuple[float, bool]]:
+        """The same for pairs already encoded."""
+        with self._progress_bar(len(pairs), "loglikelihood"):
+            return self.scorer.loglikelihood(pairs)
+
+    def loglikelihood_rolling(self, texts: Sequence[str]) -> List[float]:
+        """Each text's summed logprob over lm-evaluation-harness's disjoint rolling windows (perplexity)."""
+        return [logprob for logprob, _ in self.rolling_scores(texts)]
+
+    def rolling_scores(self, texts: Sequence[str]) -> List[Tuple[float, bool]]:
+        """``(summed logprob, all greedy)`` of each text over the rolling windows."""
+        sequences = [self.encode(text) for text in texts]
+        for i, ids in enumerate(sequences):
+            if not ids:
+                raise ValueError(f"document {i}: no tokens")
+        with self._progress_bar(len(texts), "loglikelihood_rolling"):
+            return self.scorer.loglikelihood_rolling(sequences, self.prefix_token_id)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.n = done
+            self._bar.refresh()
+
+    @contextlib.contextmanager
+    def _progress_bar(self, requests: int, what: str) -> Iterator[None]:
+        if self.progress and requests > 0:
+            self._bar = tqdm(total=requests, desc=f"prefix-scorer {what}", unit="row")
+        try:
+            yield
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None

@@ -1,0 +1,157 @@
+"""lm-evaluation-harness backend: ``--model prefix-scorer``.
+
+``python -m prefix_scorer.lm_eval --model prefix-scorer --model_args pretrained=DIR --tasks mmlu`` registers the
+model and runs lm-eval's own command line. Importing this module works without lm_eval installed (the class is
+then a plain object, usable on its own); with it, ``PrefixScorerLM`` is a ``TemplateLM`` registered as
+``prefix-scorer``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from .harness import Scorer
+from .scorer import OPTION_NAMES
+
+try:
+    from lm_eval.api.model import TemplateLM as _Base
+    from lm_eval.api.registry import register_model as _register_model
+
+    HAVE_LM_EVAL = True
+except ImportError:
+    _Base = object
+    _register_model = None
+    HAVE_LM_EVAL = False
+
+#: Rows and padded tokens per forward for lm-eval's ``batch_size=N``.
+TOKENS_PER_BATCH_ROW = 512
+
+SERVED = "prefix-scorer serves loglikelihood and loglikelihood_rolling requests only"
+
+
+class _NoCache:
+    def add_partial(self, *args: Any) -> None:
+        pass
+
+
+def _as_bool(value: Any) -> Optional[bool]:
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    if text in ("none", ""):
+        return None
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def parse_model_args(
+    batch_size: Any = None, max_length: Any = None, add_bos_token: Any = None, **options: Any
+) -> Dict[str, Any]:
+    """lm-eval's model arguments (strings or numbers) as :class:`Scorer` keyword arguments.
+
+    ``batch_size=N`` caps a forward at N rows and N * 512 padded tokens; ``"auto"`` or nothing keeps the scorer's
+    token budget. Cache options (``min_prefix_len``, ``max_cache_bytes``, ``keep_cache``, ...) pass through.
+    """
+    parsed: Dict[str, Any] = {"add_bos_token": _as_bool(add_bos_token)}
+    if max_length not in (None, "", "None"):
+        parsed["max_length"] = int(max_length)
+    if batch_size not in (None, "", "auto") and not str(batch_size).startswith("auto"):
+        rows = int(batch_size)
+        if rows <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size!r}")
+        parsed["max_batch_rows"] = rows
+        parsed["max_batch_tokens"] = rows * TOKENS_PER_BATCH_ROW
+    for name, value in options.items():
+        if name not in OPTION_NAMES:
+            raise TypeError(f"unknown model argument {name!r}; cache options are {', '.join(sorted(OPTION_NAMES))}")
+        parsed[name] = _as_bool(value) if name == "keep_cache" else int(value)
+    return parsed
+
+
+class PrefixScorerLM(_Base):
+    """An lm-evaluation-harness model backed by :class:`prefix_scorer.harness.Scorer`.
+
+    Model arguments follow the HF backend's: ``pretrained``, ``device``, ``dtype``, ``max_length``,
+    ``add_bos_token``, ``batch_size``, ``tokenizer_name`` (the request cache's key), plus the cache options.
+    """
+
+    def __init__(
+        self,
+        pretrained: str,
+        device: str = "cpu",
+        dtype: Optional[str] = None,
+        tokenizer_name: Optional[str] = None,
+        **model_args: Any,
+    ) -> None:
+        if HAVE_LM_EVAL:
+            super().__init__()
+        else:
+            self.cache_hook = _NoCache()
+        self.scorer = Scorer(pretrained, device=device, dtype=dtype, progress=True, **parse_model_args(**model_args))
+        self._tokenizer_name = tokenizer_name or os.fspath(pretrained).replace("/", "__")
+
+    @property
+    def eot_token_id(self) -> int:
+        eos = self.scorer.tokenizer.eos_token_id
+        return self.scorer.prefix_token_id if eos is None else eos
+
+    @property
+    def prefix_token_id(self) -> int:
+        return self.scorer.prefix_token_id
+
+    @property
+    def max_length(self) -> int:
+        return self.scorer.max_length
+
+    @property
+    def tokenizer_name(self) -> str:
+        return self._tokenizer_name
+
+    def tok_encode(self, string: str, **kwargs: Any) -> List[int]:
+        return self.scorer.encode(string)
+
+    def loglikelihood(self, requests: List[Any], disable_tqdm: bool = False) -> List[Tuple[float, bool]]:
+        """Each request's ``args`` is ``(context, continuation)``; results come back in the requests' order."""
+        pairs = [tuple(req.args) for req in requests]
+        self.scorer.progress = not disable_tqdm
+        results = self.scorer.loglikelihood(pairs)
+        for pair, result in zip(pairs, results):
+            self.cache_hook.add_partial("loglikelihood", pair, result)
+        return results
+
+    def _loglikelihood_tokens(self, requests: List[Any], disable_tqdm: bool = False, **kwargs: Any) -> List[Tuple[float, bool]]:
+        """``[(cache key, context ids, continuation ids)]``, as lm-eval's TemplateLM hands them."""
+        self.scorer.progress = not disable_tqdm
+        return self.scorer.loglikelihood_tokens([(ctx, cont) for _, ctx, cont in requests])
+
+    def loglikelihood_rolling(self, requests: List[Any], disable_tqdm: bool = False) -> List[float]:
+        texts = [req.args[0] for req in requests]
+        self.scorer.progress = not disable_tqdm
+        results = self.scorer.loglikelihood_rolling(texts)
+        for text, result in zip(texts, results):
+            self.cache_hook.add_partial("loglikelihood_rolling", (text,), result)
+        return results
+
+    def generate_until(self, requests: List[Any], disable_tqdm: bool = False) -> List[str]:
+        raise NotImplementedError(f"{SERVED}; generate_until needs a generating backend such as lm-eval's hf")
+
+
+if HAVE_LM_EVAL:
+    PrefixScorerLM = _register_model("prefix-scorer")(PrefixScorerLM)
+
+
+def main() -> None:
+    """Runs lm-eval's command line with ``prefix-scorer`` registered."""
+    if not HAVE_LM_EVAL:
+        raise SystemExit("prefix_scorer.lm_eval: lm_eval is not installed (pip install lm-eval)")
+    from lm_eval.__main__ import cli_evaluate
+
+    cli_evaluate()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The token-level scorer: a thin, typed layer over the native ``PrefixScorer``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import _core
+
+TokenPair = Tuple[Sequence[int], Sequence[int]]
+
+#: Options of the native scorer, settable as keyword arguments of ``from_pretrained``.
+OPTION_NAMES = frozenset(
+    name for name in dir(_core.PrefixScorerOptions) if not name.startswith("_") and name != "on_progress"
+)
+
+
+def _dtype_name(dtype: Any, devices: Sequence[str]) -> str:
+    """``None`` or ``"auto"``: float32 on the CPU, bfloat16 where any layer is on CUDA; torch dtypes accepted."""
+    if dtype is None or dtype == "auto":
+        return "bfloat16" if any(d.startswith("cuda") for d in devices) else "float32"
+    return str(dtype).replace("torch.", "")
+
+
+class PrefixScorer:
+    """Scores ``(context ids, continuation ids)`` pairs exactly as one full forward would, each shared prefix once.
+
+    Build it with :meth:`from_pretrained`. Every call releases the GIL while it computes.
+    """
+
+    def __init__(self, core: _core.PrefixScorer) -> None:
+        self._core = core
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_synthetic: "str | os.PathLike[str]",
+        device: str = "cpu",
+        dtype: Any = None,
+        *,
+        layer_devices: Optional[Sequence[str]] = None,
+        seed: int = 0,
+        on_progress: Optional[Callable[[int, int], None]] = None,
+        **options: Any,
+    ) -> "PrefixScorer":
+        """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b).
+
+        ``options`` are the native options under their own names: ``max_length``, ``max_batch_tokens``,
+        ``max_batch_rows``, ``min_prefix_len``, ``prefill_batch``, ``max_cache_bytes``, ``max_cache_entries``,
+        ``keep_cache``. ``layer_devices`` splits the layers into contiguous blocks over several devices.
+        Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
+        """
+        model_options = _core.ModelOptions()
+        model_options.device = device
+        model_options.layer_devices = list(layer_devices or [])
+        model_options.dtype = _dtype_name(dtype, model_options.layer_devices or [device])
+        model_options.seed = seed
+        scorer_options = _core.PrefixScorerOptions()
+        for name, value in options.items():
+            if name not in OPTION_NAMES:
+                raise TypeError(f"unknown option {name!r}; options are {', '.join(sorted(OPTION_NAMES))}")
+            setattr(scorer_options, name, value)
+        if on_progress is not None:
+            scorer_options.on_progress = on_progress
+        return cls(_core.PrefixScorer(os.fspath(path_or_synthetic), model_options, scorer_options))
+
+    def loglikelihood(self, pairs: Sequence[TokenPair]) -> List[Tuple[float, bool]]:
+        """``(summed logprob, is_greedy)`` of each pair's continuation, in the order given.
+
+        Raises ``ValueError`` naming the request for an empty context or continuation or an id outside the
+        vocabulary.
+        """
+        return self._core.loglikelihood([(list(c), list(x)) for c, x in pairs])
+
+    def loglikelihood_rolling(self, sequences: Sequence[Sequence[int]], prefix_token: int) -> List[Tuple[float, bool]]:
+        """``(summed logprob, all greedy)`` of each token sequence over lm-evaluation-harness's disjoint rolling
+        windows of ``max_length`` tokens, the first predicted from ``prefix_token``."""
+        return self._core.loglikelihood_rolling([list(s) for s in sequences], prefix_token)
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """Totals over every call so far (prefixes prefilled, cache hits, tokens, ...), with the cache's size."""
+        return self._core.stats()
+
+    @property
+    def config(self) -> _core.ModelConfig:
+        """The model's architecture (vocab_size, max_position_embeddings, ...)."""
+        return self._core.config
+
+    def clear_cache(self) -> None:
+        """Drops every cached prefix."""
+        self._core.clear_cache()

@@ -1,0 +1,33 @@
+// ModelOptions and the model's config, for Python.
+
+#include "bindings.h"
+
+#include "prefix_scorer/model.h"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace prefix_scorer::python {
+
+void register_model(py::module_& m) {
+  py::class_<ModelOptions>(m, "ModelOptions", "Where and how a model runs.")
+      .def(py::init<>())
+      .def_readwrite("device", &ModelOptions::device, "cpu, cuda or cuda:N")
+      .def_readwrite("layer_devices", &ModelOptions::layer_devices,
+                     "the layers split into contiguous blocks over these devices (overrides device)")
+      .def_readwrite("dtype", &ModelOptions::dtype, "float32, bfloat16 or float16")
+      .def_readwrite("seed", &ModelOptions::seed, "weights of synthetic:NAME models");
+
+  py::class_<ModelConfig>(m, "ModelConfig", "A model's architecture, as read from config.json.")
+      .def_readonly("model_type", &ModelConfig::model_type)
+      .def_readonly("vocab_size", &ModelConfig::vocab_size)
+      .def_readonly("hidden_size", &ModelConfig::hidden_size)
+      .def_readonly("num_layers", &ModelConfig::num_layers)
+      .def_readonly("num_heads", &ModelConfig::num_heads)
+      .def_readonly("num_kv_heads", &ModelConfig::num_kv_heads)
+      .def_readonly("head_dim", &ModelConfig::head_dim)
+      .def_readonly("max_position_embeddings", &ModelConfig::max_position_embeddings);
+}
+
+}  // namespace prefix_scorer::python

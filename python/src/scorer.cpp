@@ -1,0 +1,95 @@
+// PrefixScorer and its options, for Python; every call that computes releases the GIL.
+
+#include "bindings.h"
+
+#include "prefix_scorer/scorer.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <utility>
+
+namespace py = pybind11;
+
+namespace prefix_scorer::python {
+namespace {
+
+using TokenPair = std::pair<TokenIds, TokenIds>;
+
+py::dict stats_dict(const ScoringStats& s) {
+  py::dict d;
+  d["requests"] = s.requests;
+  d["forwards"] = s.forwards;
+  d["tokens_computed"] = s.tokens_computed;
+  d["padding_tokens"] = s.padding_tokens;
+  d["scored_rows"] = s.scored_rows;
+  d["truncated"] = s.truncated;
+  d["prefixes_prefilled"] = s.prefixes_prefilled;
+  d["cache_hits"] = s.cache_hits;
+  d["cache_misses"] = s.cache_misses;
+  d["evictions"] = s.evictions;
+  d["fallbacks"] = s.fallbacks;
+  d["prefill_tokens"] = s.prefill_tokens;
+  d["suffix_tokens"] = s.suffix_tokens;
+  d["entries_held"] = s.entries_held;
+  d["bytes_held"] = s.bytes_held;
+  d["peak_bytes"] = s.peak_bytes;
+  return d;
+}
+
+std::vector<std::pair<double, bool>> as_pairs(const ScoringResult& result) {
+  std::vector<std::pair<double, bool>> out;
+  for (const Score& s : result.scores) out.emplace_back(s.logprob, s.is_greedy);
+  return out;
+}
+
+}  // namespace
+
+void register_scorer(py::module_& m) {
+  py::class_<PrefixScorerOptions>(m, "PrefixScorerOptions", "Batching and prefix-cache options of PrefixScorer.")
+      .def(py::init<>())
+      .def_readwrite("max_length", &PrefixScorerOptions::max_length,
+                     "inputs keep their last max_length + 1 tokens (0: the model's max_position_embeddings)")
+      .def_readwrite("max_batch_tokens", &PrefixScorerOptions::max_batch_tokens, "padded tokens per forward")
+      .def_readwrite("max_batch_rows", &PrefixScorerOptions::max_batch_rows, "rows per forward")
+      .def_readwrite("min_prefix_len", &PrefixScorerOptions::min_prefix_len, "shortest shared prefix worth caching")
+      .def_readwrite("prefill_batch", &PrefixScorerOptions::prefill_batch, "prefixes prefilled per forward")
+      .def_readwrite("max_cache_bytes", &PrefixScorerOptions::max_cache_bytes, "prefix cache budget in bytes")
+      .def_readwrite("max_cache_entries", &PrefixScorerOptions::max_cache_entries, "prefix cache budget in entries")
+      .def_readwrite("keep_cache", &PrefixScorerOptions::keep_cache, "keep prefixes for the next call")
+      .def_readwrite("on_progress", &PrefixScorerOptions::on_progress, "called with (rows done, rows in all)");
+
+  py::class_<PrefixScorer, std::shared_ptr<PrefixScorer>>(m, "PrefixScorer",
+                                                           "Scores loglikelihood requests, each shared prefix once.")
+      .def(py::init([](const std::string& spec, const ModelOptions& model_options, const PrefixScorerOptions& options) {
+             py::gil_scoped_release release;
+             auto model = std::make_shared<const Model>(Model::open(spec, model_options));
+             return std::make_shared<PrefixScorer>(std::move(model), options);
+           }),
+           py::arg("model"), py::arg("model_options"), py::arg("options"),
+           "Loads a checkpoint directory or synthetic:NAME.")
+      .def(
+          "loglikelihood",
+          [](PrefixScorer& self, const std::vector<TokenPair>& pairs) {
+            std::vector<Request> requests;
+            requests.reserve(pairs.size());
+            for (const auto& [context, continuation] : pairs) requests.push_back({context, continuation});
+            return as_pairs(self.loglikelihood(requests));
+          },
+          py::arg("pairs"), py::call_guard<py::gil_scoped_release>(),
+          "(logprob, is_greedy) of each (context ids, continuation ids) pair, in order.")
+      .def(
+          "loglikelihood_rolling",
+          [](PrefixScorer& self, const std::vector<TokenIds>& documents, int64_t prefix_token) {
+            return as_pairs(self.loglikelihood_rolling(documents, prefix_token));
+          },
+          py::arg("documents"), py::arg("prefix_token"), py::call_guard<py::gil_scoped_release>(),
+          "(summed logprob, all greedy) of each token sequence over lm-eval's disjoint rolling windows.")
+      .def("stats", [](const PrefixScorer& self) { return stats_dict(self.stats()); },
+           "Totals over every call so far, with the cache's current size.")
+      .def("clear_cache", &PrefixScorer::clear_cache, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); });
+}
+
+}  // namespace prefix_scorer::python

@@ -1,0 +1,89 @@
+"""The lm-evaluation-harness and Evalution adapters: their own logic without the harnesses, and the
+registration where the harnesses are installed."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import DATA
+
+from prefix_scorer import evalution as ev
+from prefix_scorer import lm_eval as pl
+from prefix_scorer.harness import Scorer
+
+MODEL = DATA / "models" / "llama3"
+ROWS = json.loads((MODEL / "expected_loglikelihood.json").read_text())["loglikelihood"]
+
+
+def test_model_args_parse_like_lm_eval_strings():
+    assert pl.parse_model_args(batch_size="8", max_length="128", add_bos_token="False", min_prefix_len="16",
+                               keep_cache="true") == {
+        "add_bos_token": False, "max_length": 128, "max_batch_rows": 8, "max_batch_tokens": 8 * 512,
+        "min_prefix_len": 16, "keep_cache": True}
+    assert pl.parse_model_args(batch_size="auto") == {"add_bos_token": None}
+    with pytest.raises(TypeError, match="unknown model argument 'temperature'"):
+        pl.parse_model_args(temperature="0.5")
+    with pytest.raises(ValueError, match="batch_size"):
+        pl.parse_model_args(batch_size="0")
+    with pytest.raises(ValueError, match="true or false"):
+        pl.parse_model_args(add_bos_token="perhaps")
+
+
+def test_lm_eval_model_scores_requests_in_order():
+    lm = pl.PrefixScorerLM(pretrained=str(MODEL), add_bos_token="false", batch_size="4")
+    order = [3, 0, 7, 1, 1]
+    requests = [SimpleNamespace(args=(ROWS[i]["context"], ROWS[i]["continuation"])) for i in order]
+    results = lm.loglikelihood(requests, disable_tqdm=True)
+    assert [lp for lp, _ in results] == pytest.approx([ROWS[i]["logprob"] for i in order], abs=1e-4)
+    assert [g for _, g in results] == [ROWS[i]["is_greedy"] for i in order]
+    # TemplateLM's own path hands encoded pairs to _loglikelihood_tokens.
+    tokens = lm._loglikelihood_tokens([(None, ROWS[i]["context_ids"], ROWS[i]["continuation_ids"]) for i in order])
+    assert [lp for lp, _ in tokens] == pytest.approx([lp for lp, _ in results], abs=1e-6)
+    assert lm.tok_encode("Hello") == lm.scorer.encode("Hello")
+    assert lm.prefix_token_id == 0 and lm.eot_token_id == 1
+    assert lm.tokenizer_name.endswith("llama3")
+    assert lm.scorer.scorer.stats["requests"] >= 5
+
+
+def test_lm_eval_rolling_and_generation():
+    lm = pl.PrefixScorerLM(pretrained=str(MODEL), add_bos_token="false", max_length="16")
+    text = "A long document of plain words, long enough to need several windows of sixteen tokens."
+    rolled = lm.loglikelihood_rolling([SimpleNamespace(args=(text,))], disable_tqdm=True)
+    harness = Scorer(MODEL, add_bos_token=False, max_length=16, progress=False)
+    assert rolled == pytest.approx(harness.loglikelihood_rolling([text]), abs=1e-6)
+    with pytest.raises(NotImplementedError, match="loglikelihood and loglikelihood_rolling"):
+        lm.generate_until([SimpleNamespace(args=("Q:", {"until": ["\n"]}))])
+
+
+def test_evalution_session_tokenizes_context_and_continuation_apart():
+    engine = ev.PrefixScorerEngine(MODEL, add_bos_token=False)
+    session = engine.session()
+    requests = [SimpleNamespace(context="Answer:", continuation=" B"), ("", "Hello world"), ("The sky is ", "blue")]
+    outputs = session.loglikelihood(requests, batch_size=8)
+    tok = session.scorer.tokenizer
+    token_scorer = session.scorer.scorer
+    expected = token_scorer.loglikelihood([(tok.encode("Answer:"), tok.encode(" B")), ([0], tok.encode("Hello world")),
+                                           (tok.encode("The sky is "), tok.encode("blue"))])
+    assert [o.logprob for o in outputs] == pytest.approx([lp for lp, _ in expected], abs=1e-6)
+    assert [o.token_count for o in outputs] == [len(tok.encode(" B")), len(tok.encode("Hello world")),
+                                                len(tok.encode("blue"))]
+    rolled = session.loglikelihood_rolling([SimpleNamespace(text="Some text to score.")])
+    assert rolled[0].token_count == len(tok.encode("Some text to score."))
+    session.gc()
+    assert token_scorer.stats["entries_held"] == 0
+    session.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        session.loglikelihood(requests)
+
+
+def test_lm_eval_registers_the_model():
+    pytest.importorskip("lm_eval", reason="lm_eval is not installed here: registration untested")
+    from lm_eval.api.registry import get_model
+
+    assert get_model("prefix-scorer") is pl.PrefixScorerLM
+
+
+def test_evalution_is_importable_alongside():
+    pytest.importorskip("evalution", reason="evalution is not installed here: integration untested")
+    assert ev.HAVE_EVALUTION

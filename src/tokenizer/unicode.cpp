@@ -22,7 +22,9 @@ std::string normalize(const std::string& text, utf8proc_option_t options) {
 
 }  // namespace
 
-void check_utf8(const std::string& text) {
+// Calls f(code point) for each character of `text`; throws on the first invalid UTF-8 sequence.
+template <typename F>
+void for_each_code_point(const std::string& text, F&& f) {
   const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
   utf8proc_ssize_t at = 0;
   const auto n = static_cast<utf8proc_ssize_t>(text.size());
@@ -30,22 +32,18 @@ void check_utf8(const std::string& text) {
     utf8proc_int32_t cp = 0;
     const auto used = utf8proc_iterate(p + at, n - at, &cp);
     if (used < 0) throw std::invalid_argument(fmt::format("invalid UTF-8 at byte {} of the text", at));
+    f(cp);
     at += used;
   }
 }
 
+void check_utf8(const std::string& text) {
+  for_each_code_point(text, [](int32_t) {});
+}
+
 std::vector<int32_t> code_points(const std::string& text) {
   std::vector<int32_t> out;
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  utf8proc_ssize_t at = 0;
-  const auto n = static_cast<utf8proc_ssize_t>(text.size());
-  while (at < n) {
-    utf8proc_int32_t cp = 0;
-    const auto used = utf8proc_iterate(p + at, n - at, &cp);
-    if (used < 0) throw std::invalid_argument(fmt::format("invalid UTF-8 at byte {} of the text", at));
-    out.push_back(cp);
-    at += used;
-  }
+  for_each_code_point(text, [&](int32_t cp) { out.push_back(cp); });
   return out;
 }
 

@@ -69,12 +69,6 @@ TEST(CachedForwardErrors, MismatchedCacheIsRejected) {
                std::invalid_argument);
 }
 
-}  // namespace
-}  // namespace prefix_scorer::test
-
-namespace prefix_scorer::test {
-namespace {
-
 TEST(ForwardErrors, TorchErrorsCarryTheBatchShape) {
   const Model model = Model::load(model_dir("llama3"));
   const TokenIds tokens{1, 2, 3};
@@ -82,6 +76,7 @@ TEST(ForwardErrors, TorchErrorsCarryTheBatchShape) {
       [&] { model.forward(make_batch({&tokens, &tokens}, {0, 0}), nullptr, at::tensor({int64_t{99}}, at::kLong)); });
   EXPECT_NE(message.find("2 rows x 3 tokens"), std::string::npos) << message;
 }
+
 
 }  // namespace
 }  // namespace prefix_scorer::test

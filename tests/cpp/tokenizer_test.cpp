@@ -176,12 +176,6 @@ TEST(Tokenizer, InvalidUtf8IsAnError) {
   EXPECT_THROW(encode_pair(tokenizer, "\xE2\x82", "x", false), std::invalid_argument);
 }
 
-}  // namespace
-}  // namespace prefix_scorer::test
-
-namespace prefix_scorer::test {
-namespace {
-
 TEST(PairEncodingRules, NoSecondBosWhenTheTextStartsWithIt) {
   const Tokenizer tokenizer = Tokenizer::from_file(model_dir("llama3"));
   const Request pair = encode_pair(tokenizer, "<|begin_of_text|>Question:", " yes", true);
@@ -190,6 +184,7 @@ TEST(PairEncodingRules, NoSecondBosWhenTheTextStartsWithIt) {
   EXPECT_NE(pair.context[1], 0);
   EXPECT_EQ(tokenizer.encode("<|begin_of_text|>Question:", true)[1], 0);  // the plain encoder does add one
 }
+
 
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -54,6 +54,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --prefill-batch N         distinct prefixes prefilled per forward [32]
   --max-cache-bytes N       prefix cache budget in bytes [2147483648]
   --max-cache-entries N     prefix cache budget in entries [4096]
+  --cascade-attention B     1: attention over a cached prefix once per prefix, merged by log-sum-exp;
+                            0: over a copy of the prefix in every row [0]
   --threads N               CPU threads; 0 = all cores [0]
 )";
 
@@ -198,6 +200,7 @@ int run(int argc, char** argv) {
   options.prefill_batch = flags.number("prefill-batch", options.prefill_batch);
   options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
+  options.cascade_attention = flags.number("cascade-attention", options.cascade_attention ? 1 : 0) != 0;
   const int64_t threads = flags.number("threads", 0);
   const std::optional<Tokenizer> tokenizer = find_tokenizer(flags.text("tokenizer", ""), model_spec);
   const bool add_bos = add_bos_flag(flags.text("add-bos-token", "auto"), tokenizer);

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace prefix_scorer {
 namespace {
@@ -54,6 +57,77 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 #else
   return attend_reference(q, k, v, mask);
 #endif
+}
+
+}  // namespace prefix_scorer
+
+namespace prefix_scorer {
+namespace {
+
+// Unnormalised attention of folded queries over keys: the output divided by its softmax sum, and the log of
+// that sum (plus the row maximum), in fp32.
+std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const at::Tensor& k, const at::Tensor& v,
+                                                    const at::Tensor& mask, double scale) {
+  at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)).to(at::kFloat) * scale;
+  // A finite floor, not -inf: a query with no visible key here gets weight exp(floor - lse) = 0 in the merge.
+  scores.masked_fill_(mask.logical_not(), -1e30);
+  const at::Tensor lse = at::logsumexp(scores, -1, true);
+  const at::Tensor out = at::matmul(at::exp(scores - lse).to(v.scalar_type()), v).to(at::kFloat);
+  return {out, lse};
+}
+
+}  // namespace
+
+PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_prefix, int64_t longest) {
+  const int64_t prefixes = lengths.size(0), batch = row_prefix.size(0);
+  std::vector<int64_t> count(prefixes, 0), row_slot(batch);
+  auto rp = row_prefix.accessor<int64_t, 1>();
+  for (int64_t r = 0; r < batch; ++r) row_slot[r] = count[rp[r]]++;
+  PrefixGroups g;
+  g.rows_per_prefix = std::max<int64_t>(1, *std::max_element(count.begin(), count.end()));
+  std::vector<int64_t> slot_rows(prefixes * g.rows_per_prefix, 0);
+  for (int64_t r = 0; r < batch; ++r) {
+    row_slot[r] += rp[r] * g.rows_per_prefix;
+    slot_rows[row_slot[r]] = r;
+  }
+  g.slot_rows = at::tensor(slot_rows, at::kLong);
+  g.row_slot = at::tensor(row_slot, at::kLong);
+  g.key_valid = (at::arange(longest, at::kLong).unsqueeze(0) < lengths.unsqueeze(1)).view({prefixes, 1, 1, longest});
+  return g;
+}
+
+PrefixGroups groups_on(const PrefixGroups& g, c10::Device device) {
+  return {g.rows_per_prefix, g.slot_rows.to(device), g.row_slot.to(device), g.key_valid.to(device)};
+}
+
+at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups) {
+  const int64_t b = q.size(0), heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
+  const int64_t group = heads / kv_heads, folded = group * q.size(2);
+  const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
+
+  // Suffix part: each row over its own keys, under the causal / validity mask.
+  auto [out_s, lse_s] = partial_attention(qf, k, v, fold_mask(mask.to(q.device()), group), scale);
+
+  // Prefix part: the queries of a prefix's rows side by side as one sequence, every prefix slot visible.
+  const at::Tensor qp = qf.index_select(0, groups.slot_rows)
+                            .view({prefixes, n, kv_heads, folded, dim})
+                            .transpose(1, 2)
+                            .reshape({prefixes, kv_heads, n * folded, dim});
+  auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, scale);
+  auto back_to_rows = [&](const at::Tensor& t) {  // [prefixes, kv_heads, n * folded, x] -> [b, kv_heads, folded, x]
+    const int64_t x = t.size(-1);
+    return t.view({prefixes, kv_heads, n, folded, x}).transpose(1, 2).reshape({prefixes * n, kv_heads, folded, x})
+        .index_select(0, groups.row_slot);
+  };
+  out_p = back_to_rows(out_p);
+  lse_p = back_to_rows(lse_p);
+
+  const at::Tensor lse = at::logaddexp(lse_p, lse_s);
+  const at::Tensor out = out_p * at::exp(lse_p - lse) + out_s * at::exp(lse_s - lse);
+  return unfold_groups(out.to(q.scalar_type()), heads);
 }
 
 }  // namespace prefix_scorer

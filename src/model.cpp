@@ -19,11 +19,13 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   return weight * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type());
 }
 
-// What every layer on one device shares during a forward: the attention mask and the rotary tables.
+// What every layer on one device shares during a forward: the attention mask, the rotary tables, and the rows'
+// prefix groups for cascade attention.
 struct DeviceInputs {
   c10::Device device;
   at::Tensor mask;
   RotaryTables rotary;
+  PrefixGroups groups;
 };
 
 std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t num_layers) {
@@ -36,7 +38,7 @@ std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t nu
 std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
-                         KvCache* cache, int64_t index) {
+                         KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   const int64_t b = x.size(0), t = x.size(1);
   const at::Tensor h = rms_norm(x, l.input_norm, c.rms_norm_eps);
   at::Tensor q = at::linear(h, l.q, l.q_bias).view({b, t, c.num_heads, c.head_dim});
@@ -53,7 +55,11 @@ at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::
     k = cache->layer(index).keys;
     v = cache->layer(index).values;
   }
-  const at::Tensor attn = attend(q, k, v, in.mask).transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim});
+  const at::Tensor heads =
+      shared == nullptr
+          ? attend(q, k, v, in.mask)
+          : attend_cascade(q, k, v, in.mask, shared->layers[index].keys, shared->layers[index].values, in.groups);
+  const at::Tensor attn = heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim});
   const at::Tensor y = x + at::linear(attn, l.o, l.o_bias);
   const at::Tensor g = rms_norm(y, l.post_norm, c.rms_norm_eps);
   const at::Tensor mlp = at::silu(at::linear(g, l.gate, l.gate_bias)) * at::linear(g, l.up, l.up_bias);
@@ -110,9 +116,10 @@ Model Model::open(const std::string& spec, const ModelOptions& options) {
   return load(spec, options);
 }
 
-at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const {
+at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
+                          const SharedPrefixes* shared) const {
   try {
-    return run_forward(batch, cache, score_rows);
+    return run_forward(batch, cache, score_rows, shared);
   } catch (c10::Error& e) {  // out of memory among them: say which forward, keep the type
     e.add_context(fmt::format("in a forward of {} rows x {} tokens after {} cached slots, scoring {} positions",
                               batch.tokens.size(0), batch.tokens.dim() > 1 ? batch.tokens.size(1) : 0,
@@ -121,7 +128,8 @@ at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::T
   }
 }
 
-at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const {
+at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
+                              const SharedPrefixes* shared) const {
   c10::InferenceMode inference;
   if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
       batch.valid.sizes() != batch.tokens.sizes())
@@ -141,6 +149,14 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     key_valid = at::cat({cache->valid(), valid}, 1);
   }
   const at::Tensor mask = attention_mask(positions, key_positions, key_valid, config_.sliding_window);
+  PrefixGroups groups;
+  if (shared != nullptr) {
+    if (config_.sliding_window > 0)
+      throw std::invalid_argument("forward: cascade attention does not support a sliding window");
+    if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_.num_layers)
+      throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
+    groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().keys.size(2));
+  }
 
   std::vector<DeviceInputs> per_device;
   per_device.reserve(config_.num_layers);
@@ -148,7 +164,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     for (const auto& in : per_device) {
       if (in.device == device) return in;
     }
-    per_device.push_back({device, mask.to(device), rotary_tables(inv_freq_.to(device), positions, dtype_)});
+    per_device.push_back({device, mask.to(device), rotary_tables(inv_freq_.to(device), positions, dtype_),
+                          shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
     return per_device.back();
   };
 
@@ -157,7 +174,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
                      .view({b, t, config_.hidden_size});
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_.layers[i];
-    x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, i);
+    x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
   }
   if (cache != nullptr) cache->append_slots(positions, valid);
 

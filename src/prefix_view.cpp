@@ -1,6 +1,7 @@
 #include "prefix_scorer/prefix_view.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace prefix_scorer {
 namespace {
@@ -16,41 +17,71 @@ at::Tensor whole_prefix(const PrefixEntry* entry, int64_t layer, bool keys) {
 
 }  // namespace
 
-KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries) {
-  const ModelConfig& c = model.config();
-  KvCache cache(c.num_layers);
-  int64_t longest = 0;
-  for (const PrefixEntry* e : entries) longest = std::max(longest, e == nullptr ? 0 : e->depth());
-  if (longest == 0) return cache;
+namespace {
 
-  // Distinct prefixes of the batch, and which one each row takes.
-  std::vector<const PrefixEntry*> distinct;
+// The distinct prefixes of a batch's rows (null, for no prefix, among them) and which one each row takes.
+struct DistinctPrefixes {
+  std::vector<const PrefixEntry*> prefixes;
   std::vector<int64_t> pick;
+  int64_t longest = 0;
+};
+
+DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entries) {
+  DistinctPrefixes d;
   for (const PrefixEntry* e : entries) {
-    auto it = std::find(distinct.begin(), distinct.end(), e);
-    pick.push_back(it - distinct.begin());
-    if (it == distinct.end()) distinct.push_back(e);
+    auto it = std::find(d.prefixes.begin(), d.prefixes.end(), e);
+    d.pick.push_back(it - d.prefixes.begin());
+    if (it == d.prefixes.end()) d.prefixes.push_back(e);
+    d.longest = std::max(d.longest, e == nullptr ? 0 : e->depth());
   }
-  const at::Tensor pick_cpu = at::tensor(pick, at::kLong);
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    const c10::Device device = model.layer_device(l);
-    const auto options = at::TensorOptions().device(device).dtype(model.dtype());
-    std::vector<at::Tensor> keys, values;
-    for (const PrefixEntry* e : distinct) {
-      const int64_t depth = e == nullptr ? 0 : e->depth();
-      const at::Tensor pad = at::zeros({1, c.num_kv_heads, longest - depth, c.head_dim}, options);
-      keys.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, l, true), pad}, 2));
-      values.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, l, false), pad}, 2));
-    }
-    const at::Tensor rows = pick_cpu.to(device);
-    cache.append_layer(l, at::cat(keys).index_select(0, rows), at::cat(values).index_select(0, rows));
+  return d;
+}
+
+// One layer's keys and values of every distinct prefix, right-padded to the longest:
+// [prefixes, kv_heads, longest, head_dim] on the layer's device.
+LayerKv stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
+  const ModelConfig& c = model.config();
+  const auto options = at::TensorOptions().device(model.layer_device(layer)).dtype(model.dtype());
+  std::vector<at::Tensor> keys, values;
+  for (const PrefixEntry* e : d.prefixes) {
+    const int64_t depth = e == nullptr ? 0 : e->depth();
+    const at::Tensor pad = at::zeros({1, c.num_kv_heads, d.longest - depth, c.head_dim}, options);
+    keys.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, true), pad}, 2));
+    values.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, false), pad}, 2));
+  }
+  return {at::cat(keys), at::cat(values)};
+}
+
+}  // namespace
+
+KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+  KvCache cache(model.config().num_layers);
+  const DistinctPrefixes d = distinct_prefixes(entries);
+  if (d.longest == 0) return cache;
+  const at::Tensor pick = at::tensor(d.pick, at::kLong);
+  for (int64_t l = 0; l < cache.num_layers(); ++l) {
+    const LayerKv stacked = stacked_layer(model, d, l);
+    const at::Tensor rows = pick.to(model.layer_device(l));
+    cache.append_layer(l, stacked.keys.index_select(0, rows), stacked.values.index_select(0, rows));
   }
   const auto b = static_cast<int64_t>(entries.size());
-  const at::Tensor positions = at::arange(longest, at::kLong).expand({b, longest}).contiguous();
+  const at::Tensor positions = at::arange(d.longest, at::kLong).expand({b, d.longest}).contiguous();
   at::Tensor depths = at::empty({b, 1}, at::kLong);
   for (int64_t i = 0; i < b; ++i) depths[i][0] = entries[i] == nullptr ? 0 : entries[i]->depth();
   cache.append_slots(positions, positions < depths);
   return cache;
+}
+
+std::optional<SharedPrefixes> shared_prefixes(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+  const DistinctPrefixes d = distinct_prefixes(entries);
+  if (d.longest == 0) return std::nullopt;
+  SharedPrefixes shared;
+  for (int64_t l = 0; l < model.config().num_layers; ++l) shared.layers.push_back(stacked_layer(model, d, l));
+  std::vector<int64_t> lengths;
+  for (const PrefixEntry* e : d.prefixes) lengths.push_back(e == nullptr ? 0 : e->depth());
+  shared.lengths = at::tensor(lengths, at::kLong);
+  shared.row_prefix = at::tensor(d.pick, at::kLong);
+  return shared;
 }
 
 std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len) {

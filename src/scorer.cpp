@@ -190,10 +190,8 @@ class Call {
     }
     std::vector<const TokenIds*> inputs;
     for (const auto& s : segments) inputs.push_back(&s);
-    KvCache view = prefix_view(model_, parent_ptrs);
-    const int64_t parent_slots = view.slots();
     const ForwardBatch batch = make_batch(inputs, starts);
-    model_.forward(batch, &view, at::empty({0}, at::kLong));
+    const PrefixedForward run = forward_after(parent_ptrs, batch, at::empty({0}, at::kLong));
     stats_.prefill_tokens += count_forward(batch, stats_);
 
     for (size_t i = 0; i < wave.size(); ++i) {
@@ -201,7 +199,8 @@ class Call {
       entry->tokens = plan_.entries[wave[i]].tokens;
       entry->parent = parents[i];
       entry->begin = starts[i];
-      entry->layers = take_segment(view, static_cast<int64_t>(i), parent_slots, static_cast<int64_t>(segments[i].size()));
+      entry->layers =
+          take_segment(run.cache, static_cast<int64_t>(i), run.own_slots, static_cast<int64_t>(segments[i].size()));
       entry->bytes = kv_bytes(model_, static_cast<int64_t>(segments[i].size()));
       if (!cache_.insert(entry))
         throw std::logic_error("prefix cache refused an entry it had room for");  // prefill() checked the room
@@ -211,6 +210,29 @@ class Call {
     }
     stats_.prefixes_prefilled += static_cast<int64_t>(wave.size());
     stats_.cache_misses += static_cast<int64_t>(wave.size());
+  }
+
+  struct PrefixedForward {
+    at::Tensor logprobs;
+    KvCache cache;      // holds the batch's own keys and values from slot own_slots on
+    int64_t own_slots;
+  };
+
+  // Runs `batch` after each row's prefix (null: none): by cascade attention over the distinct prefixes, or over a
+  // copy of each row's prefix gathered into a batch cache.
+  PrefixedForward forward_after(const std::vector<const PrefixEntry*>& prefixes, const ForwardBatch& batch,
+                                const at::Tensor& score_rows) const {
+    if (options_.cascade_attention && model_.config().sliding_window == 0) {
+      if (auto shared = shared_prefixes(model_, prefixes)) {
+        KvCache own(model_.config().num_layers);
+        at::Tensor logprobs = model_.forward(batch, &own, score_rows, &*shared);
+        return {std::move(logprobs), std::move(own), 0};
+      }
+    }
+    KvCache view = prefix_view(model_, prefixes);
+    const int64_t own_slots = view.slots();
+    at::Tensor logprobs = model_.forward(batch, &view, score_rows);
+    return {std::move(logprobs), std::move(view), own_slots};
   }
 
   // Runs the suffixes of rows [begin, end) after their prefixes (the deepest live one of each row's chain).
@@ -235,11 +257,9 @@ class Call {
     }
     std::vector<const TokenIds*> inputs;
     for (const auto& s : suffixes) inputs.push_back(&s);
-    KvCache view = prefix_view(model_, prefixes);
     const ForwardBatch batch = make_batch(inputs, starts);
     const at::Tensor scored_rows = last_positions(lengths, scored, batch.tokens.size(1));
-    const at::Tensor logprobs = model_.forward(batch, &view, scored_rows);
-    gather_scores(logprobs, rows, requests_, result_.scores);
+    gather_scores(forward_after(prefixes, batch, scored_rows).logprobs, rows, requests_, result_.scores);
     stats_.suffix_tokens += count_forward(batch, stats_);
     stats_.scored_rows += scored_rows.numel();
   }

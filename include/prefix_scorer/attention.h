@@ -14,6 +14,27 @@ at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& k
 // returns [batch, heads, queries, dim]. Uses at::scaled_dot_product_attention where torch has it.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask);
 
+// Which queries share a prefix: the rows of each prefix padded to the same count, and each row's slot.
+struct PrefixGroups {
+  int64_t rows_per_prefix = 0;  // the most rows any prefix has in the batch
+  at::Tensor slot_rows;         // [prefixes * rows_per_prefix] int64: the row in each slot (0 in padding slots)
+  at::Tensor row_slot;          // [batch] int64: each row's slot
+  at::Tensor key_valid;         // [prefixes, 1, 1, longest] bool: real prefix slots
+};
+
+// Groups on the CPU for prefix `lengths` [prefixes] and `row_prefix` [batch], prefixes `longest` slots long.
+PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_prefix, int64_t longest);
+
+// Moves the index tensors of `groups` to `device`.
+PrefixGroups groups_on(const PrefixGroups& groups, c10::Device device);
+
+// Cascade attention: q [batch, heads, queries, dim] attends to its row's shared prefix (prefix_keys and
+// prefix_values [prefixes, kv_heads, longest, dim], every prefix slot visible) and to its own k and v under
+// `mask`, exactly as one attention over the concatenation would. The prefix part runs once per prefix with
+// all its rows' queries as one sequence; the two parts merge by log-sum-exp in fp32.
+at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups);
+
 // The same through matmul and softmax, kept as the reference for the fused path.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& mask);

@@ -13,6 +13,14 @@ struct LayerKv {
   at::Tensor values;  // [batch, kv_heads, slots, head_dim]
 };
 
+// A few shared prefixes' keys and values, and which one each row of a batch continues: the input of cascade
+// attention, where the prefix part is computed once for all the suffix queries of its rows.
+struct SharedPrefixes {
+  std::vector<LayerKv> layers;  // [prefixes, kv_heads, longest, head_dim] per layer, on the layer's device
+  at::Tensor lengths;           // [prefixes] int64 on the CPU; slots past a prefix's length are padding
+  at::Tensor row_prefix;        // [batch] int64 on the CPU: the prefix each row continues
+};
+
 class KvCache {
  public:
   explicit KvCache(int64_t num_layers) : layers_(num_layers) {}

@@ -46,11 +46,14 @@ class Model {
   // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat
   // positions `score_rows` (int64 indices into batch * len) only. With a cache, attention also covers the
   // cache's slots and the batch's keys and values are appended to it; the cache's batch size must match.
-  // Torch errors (out of memory among them) propagate with the batch's shape added to their message.
-  at::Tensor forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const;
+  // With `shared`, each row also attends to its shared prefix by cascade attention (the batch's positions must
+  // continue the prefix's). Torch errors (out of memory among them) propagate with the batch's shape added.
+  at::Tensor forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
+                     const SharedPrefixes* shared = nullptr) const;
 
  private:
-  at::Tensor run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows) const;
+  at::Tensor run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
+                         const SharedPrefixes* shared) const;
 
   ModelConfig config_;
   ModelWeights weights_;

@@ -4,6 +4,7 @@
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/prefix_cache.h"
 
+#include <optional>
 #include <vector>
 
 namespace prefix_scorer {
@@ -12,6 +13,9 @@ namespace prefix_scorer {
 // null for no prefix), right-padded with invalid slots to the longest. Per layer, the rows pick their prefix with
 // an index tensor on that layer's device.
 KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries);
+
+// The distinct prefixes of the rows' entries once each, for cascade attention; nullopt when no row has one.
+std::optional<SharedPrefixes> shared_prefixes(const Model& model, const std::vector<const PrefixEntry*>& entries);
 
 // Copies row `row`'s slots [begin, begin + len) out of a batch cache, one [1, kv_heads, len, head_dim] per layer.
 std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);

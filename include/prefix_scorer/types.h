@@ -40,6 +40,10 @@ struct PrefixScorerOptions : ScoringOptions {
   int64_t max_cache_bytes = int64_t{2} << 30;
   int64_t max_cache_entries = 4096;
   bool keep_cache = false;  // entries survive to the next call, under the same LRU budgets
+  // Attention over a cached prefix: true, once per prefix for all its rows' queries, merged by log-sum-exp
+  // (cascade); false, by copying the prefix's keys and values into every row (gather). Models with a sliding
+  // window always gather. Off by default: on the CPU the two measure the same (cascade a few % slower).
+  bool cascade_attention = false;
 };
 
 struct ScoringStats {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -69,6 +70,7 @@ PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
   o.max_cache_bytes = pick({0, kv_bytes(model, 5), kv_bytes(model, 30), kv_bytes(model, 100000)});
   o.max_cache_entries = pick({1, 2, 4096});
   o.keep_cache = pick({0, 1}) == 1;
+  o.cascade_attention = pick({0, 1}) == 1;
   o.max_length = pick({0, 0, 12, 30});  // truncation
   return o;
 }
@@ -107,6 +109,17 @@ TEST_P(PrefixVersusPlain, LayersSplitOverADeviceList) {
   options.min_prefix_len = 2;
   expect_same_scores(PrefixScorer(model, options).loglikelihood(requests).scores,
                      score_plain(*model, requests).scores, "device list");
+}
+
+TEST_P(PrefixVersusPlain, CascadeAndGatherAgree) {
+  const auto model = fixture(GetParam());
+  std::mt19937 rng(7);
+  const auto workload = random_workload(rng, *model);
+  PrefixScorerOptions cascade, gather;
+  cascade.min_prefix_len = gather.min_prefix_len = 2;
+  gather.cascade_attention = false;
+  expect_same_scores(PrefixScorer(model, cascade).loglikelihood(workload).scores,
+                     PrefixScorer(model, gather).loglikelihood(workload).scores, "cascade vs gather");
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PrefixVersusPlain, testing::ValuesIn(fixture_models()),
@@ -217,6 +230,23 @@ TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "winogrande");
   EXPECT_EQ(result.stats.prefill_tokens, 57);
   EXPECT_EQ(result.stats.suffix_tokens, 2 * 5);
+}
+
+TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
+  // Mistral with a window of 8: prefix keys further back than the window must stay out of reach.
+  const std::string dir = make_temp_dir("window");
+  copy_model("mistral", dir);
+  std::ifstream in(dir + "/config.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\"sliding_window\": null"), 22, "\"sliding_window\": 8");
+  write_text(dir + "/config.json", text);
+  const auto model = std::make_shared<const Model>(Model::load(dir));
+  ASSERT_EQ(model->config().sliding_window, 8);
+  const auto requests = mmlu_like(2, 3, 40);
+  const auto windowed = score_plain(*model, requests).scores;
+  expect_same_scores(PrefixScorer(model).loglikelihood(requests).scores, windowed, "sliding window");
+  const auto unwindowed = score_plain(*fixture("mistral"), requests).scores;
+  EXPECT_GT(std::abs(windowed[0].logprob - unwindowed[0].logprob), 1e-4);  // the window matters here
 }
 
 TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {

@@ -44,6 +44,7 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --tokenize FILE           only encode FILE with the tokenizer and report its throughput
   --seed N                  workload and synthetic-weight seed [0]
   --json FILE               also write the report as JSON
+  --dump-requests FILE      write the requests as JSONL of token ids (to replay them elsewhere)
   --device D                cpu, cuda, cuda:N [cpu]
   --layer-devices D1,D2,..  split the layers into contiguous blocks over these devices
   --dtype T                 float32, bfloat16, float16 [float32]
@@ -186,6 +187,7 @@ int run(int argc, char** argv) {
   const std::string requests_path = flags.text("requests", "");
   const std::string output_path = flags.text("output", "");
   const std::string json_path = flags.text("json", "");
+  const std::string dump_path = flags.text("dump-requests", "");
   const std::string workload = flags.text("workload", "mmlu-shape");
   ModelOptions model_options;
   model_options.seed = static_cast<uint64_t>(flags.number("seed", 0));
@@ -230,14 +232,20 @@ int run(int argc, char** argv) {
   const double load_seconds = seconds_since(start);
   const std::vector<Request> requests = make_requests(model->config().vocab_size);
   const std::string source = requests_path.empty() ? workload : requests_path;
+  if (!dump_path.empty()) bench::write_requests(dump_path, requests);
 
   std::vector<bench::ModeRun> runs;
   for (const auto& m : modes) runs.push_back(bench::run_mode(m, model, requests, options));
   if (!output_path.empty()) bench::write_scores(output_path, runs.back().result.scores);
 
-  const bench::RunInfo info{model_spec, source, model_options.layer_devices.empty() ? model_options.device
-                                                                                    : flags_list(model_options.layer_devices),
-                            model_options.dtype, used_threads};
+  const bench::RunInfo info{model_spec,
+                            source,
+                            model_options.layer_devices.empty() ? model_options.device
+                                                                : flags_list(model_options.layer_devices),
+                            model_options.dtype,
+                            used_threads,
+                            bench::floor_work(requests, *model, options.max_length),
+                            bench::matmul_rate(*model)};
   const nlohmann::json report = bench::build_report(info, runs);
   fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} requests\n", model_spec,
              model->config().num_layers, model->config().hidden_size, load_seconds, source, requests.size());

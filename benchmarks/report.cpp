@@ -29,8 +29,16 @@ nlohmann::json stats_json(const ScoringStats& s) {
 }  // namespace
 
 nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& runs) {
-  nlohmann::json report = {{"model", info.model},   {"workload", info.workload}, {"device", info.device},
-                           {"dtype", info.dtype},   {"threads", info.threads},   {"modes", nlohmann::json::array()}};
+  nlohmann::json report = {{"model", info.model},
+                           {"workload", info.workload},
+                           {"device", info.device},
+                           {"dtype", info.dtype},
+                           {"threads", info.threads},
+                           {"floor", {{"unique_tokens", info.floor.unique_tokens},
+                                      {"scored_positions", info.floor.scored_positions},
+                                      {"flops", info.floor.flops}}},
+                           {"matmul_flops_per_s", info.matmul_rate},
+                           {"modes", nlohmann::json::array()}};
   const ModeRun* grouped = find_mode(runs, "grouped");
   const ModeRun* naive = find_mode(runs, "naive");
   for (const auto& run : runs) {
@@ -39,6 +47,7 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                            {"seconds", run.seconds},
                            {"requests_per_s", s.requests / run.seconds},
                            {"tokens_computed", s.tokens_computed},
+                           {"mfu", info.floor.flops / run.seconds / info.matmul_rate},
                            {"stats", stats_json(s)}};
     if (grouped != nullptr) mode["speedup_over_grouped"] = grouped->seconds / run.seconds;
     if (naive != nullptr) {
@@ -62,8 +71,12 @@ void print_report(const nlohmann::json& report) {
   fmt::print(stderr, "model {} | {} | {} {} | {} threads\n", report["model"].get<std::string>(),
              report["workload"].get<std::string>(), report["device"].get<std::string>(),
              report["dtype"].get<std::string>(), report["threads"].get<int64_t>());
-  fmt::print(stderr, "{:>8} {:>9} {:>10} {:>12} {:>9} {:>12} {:>7}\n", "mode", "seconds", "requests/s", "tokens",
-             "speedup", "max|diff|", "greedy");
+  const auto& floor = report["floor"];
+  fmt::print(stderr, "floor: {} unique tokens, {} scored positions, {:.3g} FLOP; matmul rate {:.1f} GFLOP/s\n",
+             floor["unique_tokens"].get<int64_t>(), floor["scored_positions"].get<int64_t>(),
+             floor["flops"].get<double>(), report["matmul_flops_per_s"].get<double>() / 1e9);
+  fmt::print(stderr, "{:>8} {:>9} {:>10} {:>12} {:>7} {:>9} {:>12} {:>7}\n", "mode", "seconds", "requests/s", "tokens",
+             "MFU", "speedup", "max|diff|", "greedy");
   for (const auto& m : report["modes"]) {
     const std::string speedup = m.contains("speedup_over_grouped")
                                     ? fmt::format("{:.2f}x", m["speedup_over_grouped"].get<double>())
@@ -72,9 +85,9 @@ void print_report(const nlohmann::json& report) {
         m.contains("max_abs_logprob_diff_to_naive") ? fmt::format("{:.2e}", m["max_abs_logprob_diff_to_naive"].get<double>()) : "-";
     const std::string greedy =
         m.contains("is_greedy_agreement") ? fmt::format("{:.1f}%", 100 * m["is_greedy_agreement"].get<double>()) : "-";
-    fmt::print(stderr, "{:>8} {:>9.3f} {:>10.1f} {:>12} {:>9} {:>12} {:>7}\n", m["mode"].get<std::string>(),
+    fmt::print(stderr, "{:>8} {:>9.3f} {:>10.1f} {:>12} {:>6.1f}% {:>9} {:>12} {:>7}\n", m["mode"].get<std::string>(),
                m["seconds"].get<double>(), m["requests_per_s"].get<double>(), m["tokens_computed"].get<int64_t>(),
-               speedup, diff, greedy);
+               100 * m["mfu"].get<double>(), speedup, diff, greedy);
   }
   for (const auto& m : report["modes"]) {
     if (m["mode"] != "prefix") continue;

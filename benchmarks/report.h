@@ -1,6 +1,7 @@
 #pragma once
 // The benchmark's report: one line per mode on stderr, and the same as JSON.
 
+#include "floor.h"
 #include "modes.h"
 
 #include <nlohmann/json.hpp>
@@ -16,10 +17,13 @@ struct RunInfo {
   std::string device;
   std::string dtype;
   int64_t threads = 0;
+  FloorWork floor;
+  double matmul_rate = 0.0;  // FLOP/s
 };
 
-// Per mode: wall time, requests/s, tokens computed, speedup over grouped, largest |logprob difference| to naive
-// and is_greedy agreement with it (when those modes ran), and the cache statistics.
+// Per mode: wall time, requests/s, tokens computed, MFU (the floor's FLOPs over wall time, against the measured
+// matmul rate), speedup over grouped, largest |logprob difference| to naive and is_greedy agreement with it
+// (when those modes ran), and the cache statistics.
 nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& runs);
 
 void print_report(const nlohmann::json& report);

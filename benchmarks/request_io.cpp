@@ -51,11 +51,27 @@ std::vector<Request> read_requests(const std::string& path, const Tokenizer* tok
   return requests;
 }
 
-void write_scores(const std::string& path, const std::vector<Score>& scores) {
+namespace {
+
+void write_lines(const std::string& path, const std::vector<nlohmann::json>& lines) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error(fmt::format("cannot write output file '{}'", path));
-  for (const Score& s : scores) out << nlohmann::json{{"logprob", s.logprob}, {"is_greedy", s.is_greedy}}.dump() << '\n';
+  for (const auto& line : lines) out << line.dump() << '\n';
   if (!out) throw std::runtime_error(fmt::format("failed writing output file '{}'", path));
+}
+
+}  // namespace
+
+void write_requests(const std::string& path, const std::vector<Request>& requests) {
+  std::vector<nlohmann::json> lines;
+  for (const Request& r : requests) lines.push_back({{"context", r.context}, {"continuation", r.continuation}});
+  write_lines(path, lines);
+}
+
+void write_scores(const std::string& path, const std::vector<Score>& scores) {
+  std::vector<nlohmann::json> lines;
+  for (const Score& s : scores) lines.push_back({{"logprob", s.logprob}, {"is_greedy", s.is_greedy}});
+  write_lines(path, lines);
 }
 
 }  // namespace prefix_scorer::bench

@@ -14,6 +14,9 @@ namespace prefix_scorer::bench {
 // Throws std::invalid_argument naming the file and line of the first malformed one.
 std::vector<Request> read_requests(const std::string& path, const Tokenizer* tokenizer, bool add_special_tokens);
 
+// Lines {"context": [ids...], "continuation": [ids...]}, as read_requests reads them.
+void write_requests(const std::string& path, const std::vector<Request>& requests);
+
 // Lines {"logprob": <float>, "is_greedy": <bool>}, in the scores' order.
 void write_scores(const std::string& path, const std::vector<Score>& scores);
 

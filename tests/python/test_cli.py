@@ -101,6 +101,23 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     assert prefix["entries_held"] == 0
     assert modes["prefix"]["tokens_computed"] < modes["grouped"]["tokens_computed"]
     assert "speedup" in proc.stderr
+    # The floor is the token trie of the distinct inputs: exactly what the prefix mode computes when every shared
+    # prefix is cached (min_prefix_len permitting, as here).
+    assert report["floor"]["unique_tokens"] <= modes["prefix"]["tokens_computed"]
+    assert report["floor"]["scored_positions"] > 0
+    assert report["matmul_flops_per_s"] > 0
+    assert 0 < modes["prefix"]["mfu"] and modes["naive"]["mfu"] < modes["prefix"]["mfu"]
+
+
+def test_dumped_requests_replay_to_the_same_scores(bench, tmp_path):
+    dump, first, second = tmp_path / "requests.jsonl", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    args = ["--model", "synthetic:tiny", "--workload", "hellaswag-shape", "--questions", 5, "--seed", 9]
+    proc = run(bench, *args, "--dump-requests", dump, "--output", first)
+    assert proc.returncode == 0, proc.stderr
+    assert len(dump.read_text().splitlines()) == 20
+    proc = run(bench, "--model", "synthetic:tiny", "--seed", 9, "--requests", dump, "--output", second)
+    assert proc.returncode == 0, proc.stderr
+    assert first.read_text() == second.read_text()
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,47 @@
+#include "floor.h"
+
+#include "prefix_scorer/rows.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace prefix_scorer::bench {
+
+FloorWork floor_work(const std::vector<Request>& requests, const Model& model, int64_t max_length) {
+  const ModelConfig& c = model.config();
+  int64_t truncated = 0;
+  std::vector<ScoringRow> rows = make_rows(requests, c.vocab_size, max_length > 0 ? max_length : c.max_position_embeddings,
+                                           true, truncated);
+  std::sort(rows.begin(), rows.end(), [](const ScoringRow& a, const ScoringRow& b) { return a.input < b.input; });
+  FloorWork w;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    size_t shared = 0;
+    if (i > 0) {
+      const TokenIds &a = rows[i - 1].input, &b = rows[i].input;
+      while (shared < std::min(a.size(), b.size()) && a[shared] == b[shared]) ++shared;
+    }
+    w.unique_tokens += static_cast<int64_t>(rows[i].input.size() - shared);
+    w.scored_positions += rows[i].scored;
+  }
+  const double h = static_cast<double>(c.hidden_size);
+  const double attention = h * c.head_dim * (2.0 * c.num_heads + 2.0 * c.num_kv_heads);
+  const double layer_params = attention + 3.0 * h * c.intermediate_size;
+  w.flops = 2.0 * layer_params * c.num_layers * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
+  return w;
+}
+
+double matmul_rate(const Model& model) {
+  const c10::Device device = model.layer_device(0);
+  const int64_t n = device.is_cuda() ? 8192 : 1024, reps = device.is_cuda() ? 20 : 4;
+  const auto options = at::TensorOptions().device(device).dtype(model.dtype());
+  const at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
+  at::matmul(a, b).sum().item<double>();  // warm up, and wait for the device
+  const auto start = std::chrono::steady_clock::now();
+  at::Tensor sink = at::zeros({}, options);
+  for (int64_t i = 0; i < reps; ++i) sink = sink + at::matmul(a, b)[0][0];
+  sink.item<double>();  // waits for the device
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return 2.0 * static_cast<double>(n) * n * n * reps / seconds;
+}
+
+}  // namespace prefix_scorer::bench

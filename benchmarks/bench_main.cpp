@@ -45,6 +45,7 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --seed N                  workload and synthetic-weight seed [0]
   --json FILE               also write the report as JSON
   --dump-requests FILE      write the requests as JSONL of token ids (to replay them elsewhere)
+  --dump-config FILE        write the model's config.json (to build the same shape elsewhere)
   --device D                cpu, cuda, cuda:N [cpu]
   --layer-devices D1,D2,..  split the layers into contiguous blocks over these devices
   --dtype T                 float32, bfloat16, float16 [float32]
@@ -188,6 +189,7 @@ int run(int argc, char** argv) {
   const std::string output_path = flags.text("output", "");
   const std::string json_path = flags.text("json", "");
   const std::string dump_path = flags.text("dump-requests", "");
+  const std::string config_path = flags.text("dump-config", "");
   const std::string workload = flags.text("workload", "mmlu-shape");
   ModelOptions model_options;
   model_options.seed = static_cast<uint64_t>(flags.number("seed", 0));
@@ -233,6 +235,11 @@ int run(int argc, char** argv) {
   const std::vector<Request> requests = make_requests(model->config().vocab_size);
   const std::string source = requests_path.empty() ? workload : requests_path;
   if (!dump_path.empty()) bench::write_requests(dump_path, requests);
+  if (!config_path.empty()) {
+    std::ofstream out(config_path);
+    out << model->config().to_json() << '\n';
+    if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", config_path));
+  }
 
   std::vector<bench::ModeRun> runs;
   for (const auto& m : modes) runs.push_back(bench::run_mode(m, model, requests, options));

@@ -134,6 +134,37 @@ void ModelConfig::validate() const {
     throw std::invalid_argument("config: rope_theta and the rope factor must be positive");
 }
 
+std::string ModelConfig::to_json() const {
+  json rope_parameters = {{"rope_type", rope.type}, {"rope_theta", rope.theta}};
+  if (rope.type != "default") rope_parameters["factor"] = rope.factor;
+  if (rope.type == "llama3") {
+    rope_parameters["low_freq_factor"] = rope.low_freq_factor;
+    rope_parameters["high_freq_factor"] = rope.high_freq_factor;
+    rope_parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+  }
+  json j = {{"model_type", model_type},
+            {"vocab_size", vocab_size},
+            {"hidden_size", hidden_size},
+            {"intermediate_size", intermediate_size},
+            {"num_hidden_layers", num_layers},
+            {"num_attention_heads", num_heads},
+            {"num_key_value_heads", num_kv_heads},
+            {"head_dim", head_dim},
+            {"max_position_embeddings", max_position_embeddings},
+            {"rms_norm_eps", rms_norm_eps},
+            {"tie_word_embeddings", tie_word_embeddings},
+            {"hidden_act", "silu"},
+            {"rope_theta", rope.theta},
+            {"rope_parameters", rope_parameters},
+            {"rope_scaling", rope.type == "default" ? json() : rope_parameters}};
+  if (model_type == "llama") {
+    j["attention_bias"] = qkv_bias;
+    j["mlp_bias"] = mlp_bias;
+  }
+  if (sliding_window > 0) j["sliding_window"] = sliding_window;
+  return j.dump(2);
+}
+
 ModelConfig ModelConfig::synthetic(const std::string& name) {
   ModelConfig c;
   c.model_type = "llama";

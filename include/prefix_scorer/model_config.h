@@ -41,6 +41,8 @@ struct ModelConfig {
   static ModelConfig from_file(const std::string& path);
   // A built-in real shape: tiny, small, llama-1b, llama-8b.
   static ModelConfig synthetic(const std::string& name);
+  // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
+  std::string to_json() const;
 
   // Throws std::invalid_argument when the sizes do not make a valid model.
   void validate() const;

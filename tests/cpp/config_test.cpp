@@ -70,6 +70,17 @@ TEST(ModelConfig, UnsupportedNamesAreNamed) {
   EXPECT_THROW(ModelConfig::synthetic("llama-70b"), std::invalid_argument);
 }
 
+TEST(ModelConfig, WrittenConfigReadsBackTheSame) {
+  for (const std::string& name : {"tiny", "llama-1b", "llama-8b"}) {
+    const ModelConfig c = ModelConfig::synthetic(name);
+    const ModelConfig back = ModelConfig::from_json(c.to_json());
+    EXPECT_EQ(back.to_json(), c.to_json()) << name;
+    EXPECT_TRUE(at::equal(inverse_frequencies(back.rope, back.head_dim), inverse_frequencies(c.rope, c.head_dim)));
+  }
+  const ModelConfig qwen3 = ModelConfig::from_file(model_dir("qwen3"));
+  EXPECT_EQ(ModelConfig::from_json(qwen3.to_json()).to_json(), qwen3.to_json());
+}
+
 TEST(Devices, NamesAndPlacement) {
   EXPECT_EQ(parse_device("cpu"), c10::Device(c10::kCPU));
   EXPECT_THROW(parse_device("gpu"), std::invalid_argument);

@@ -1,6 +1,7 @@
 #include "prefix_scorer/planner.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 namespace prefix_scorer {
@@ -82,6 +83,7 @@ ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefi
 
   // Walk the intervals outer-first, keeping the chain of enclosing ones and the entry each maps to.
   std::vector<int64_t> entry_of_row(rows.size(), -1);
+  std::map<TokenIds, int64_t> entry_of_tokens;
   std::vector<std::pair<Interval, int64_t>> chain;  // an enclosing interval and its entry (or -1)
   for (const Interval& iv : shared_intervals(lcp)) {
     while (!chain.empty() && chain.back().first.rb < iv.lb) chain.pop_back();
@@ -90,9 +92,12 @@ ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefi
     const int64_t depth = std::min(iv.depth, earliest_scored(iv.lb, iv.rb));
     int64_t entry = parent;
     if (depth >= min_prefix_len && depth > parent_depth) {
-      const TokenIds& tokens = rows[sorted[iv.lb]].input;
-      plan.entries.push_back({parent, TokenIds(tokens.begin(), tokens.begin() + depth)});
-      entry = static_cast<int64_t>(plan.entries.size()) - 1;
+      const TokenIds& row = rows[sorted[iv.lb]].input;
+      TokenIds tokens(row.begin(), row.begin() + depth);
+      // Sibling intervals cut to the same depth share one entry: the cache holds each prefix once.
+      auto [it, fresh] = entry_of_tokens.emplace(tokens, static_cast<int64_t>(plan.entries.size()));
+      if (fresh) plan.entries.push_back({parent, std::move(tokens)});
+      entry = it->second;
       for (size_t i = iv.lb; i <= iv.rb; ++i) entry_of_row[i] = entry;
     }
     chain.emplace_back(iv, entry);

@@ -35,7 +35,7 @@ bool PrefixCache::can_fit(int64_t bytes, int64_t count) const {
 }
 
 bool PrefixCache::insert(const EntryPtr& entry) {
-  if (!can_fit(entry->bytes)) return false;
+  if (index_.count(entry->tokens) != 0 || !can_fit(entry->bytes)) return false;
   while (bytes_ + entry->bytes > max_bytes_ || entries() >= max_entries_) {
     auto victim = lru_.end();
     for (auto it = lru_.begin(); it != lru_.end(); ++it) {

@@ -111,35 +111,39 @@ class Call {
   }
 
   // Makes the prefixes of the rows about to run (and their ancestors) live and pinned, prefilling the missing
-  // ones together with missing prefixes of the rows that follow, up to prefill_batch of them.
+  // ones first; then, with the room left, prefills missing prefixes of the rows that follow, up to
+  // prefill_batch of them.
   void prepare(const std::vector<int64_t>& needed, size_t lookahead_from) {
-    std::vector<int64_t> missing;
     std::vector<bool> queued(plan_.entries.size(), false);
-    auto want = [&](int64_t leaf) {
+    // The chain of `leaf`, root first, as far as it is not live: what must be prefilled for it.
+    auto missing_chain = [&](int64_t leaf, bool pin_live, std::vector<int64_t>& missing) {
       std::vector<int64_t> chain;
       for (int64_t e = leaf; e >= 0; e = plan_.entries[e].parent) chain.push_back(e);
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         if (queued[*it] || uncacheable_[*it]) continue;
         queued[*it] = true;
         if (EntryPtr entry = live(*it)) {
-          pin(entry);
+          if (pin_live) pin(entry);
         } else {
           missing.push_back(*it);
         }
       }
     };
-    for (int64_t e : needed) want(e);
+    std::vector<int64_t> missing;
+    for (int64_t e : needed) missing_chain(e, true, missing);
+    prefill(missing, true);
+    std::vector<int64_t> ahead;
     for (size_t k = lookahead_from; k < plan_.order.size(); ++k) {
-      if (static_cast<int64_t>(missing.size()) >= options_.prefill_batch) break;
-      want(plan_.order[k].entry);
+      if (static_cast<int64_t>(missing.size() + ahead.size()) >= options_.prefill_batch) break;
+      missing_chain(plan_.order[k].entry, false, ahead);
     }
-    prefill(missing);
+    prefill(ahead, false);  // into free room only: evicting for a guess could throw away what is needed
   }
 
   // Prefills `missing` (parents listed before children) in waves whose parents are live, each wave within the
   // batch budgets and what the cache can hold now. A prefix that does not fit now is skipped (its rows in this
   // batch fall back to a shorter prefix; a later batch tries again); one larger than the whole budget, for good.
-  void prefill(std::vector<int64_t> missing) {
+  void prefill(std::vector<int64_t> missing, bool may_evict) {
     std::vector<bool> skipped(plan_.entries.size(), false);
     // Longest segments first, so that a wave pads little; a child whose parent is not live yet waits a wave.
     auto segment = [&](int64_t e) { return depth(e) - depth(plan_.entries[e].parent); };
@@ -158,7 +162,9 @@ class Call {
         const int64_t need = kv_bytes(model_, len);
         const bool fits_batch = static_cast<int64_t>(wave.size()) < options_.prefill_batch &&
                                 std::max(longest, len) * static_cast<int64_t>(wave.size() + 1) <= options_.max_batch_tokens;
-        if (ready && (wave.empty() || fits_batch) && cache_.can_fit(bytes + need, static_cast<int64_t>(wave.size()) + 1)) {
+        const int64_t count = static_cast<int64_t>(wave.size()) + 1;
+        const bool room = may_evict ? cache_.can_fit(bytes + need, count) : cache_.has_room(bytes + need, count);
+        if (ready && (wave.empty() || fits_batch) && room) {
           wave.push_back(e);
           bytes += need;
           longest = std::max(longest, len);
@@ -235,28 +241,48 @@ class Call {
     return {std::move(logprobs), std::move(view), own_slots};
   }
 
-  // Runs the suffixes of rows [begin, end) after their prefixes (the deepest live one of each row's chain).
+  // A row to run from `start` on, after the cached `prefix` holding its tokens before `start` (null: none).
+  struct Suffix {
+    const ScoringRow* row;
+    EntryPtr prefix;
+    int64_t start;
+  };
+
+  // Runs the suffixes of rows [begin, end) after their prefixes (the deepest live one of each row's chain). A
+  // row whose prefix could not be cached runs a longer suffix, so the rows are re-split under the budgets.
   void score_suffixes(size_t begin, size_t end) {
-    std::vector<const ScoringRow*> rows;
-    std::vector<const PrefixEntry*> prefixes;
-    std::vector<TokenIds> suffixes;
-    std::vector<int64_t> starts, lengths, scored;
+    std::vector<Suffix> suffixes;
     for (size_t k = begin; k < end; ++k) {
       const PlannedRow& planned = plan_.order[k];
       int64_t e = planned.entry;
       EntryPtr entry;
       while (e >= 0 && !(entry = live_[e].lock())) e = plan_.entries[e].parent;
       stats_.fallbacks += e != planned.entry ? 1 : 0;
-      const ScoringRow& row = rows_[planned.row];
-      rows.push_back(&row);
-      prefixes.push_back(entry.get());
-      suffixes.emplace_back(row.input.begin() + depth(e), row.input.end());
-      starts.push_back(depth(e));
-      lengths.push_back(static_cast<int64_t>(suffixes.back().size()));
-      scored.push_back(row.scored);
+      suffixes.push_back({&rows_[planned.row], entry, depth(e)});
+    }
+    auto len = [](const Suffix& s) { return static_cast<int64_t>(s.row->input.size()) - s.start; };
+    std::stable_sort(suffixes.begin(), suffixes.end(), [&](const Suffix& a, const Suffix& b) { return len(a) > len(b); });
+    std::vector<int64_t> lengths;
+    for (const auto& s : suffixes) lengths.push_back(len(s));
+    for (const auto& [first, last] : plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows))
+      score_suffix_batch(std::vector<Suffix>(suffixes.begin() + first, suffixes.begin() + last));
+  }
+
+  void score_suffix_batch(const std::vector<Suffix>& suffixes) {
+    std::vector<const ScoringRow*> rows;
+    std::vector<const PrefixEntry*> prefixes;
+    std::vector<TokenIds> tokens;
+    std::vector<int64_t> starts, lengths, scored;
+    for (const auto& s : suffixes) {
+      rows.push_back(s.row);
+      prefixes.push_back(s.prefix.get());
+      tokens.emplace_back(s.row->input.begin() + s.start, s.row->input.end());
+      starts.push_back(s.start);
+      lengths.push_back(static_cast<int64_t>(tokens.back().size()));
+      scored.push_back(s.row->scored);
     }
     std::vector<const TokenIds*> inputs;
-    for (const auto& s : suffixes) inputs.push_back(&s);
+    for (const auto& t : tokens) inputs.push_back(&t);
     const ForwardBatch batch = make_batch(inputs, starts);
     const at::Tensor scored_rows = last_positions(lengths, scored, batch.tokens.size(1));
     gather_scores(forward_after(prefixes, batch, scored_rows).logprobs, rows, requests_, result_.scores);
@@ -354,8 +380,7 @@ ScoringResult PrefixScorer::loglikelihood_rolling(const std::vector<TokenIds>& d
   std::vector<Request> windows;
   std::vector<size_t> document_of;
   for (size_t d = 0; d < documents.size(); ++d) {
-    if (documents[d].empty()) throw std::invalid_argument(fmt::format("document {}: no tokens", d));
-    for (auto& w : rolling_windows(documents[d], prefix_token, max_length)) {
+    for (auto& w : rolling_windows(documents[d], prefix_token, max_length)) {  // none for an empty document
       windows.push_back(std::move(w));
       document_of.push_back(d);
     }

@@ -35,8 +35,12 @@ class PrefixCache {
   EntryPtr find(const TokenIds& tokens);
   // Whether `count` more entries of `bytes` in all could be inserted after evicting unpinned leaves.
   bool can_fit(int64_t bytes, int64_t count = 1) const;
+  // Whether they fit in the room that is free now, evicting nothing.
+  bool has_room(int64_t bytes, int64_t count = 1) const {
+    return bytes_ + bytes <= max_bytes_ && entries() + count <= max_entries_;
+  }
   // Evicts least recently used unpinned leaves until `bytes` more fit, then adds the entry; false (nothing
-  // evicted) when it cannot fit.
+  // evicted) when it cannot fit or an entry with the same tokens is cached already.
   bool insert(const EntryPtr& entry);
   // Drops an entry that is not pinned and has no children in the cache.
   void erase(const EntryPtr& entry);

@@ -23,7 +23,8 @@ class PrefixScorer {
   ScoringResult loglikelihood(const std::vector<Request>& requests);
 
   // lm-evaluation-harness's loglikelihood_rolling: each document scored in disjoint windows of max_length
-  // tokens (the first predicted from `prefix_token`), summed; one score per document.
+  // tokens (the first predicted from `prefix_token`), summed; one score per document (0 for an empty one, as
+  // lm-eval gives).
   ScoringResult loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token);
 
   // Totals over every call so far, with the cache's current size.

@@ -29,7 +29,8 @@ struct ScoringOptions {
   int64_t max_batch_tokens = 8192;
   // Upper bound on rows in one forward.
   int64_t max_batch_rows = 64;
-  // Called after each forward with the rows done and the rows in all; may be empty.
+  // Called after each forward with the rows done and the rows in all; may be empty. It runs inside the call and
+  // must not call back into the scorer.
   std::function<void(int64_t done, int64_t total)> on_progress;
 };
 

@@ -30,6 +30,21 @@ class _HfTokenizer:
         return self._tok(text, add_special_tokens=add_special_tokens).input_ids
 
 
+class _ProgressRelay:
+    """Forwards the native scorer's (done, total) to the bar of the call in progress. The native scorer holds
+    this object, not the Scorer, so that no reference cycle through C++ keeps the model alive."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        bar = self.bar
+        if bar is not None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+
 class Scorer:
     """Scores text requests as lm-evaluation-harness's HF backend would, on a :class:`PrefixScorer`.
 
@@ -55,10 +70,10 @@ class Scorer:
         progress: bool = True,
         **options: Any,
     ) -> None:
-        self._bar: Any = None
-        self.progress = progress and tqdm is not None
+        self.progress = progress
+        self._relay = _ProgressRelay()
         self.scorer = PrefixScorer.from_pretrained(
-            pretrained, device, dtype, max_length=max_length or 0, on_progress=self._on_progress, **options
+            pretrained, device, dtype, max_length=max_length or 0, on_progress=self._relay, **options
         )
         self.max_length = max_length or self.scorer.config.max_position_embeddings
         source = os.fspath(tokenizer if tokenizer is not None else pretrained)
@@ -118,25 +133,18 @@ class Scorer:
     def rolling_scores(self, texts: Sequence[str]) -> List[Tuple[float, bool]]:
         """``(summed logprob, all greedy)`` of each text over the rolling windows."""
         sequences = [self.encode(text) for text in texts]
-        for i, ids in enumerate(sequences):
-            if not ids:
-                raise ValueError(f"document {i}: no tokens")
         with self._progress_bar(len(texts), "loglikelihood_rolling"):
             return self.scorer.loglikelihood_rolling(sequences, self.prefix_token_id)
 
-    def _on_progress(self, done: int, total: int) -> None:
-        if self._bar is not None:
-            self._bar.total = total
-            self._bar.n = done
-            self._bar.refresh()
-
     @contextlib.contextmanager
     def _progress_bar(self, requests: int, what: str) -> Iterator[None]:
-        if self.progress and requests > 0:
-            self._bar = tqdm(total=requests, desc=f"prefix-scorer {what}", unit="row")
+        bar = None
+        if self.progress and tqdm is not None and requests > 0:
+            bar = tqdm(total=requests, desc=f"prefix-scorer {what}", unit="row")
+        self._relay.bar = bar  # with calls from several threads, the latest bar shows progress (display only)
         try:
             yield
         finally:
-            if self._bar is not None:
-                self._bar.close()
-                self._bar = None
+            self._relay.bar = None
+            if bar is not None:
+                bar.close()

@@ -9,6 +9,7 @@ then a plain object, usable on its own); with it, ``PrefixScorerLM`` is a ``Temp
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from .harness import Scorer
@@ -24,8 +25,12 @@ except ImportError:
     _register_model = None
     HAVE_LM_EVAL = False
 
-#: Rows and padded tokens per forward for lm-eval's ``batch_size=N``.
+#: Padded tokens per forward for each row of lm-eval's ``batch_size=N``.
 TOKENS_PER_BATCH_ROW = 512
+
+#: Arguments lm-eval or the HF backend's users pass that mean nothing here; accepted with a warning.
+IGNORED_ARGS = frozenset({"max_batch_size", "trust_remote_code", "parallelize", "revision", "backend",
+                          "use_fast_tokenizer", "peft", "delta", "autogptq", "gguf_file", "attn_implementation"})
 
 SERVED = "prefix-scorer serves loglikelihood and loglikelihood_rolling requests only"
 
@@ -53,22 +58,31 @@ def parse_model_args(
 ) -> Dict[str, Any]:
     """lm-eval's model arguments (strings or numbers) as :class:`Scorer` keyword arguments.
 
-    ``batch_size=N`` caps a forward at N rows and N * 512 padded tokens; ``"auto"`` or nothing keeps the scorer's
-    token budget. Cache options (``min_prefix_len``, ``max_cache_bytes``, ``keep_cache``, ...) pass through.
+    ``batch_size=N`` with N > 1 caps a forward at N rows and N * 512 padded tokens; 1 (lm-eval's command-line
+    default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
+    ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through; HF-only
+    arguments (``max_batch_size``, ``trust_remote_code``, ...) are ignored with a warning.
     """
     parsed: Dict[str, Any] = {"add_bos_token": _as_bool(add_bos_token)}
     if max_length not in (None, "", "None"):
         parsed["max_length"] = int(max_length)
-    if batch_size not in (None, "", "auto") and not str(batch_size).startswith("auto"):
+    if batch_size is not None and not str(batch_size).startswith("auto"):
         rows = int(batch_size)
         if rows <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size!r}")
-        parsed["max_batch_rows"] = rows
-        parsed["max_batch_tokens"] = rows * TOKENS_PER_BATCH_ROW
+        if rows > 1:
+            parsed["max_batch_rows"] = rows
+            parsed["max_batch_tokens"] = rows * TOKENS_PER_BATCH_ROW
     for name, value in options.items():
-        if name not in OPTION_NAMES:
+        if name in IGNORED_ARGS:
+            if value is not None:
+                warnings.warn(f"prefix-scorer ignores model argument {name}={value!r}")
+        elif name in ("tokenizer", "tokenizer_backend"):
+            parsed[name] = value
+        elif name in OPTION_NAMES:
+            parsed[name] = _as_bool(value) if name == "keep_cache" else int(value)
+        else:
             raise TypeError(f"unknown model argument {name!r}; cache options are {', '.join(sorted(OPTION_NAMES))}")
-        parsed[name] = _as_bool(value) if name == "keep_cache" else int(value)
     return parsed
 
 
@@ -82,7 +96,7 @@ class PrefixScorerLM(_Base):
     def __init__(
         self,
         pretrained: str,
-        device: str = "cpu",
+        device: Optional[str] = "cpu",
         dtype: Optional[str] = None,
         tokenizer_name: Optional[str] = None,
         **model_args: Any,
@@ -91,7 +105,8 @@ class PrefixScorerLM(_Base):
             super().__init__()
         else:
             self.cache_hook = _NoCache()
-        self.scorer = Scorer(pretrained, device=device, dtype=dtype, progress=True, **parse_model_args(**model_args))
+        self.scorer = Scorer(pretrained, device=device or "cpu", dtype=dtype, progress=True,
+                             **parse_model_args(**model_args))
         self._tokenizer_name = tokenizer_name or os.fspath(pretrained).replace("/", "__")
 
     @property
@@ -111,8 +126,13 @@ class PrefixScorerLM(_Base):
     def tokenizer_name(self) -> str:
         return self._tokenizer_name
 
-    def tok_encode(self, string: str, **kwargs: Any) -> List[int]:
-        return self.scorer.encode(string)
+    def tok_encode(self, string: str, left_truncate_len: Optional[int] = None, add_special_tokens: Optional[bool] = None,
+                   **kwargs: Any) -> List[int]:
+        if add_special_tokens is None:
+            ids = self.scorer.encode(string)
+        else:
+            ids = list(self.scorer.tokenizer.encode(string, add_special_tokens))
+        return ids[-left_truncate_len:] if left_truncate_len else ids
 
     def loglikelihood(self, requests: List[Any], disable_tqdm: bool = False) -> List[Tuple[float, bool]]:
         """Each request's ``args`` is ``(context, continuation)``; results come back in the requests' order."""
@@ -126,7 +146,11 @@ class PrefixScorerLM(_Base):
     def _loglikelihood_tokens(self, requests: List[Any], disable_tqdm: bool = False, **kwargs: Any) -> List[Tuple[float, bool]]:
         """``[(cache key, context ids, continuation ids)]``, as lm-eval's TemplateLM hands them."""
         self.scorer.progress = not disable_tqdm
-        return self.scorer.loglikelihood_tokens([(ctx, cont) for _, ctx, cont in requests])
+        results = self.scorer.loglikelihood_tokens([(ctx, cont) for _, ctx, cont in requests])
+        for (key, _, _), result in zip(requests, results):
+            if key is not None:
+                self.cache_hook.add_partial("loglikelihood", key, result)
+        return results
 
     def loglikelihood_rolling(self, requests: List[Any], disable_tqdm: bool = False) -> List[float]:
         texts = [req.args[0] for req in requests]

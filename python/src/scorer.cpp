@@ -58,7 +58,8 @@ void register_scorer(py::module_& m) {
       .def_readwrite("max_cache_bytes", &PrefixScorerOptions::max_cache_bytes, "prefix cache budget in bytes")
       .def_readwrite("max_cache_entries", &PrefixScorerOptions::max_cache_entries, "prefix cache budget in entries")
       .def_readwrite("keep_cache", &PrefixScorerOptions::keep_cache, "keep prefixes for the next call")
-      .def_readwrite("on_progress", &PrefixScorerOptions::on_progress, "called with (rows done, rows in all)");
+      .def_readwrite("on_progress", &PrefixScorerOptions::on_progress,
+                     "called with (rows done, rows in all) during a call; it must not call back into the scorer");
 
   py::class_<PrefixScorer, std::shared_ptr<PrefixScorer>>(m, "PrefixScorer",
                                                            "Scores loglikelihood requests, each shared prefix once.")
@@ -86,8 +87,17 @@ void register_scorer(py::module_& m) {
           },
           py::arg("documents"), py::arg("prefix_token"), py::call_guard<py::gil_scoped_release>(),
           "(summed logprob, all greedy) of each token sequence over lm-eval's disjoint rolling windows.")
-      .def("stats", [](const PrefixScorer& self) { return stats_dict(self.stats()); },
-           "Totals over every call so far, with the cache's current size.")
+      .def(
+          "stats",
+          [](const PrefixScorer& self) {
+            ScoringStats s;
+            {
+              py::gil_scoped_release release;  // a call in flight holds the scorer and may call back into Python
+              s = self.stats();
+            }
+            return stats_dict(s);
+          },
+          "Totals over every call so far, with the cache's current size.")
       .def("clear_cache", &PrefixScorer::clear_cache, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); });
 }

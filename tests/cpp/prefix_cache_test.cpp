@@ -101,6 +101,25 @@ TEST(Planner, PrefixStopsBeforeTheFirstScoredPosition) {
   EXPECT_EQ(plan.entries[0].depth(), 35);
 }
 
+TEST(Planner, SiblingsCutToTheSameTokensShareOneEntry) {
+  // All five share [1 2 3 4]; R scores from position 1, so the shared level is cut below min_prefix_len and
+  // made no entry. A (5 7 ..) and B (6 ..) are both cut to [1 2 3] by their first scored position: one entry.
+  std::vector<ScoringRow> rows = {{{1, 2, 3, 4, 0}, 4, {0}},       {{1, 2, 3, 4, 5, 7}, 3, {1}},
+                                  {{1, 2, 3, 4, 5, 7, 9}, 4, {2}}, {{1, 2, 3, 4, 6, 7}, 3, {3}},
+                                  {{1, 2, 3, 4, 6, 8}, 3, {4}}};
+  const auto plan = plan_prefixes(rows, 2, 1 << 20);
+  ASSERT_EQ(plan.entries.size(), 1u);
+  EXPECT_EQ(plan.entries[0].tokens, (TokenIds{1, 2, 3}));
+  for (const auto& r : plan.order) EXPECT_EQ(r.entry, r.row == 0 ? -1 : 0) << "row " << r.row;
+}
+
+TEST(PrefixCache, RefusesASecondEntryWithTheSameTokens) {
+  PrefixCache cache(1000, 10);
+  ASSERT_TRUE(cache.insert(entry({1, 2}, 10)));
+  EXPECT_FALSE(cache.insert(entry({1, 2}, 10)));
+  EXPECT_EQ(cache.entries(), 1);
+}
+
 TEST(Planner, WindowsSortRowsByDescendingSuffix) {
   std::vector<TokenIds> inputs;
   for (int64_t s = 0; s < 3; ++s)

@@ -189,6 +189,21 @@ TEST(PrefixStats, DisabledOrTooSmallCacheFallsBackExactly) {
   }
 }
 
+TEST(PrefixStats, FallbackRowsStayWithinTheBatchBudget) {
+  // With no cache, every row runs its whole 40-token prefix again: batches planned for short suffixes must be
+  // split so that no forward exceeds max_batch_tokens.
+  const auto model = fixture("llama3");
+  const auto requests = mmlu_like(2, 6, 40);
+  PrefixScorerOptions options;
+  options.max_cache_bytes = 0;
+  options.max_batch_tokens = 100;
+  const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
+  expect_same_scores(result.scores, score_plain(*model, requests).scores, "no cache");
+  EXPECT_EQ(result.stats.fallbacks, 12);
+  EXPECT_LE(result.stats.tokens_computed + result.stats.padding_tokens, result.stats.forwards * 100);
+  EXPECT_GE(result.stats.forwards, 6);
+}
+
 TEST(PrefixStats, OnePrefixBudgetReleasesEachSubjectBeforeTheNext) {
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(4, 3, 40);
@@ -316,7 +331,10 @@ TEST(Rolling, SumsThePlainScoresOfItsWindows) {
   for (const auto& score : score_plain(*model, rolling_windows(doc, 0, 16), plain_options).scores) want += score.logprob;
   EXPECT_NEAR(rolled.scores[0].logprob, want, 1e-4);
   EXPECT_NEAR(rolled.scores[1].logprob, score_plain(*model, {{{0}, {5, 6}}}).scores[0].logprob, 1e-5);
-  EXPECT_THROW(scorer.loglikelihood_rolling({{}}, 0), std::invalid_argument);
+  const ScoringResult empty = scorer.loglikelihood_rolling({{}, {5}}, 0);
+  EXPECT_EQ(empty.scores[0].logprob, 0.0);
+  EXPECT_NEAR(empty.scores[1].logprob, score_plain(*model, {{{0}, {5}}}).scores[0].logprob, 1e-5);
+  EXPECT_THROW(scorer.loglikelihood_rolling({{0, 600}}, 0), std::invalid_argument);
 }
 
 }  // namespace

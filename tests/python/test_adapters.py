@@ -22,6 +22,11 @@ def test_model_args_parse_like_lm_eval_strings():
         "add_bos_token": False, "max_length": 128, "max_batch_rows": 8, "max_batch_tokens": 8 * 512,
         "min_prefix_len": 16, "keep_cache": True}
     assert pl.parse_model_args(batch_size="auto") == {"add_bos_token": None}
+    assert pl.parse_model_args(batch_size=1) == {"add_bos_token": None}  # lm-eval's command-line default
+    with pytest.warns(UserWarning, match="max_batch_size"):
+        assert pl.parse_model_args(max_batch_size=64, trust_remote_code=None) == {"add_bos_token": None}
+    assert pl.parse_model_args(tokenizer="/t", tokenizer_backend="hf") == {
+        "add_bos_token": None, "tokenizer": "/t", "tokenizer_backend": "hf"}
     with pytest.raises(TypeError, match="unknown model argument 'temperature'"):
         pl.parse_model_args(temperature="0.5")
     with pytest.raises(ValueError, match="batch_size"):
@@ -31,7 +36,7 @@ def test_model_args_parse_like_lm_eval_strings():
 
 
 def test_lm_eval_model_scores_requests_in_order():
-    lm = pl.PrefixScorerLM(pretrained=str(MODEL), add_bos_token="false", batch_size="4")
+    lm = pl.PrefixScorerLM(pretrained=str(MODEL), add_bos_token="false", batch_size="4", device=None)
     order = [3, 0, 7, 1, 1]
     requests = [SimpleNamespace(args=(ROWS[i]["context"], ROWS[i]["continuation"])) for i in order]
     results = lm.loglikelihood(requests, disable_tqdm=True)
@@ -41,6 +46,8 @@ def test_lm_eval_model_scores_requests_in_order():
     tokens = lm._loglikelihood_tokens([(None, ROWS[i]["context_ids"], ROWS[i]["continuation_ids"]) for i in order])
     assert [lp for lp, _ in tokens] == pytest.approx([lp for lp, _ in results], abs=1e-6)
     assert lm.tok_encode("Hello") == lm.scorer.encode("Hello")
+    assert lm.tok_encode("Hello", add_special_tokens=True)[0] == 0
+    assert lm.tok_encode("Hello world", left_truncate_len=2) == lm.tok_encode("Hello world")[-2:]
     assert lm.prefix_token_id == 0 and lm.eot_token_id == 1
     assert lm.tokenizer_name.endswith("llama3")
     assert lm.scorer.scorer.stats["requests"] >= 5

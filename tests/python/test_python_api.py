@@ -1,7 +1,10 @@
 """The Python package: token-level and text-level scoring against the golden fixtures, rolling windows, errors."""
 
+import gc
 import json
 import threading
+import time
+import weakref
 
 import pytest
 
@@ -112,3 +115,39 @@ def test_progress_callback_reports_rows():
     scorer.loglikelihood([([1, 2, 3], [i]) for i in range(4, 9)] + [([7, 8], [9])])
     assert seen[-1] == (2, 2)  # two distinct inputs: the five one-token choices share a row
     assert scorer.config.vocab_size == 512
+
+
+def test_a_released_scorer_frees_its_model():
+    # The native scorer keeps the progress callback; it must not keep the Scorer (and the model) alive.
+    scorer = Scorer(DATA / "models" / "llama3", progress=False)
+    alive = weakref.ref(scorer)
+    del scorer
+    gc.collect()
+    assert alive() is None
+
+
+def test_stats_can_be_read_while_a_call_runs():
+    started = threading.Event()
+
+    def slow_progress(done, total):
+        started.set()
+        time.sleep(0.3)
+
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(DATA / "models" / "llama3", max_batch_rows=1,
+                                                        on_progress=slow_progress)
+    worker = threading.Thread(target=scorer.loglikelihood, args=([([1, 2, 3], [4]), ([5, 6], [7])],))
+    worker.start()
+    assert started.wait(10)
+    reader = threading.Thread(target=lambda: scorer.stats)
+    reader.start()
+    reader.join(20)
+    worker.join(20)
+    assert not reader.is_alive() and not worker.is_alive()
+    assert scorer.stats["requests"] == 2
+
+
+def test_empty_documents_score_zero_like_lm_eval():
+    harness = Scorer(DATA / "models" / "qwen2", add_bos_token=False, progress=False)
+    scores = harness.loglikelihood_rolling(["", "Some words."])
+    assert scores[0] == 0.0
+    assert scores[1] < 0.0

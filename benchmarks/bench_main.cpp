@@ -133,10 +133,8 @@ std::optional<Tokenizer> find_tokenizer(const std::string& flag, const std::stri
   return std::nullopt;
 }
 
-bool add_bos_flag(const std::string& value, const std::optional<Tokenizer>& tokenizer) {
-  if (value == "true") return true;
-  if (value == "false") return false;
-  if (value == "auto") return tokenizer && tokenizer->adds_special_tokens();
+std::string add_bos_flag(const std::string& value) {
+  if (value == "true" || value == "false" || value == "auto") return value;
   throw UsageError(fmt::format("--add-bos-token expects auto, true or false, got '{}'", value));
 }
 
@@ -155,9 +153,9 @@ int tokenize_only(const std::string& path, const std::optional<Tokenizer>& token
 
 // Reads the workload's size flags now (so that every flag is checked before the model loads) and returns what
 // builds its requests once the vocabulary is known.
-std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags& flags, const std::string& workload,
-                                                                          uint64_t seed, const std::string& path,
-                                                                          const Tokenizer* tokenizer, bool add_bos) {
+std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(
+    Flags& flags, const std::string& workload, uint64_t seed, const std::string& path,
+    const std::function<bench::TextEncoding()>& text_encoding) {
   if (workload == "mmlu-shape") {
     bench::MmluShape shape;
     shape.subjects = flags.number("subjects", shape.subjects);
@@ -165,7 +163,7 @@ std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags&
     shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
     shape.suffix_min = flags.number("suffix-min", shape.suffix_min);
     shape.suffix_max = flags.number("suffix-max", shape.suffix_max);
-    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, tokenizer, add_bos); };
+    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, text_encoding); };
     return [shape, seed](int64_t vocab_size) { return bench::mmlu_shape(shape, vocab_size, seed); };
   }
   if (workload == "hellaswag-shape") {
@@ -175,7 +173,7 @@ std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(Flags&
     shape.context_max = flags.number("context-max", shape.context_max);
     shape.ending_min = flags.number("ending-min", shape.ending_min);
     shape.ending_max = flags.number("ending-max", shape.ending_max);
-    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, tokenizer, add_bos); };
+    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, text_encoding); };
     return [shape, seed](int64_t vocab_size) { return bench::hellaswag_shape(shape, vocab_size, seed); };
   }
   throw UsageError(fmt::format("unknown workload '{}' (known: mmlu-shape, hellaswag-shape)", workload));
@@ -206,13 +204,18 @@ int run(int argc, char** argv) {
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
   options.cascade_attention = flags.number("cascade-attention", options.cascade_attention ? 1 : 0) != 0;
   const int64_t threads = flags.number("threads", 0);
-  const std::optional<Tokenizer> tokenizer = find_tokenizer(flags.text("tokenizer", ""), model_spec);
-  const bool add_bos = add_bos_flag(flags.text("add-bos-token", "auto"), tokenizer);
+  const std::string tokenizer_flag = flags.text("tokenizer", "");
+  const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));
   const std::string tokenize_path = flags.text("tokenize", "");
-  const auto make_requests = workload_requests(flags, workload, model_options.seed, requests_path,
-                                               tokenizer ? &*tokenizer : nullptr, add_bos);
+  std::optional<Tokenizer> tokenizer;  // loaded for the first text request only
+  auto text_encoding = [&]() -> bench::TextEncoding {
+    tokenizer = find_tokenizer(tokenizer_flag, model_spec);
+    if (!tokenizer) return {};
+    return {&*tokenizer, add_bos == "true" || (add_bos == "auto" && tokenizer->adds_special_tokens())};
+  };
+  const auto make_requests = workload_requests(flags, workload, model_options.seed, requests_path, text_encoding);
   flags.reject_unknown();
-  if (!tokenize_path.empty()) return tokenize_only(tokenize_path, tokenizer);
+  if (!tokenize_path.empty()) return tokenize_only(tokenize_path, find_tokenizer(tokenizer_flag, model_spec));
   if (threads < 0) throw UsageError("--threads must be >= 0");
   std::vector<std::string> modes{mode};
   if (mode == "all") modes = bench::mode_names();

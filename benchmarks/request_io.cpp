@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 namespace prefix_scorer::bench {
@@ -23,10 +24,11 @@ TokenIds id_list(const nlohmann::json& line, const char* field) {
 
 }  // namespace
 
-std::vector<Request> read_requests(const std::string& path, const Tokenizer* tokenizer, bool add_special_tokens) {
+std::vector<Request> read_requests(const std::string& path, const std::function<TextEncoding()>& text_encoding) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(fmt::format("cannot read requests file '{}'", path));
   std::vector<Request> requests;
+  std::optional<TextEncoding> encoding;
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -38,12 +40,13 @@ std::vector<Request> read_requests(const std::string& path, const Tokenizer* tok
         requests.push_back({id_list(line, "context"), id_list(line, "continuation")});
         continue;
       }
-      if (tokenizer == nullptr)
+      if (!encoding) encoding = text_encoding();
+      if (encoding->tokenizer == nullptr)
         throw std::invalid_argument("text requests need a tokenizer (tokenizer.json in the model directory)");
       if (!line.contains("continuation") || !line["continuation"].is_string())
         throw std::invalid_argument("field 'continuation' must be a string like 'context'");
-      requests.push_back(encode_pair(*tokenizer, line["context"].get<std::string>(),
-                                     line["continuation"].get<std::string>(), add_special_tokens));
+      requests.push_back(encode_pair(*encoding->tokenizer, line["context"].get<std::string>(),
+                                     line["continuation"].get<std::string>(), encoding->add_special_tokens));
     } catch (const std::exception& e) {
       throw std::invalid_argument(fmt::format("{}:{}: {}", path, line_no, e.what()));
     }

@@ -4,15 +4,22 @@
 #include "prefix_scorer/tokenizer.h"
 #include "prefix_scorer/types.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace prefix_scorer::bench {
 
-// Lines {"context": [ids...], "continuation": [ids...]}, or with both as strings, encoded by `tokenizer` the way
-// lm-evaluation-harness encodes pairs (`add_special_tokens` is its add_bos_token); blank lines are skipped.
-// Throws std::invalid_argument naming the file and line of the first malformed one.
-std::vector<Request> read_requests(const std::string& path, const Tokenizer* tokenizer, bool add_special_tokens);
+// How text requests are encoded: a tokenizer, and lm-evaluation-harness's add_bos_token.
+struct TextEncoding {
+  const Tokenizer* tokenizer = nullptr;
+  bool add_special_tokens = false;
+};
+
+// Lines {"context": [ids...], "continuation": [ids...]}, or with both as strings, encoded the way
+// lm-evaluation-harness encodes pairs with what `text_encoding` gives (asked on the first text line only);
+// blank lines are skipped. Throws std::invalid_argument naming the file and line of the first malformed one.
+std::vector<Request> read_requests(const std::string& path, const std::function<TextEncoding()>& text_encoding);
 
 // Lines {"context": [ids...], "continuation": [ids...]}, as read_requests reads them.
 void write_requests(const std::string& path, const std::vector<Request>& requests);

@@ -121,6 +121,7 @@ ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefi
                        [&](const PlannedRow& a, const PlannedRow& b) { return suffix_len(a) > suffix_len(b); });
       window_begin = i;
       window_used = 0;
+      std::fill(counted.begin(), counted.end(), false);  // prefixes still cached weigh on the next window too
     }
     if (i == plan.order.size()) break;
     for (int64_t e = plan.order[i].entry; e >= 0 && !counted[e]; e = plan.entries[e].parent) counted[e] = true;

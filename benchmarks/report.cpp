@@ -16,14 +16,9 @@ const ModeRun* find_mode(const std::vector<ModeRun>& runs, const std::string& mo
 }
 
 nlohmann::json stats_json(const ScoringStats& s) {
-  return {{"requests", s.requests},           {"forwards", s.forwards},
-          {"tokens_computed", s.tokens_computed}, {"padding_tokens", s.padding_tokens},
-          {"scored_rows", s.scored_rows},     {"truncated", s.truncated},
-          {"prefixes_prefilled", s.prefixes_prefilled}, {"cache_hits", s.cache_hits},
-          {"cache_misses", s.cache_misses},   {"evictions", s.evictions},
-          {"fallbacks", s.fallbacks},         {"prefill_tokens", s.prefill_tokens},
-          {"suffix_tokens", s.suffix_tokens}, {"entries_held", s.entries_held},
-          {"bytes_held", s.bytes_held},       {"peak_bytes", s.peak_bytes}};
+  nlohmann::json j;
+  for (const StatsField& f : stats_fields()) j[f.name] = s.*f.member;
+  return j;
 }
 
 }  // namespace

@@ -314,21 +314,13 @@ class Call {
   std::vector<EntryPtr> pinned_;
 };
 
+// Adds a call's counters to the totals; the cache's size is a state, not a count, and peak is a maximum.
 void add_stats(ScoringStats& total, const ScoringStats& s) {
-  total.requests += s.requests;
-  total.forwards += s.forwards;
-  total.tokens_computed += s.tokens_computed;
-  total.padding_tokens += s.padding_tokens;
-  total.scored_rows += s.scored_rows;
-  total.truncated += s.truncated;
-  total.prefixes_prefilled += s.prefixes_prefilled;
-  total.cache_hits += s.cache_hits;
-  total.cache_misses += s.cache_misses;
-  total.evictions += s.evictions;
-  total.fallbacks += s.fallbacks;
-  total.prefill_tokens += s.prefill_tokens;
-  total.suffix_tokens += s.suffix_tokens;
-  total.peak_bytes = std::max(total.peak_bytes, s.peak_bytes);
+  for (const StatsField& f : stats_fields()) {
+    if (f.member == &ScoringStats::entries_held || f.member == &ScoringStats::bytes_held) continue;
+    total.*f.member = f.member == &ScoringStats::peak_bytes ? std::max(total.*f.member, s.*f.member)
+                                                             : total.*f.member + s.*f.member;
+  }
 }
 
 void validate_prefix_options(const PrefixScorerOptions& o) {

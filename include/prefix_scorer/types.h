@@ -67,6 +67,13 @@ struct ScoringStats {
   int64_t peak_bytes = 0;          // largest cache size during the call
 };
 
+// Every counter of ScoringStats with its name, for totals, reports and bindings.
+struct StatsField {
+  const char* name;
+  int64_t ScoringStats::*member;
+};
+const std::vector<StatsField>& stats_fields();
+
 struct ScoringResult {
   std::vector<Score> scores;  // in the caller's order
   ScoringStats stats;

@@ -19,22 +19,7 @@ using TokenPair = std::pair<TokenIds, TokenIds>;
 
 py::dict stats_dict(const ScoringStats& s) {
   py::dict d;
-  d["requests"] = s.requests;
-  d["forwards"] = s.forwards;
-  d["tokens_computed"] = s.tokens_computed;
-  d["padding_tokens"] = s.padding_tokens;
-  d["scored_rows"] = s.scored_rows;
-  d["truncated"] = s.truncated;
-  d["prefixes_prefilled"] = s.prefixes_prefilled;
-  d["cache_hits"] = s.cache_hits;
-  d["cache_misses"] = s.cache_misses;
-  d["evictions"] = s.evictions;
-  d["fallbacks"] = s.fallbacks;
-  d["prefill_tokens"] = s.prefill_tokens;
-  d["suffix_tokens"] = s.suffix_tokens;
-  d["entries_held"] = s.entries_held;
-  d["bytes_held"] = s.bytes_held;
-  d["peak_bytes"] = s.peak_bytes;
+  for (const StatsField& f : stats_fields()) d[f.name] = s.*f.member;
   return d;
 }
 

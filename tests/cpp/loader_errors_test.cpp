@@ -47,8 +47,7 @@ TEST(Loader, WrongShapeIsNamed) {
 TEST(Loader, UnknownModelTypeIsNamed) {
   const std::string dir = make_temp_dir("type");
   copy_model("llama3", dir);
-  std::ifstream in(dir + "/config.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_text(dir + "/config.json");
   text.replace(text.find("\"llama\""), 7, "\"falcon\"");
   write_text(dir + "/config.json", text);
   const std::string message = message_of<std::invalid_argument>([&] { Model::load(dir); });

@@ -251,8 +251,7 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   // Mistral with a window of 8: prefix keys further back than the window must stay out of reach.
   const std::string dir = make_temp_dir("window");
   copy_model("mistral", dir);
-  std::ifstream in(dir + "/config.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_text(dir + "/config.json");
   text.replace(text.find("\"sliding_window\": null"), 22, "\"sliding_window\": 8");
   write_text(dir + "/config.json", text);
   const auto model = std::make_shared<const Model>(Model::load(dir));

@@ -41,6 +41,11 @@ void write_text(const std::string& path, const std::string& text) {
   out << text;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 void write_safetensors(const std::string& path, const std::map<std::string, at::Tensor>& tensors) {
   nlohmann::json header = nlohmann::json::object();
   std::string data;

@@ -24,6 +24,7 @@ std::vector<ExpectedScore> expected_scores(const std::string& model_name);
 // A fresh empty directory under the system's temporary folder.
 std::string make_temp_dir(const std::string& tag);
 void write_text(const std::string& path, const std::string& text);
+std::string read_text(const std::string& path);
 void write_safetensors(const std::string& path, const std::map<std::string, at::Tensor>& tensors);
 // Copies config.json and model.safetensors of a fixture model into `dir`.
 void copy_model(const std::string& name, const std::string& dir);

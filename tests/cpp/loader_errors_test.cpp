@@ -45,11 +45,7 @@ TEST(Loader, WrongShapeIsNamed) {
 }
 
 TEST(Loader, UnknownModelTypeIsNamed) {
-  const std::string dir = make_temp_dir("type");
-  copy_model("llama3", dir);
-  std::string text = read_text(dir + "/config.json");
-  text.replace(text.find("\"llama\""), 7, "\"falcon\"");
-  write_text(dir + "/config.json", text);
+  const std::string dir = model_with_config_edit("llama3", "\"llama\"", "\"falcon\"");
   const std::string message = message_of<std::invalid_argument>([&] { Model::load(dir); });
   EXPECT_NE(message.find("'falcon'"), std::string::npos) << message;
 }

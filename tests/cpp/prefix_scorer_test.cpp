@@ -249,11 +249,7 @@ TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
 
 TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   // Mistral with a window of 8: prefix keys further back than the window must stay out of reach.
-  const std::string dir = make_temp_dir("window");
-  copy_model("mistral", dir);
-  std::string text = read_text(dir + "/config.json");
-  text.replace(text.find("\"sliding_window\": null"), 22, "\"sliding_window\": 8");
-  write_text(dir + "/config.json", text);
+  const std::string dir = model_with_config_edit("mistral", "\"sliding_window\": null", "\"sliding_window\": 8");
   const auto model = std::make_shared<const Model>(Model::load(dir));
   ASSERT_EQ(model->config().sliding_window, 8);
   const auto requests = mmlu_like(2, 3, 40);

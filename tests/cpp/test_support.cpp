@@ -72,6 +72,16 @@ void copy_model(const std::string& name, const std::string& dir) {
                                std::filesystem::copy_options::overwrite_existing);
 }
 
+std::string model_with_config_edit(const std::string& name, const std::string& from, const std::string& to) {
+  const std::string dir = make_temp_dir(name + "_edited");
+  copy_model(name, dir);
+  std::string text = read_text(dir + "/config.json");
+  const size_t at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("config.json of " + name + " has no '" + from + "'");
+  write_text(dir + "/config.json", text.replace(at, from.size(), to));
+  return dir;
+}
+
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens) {
   const ForwardBatch batch = make_batch({&tokens}, {0});
   const auto len = static_cast<int64_t>(tokens.size());

@@ -28,6 +28,8 @@ std::string read_text(const std::string& path);
 void write_safetensors(const std::string& path, const std::map<std::string, at::Tensor>& tensors);
 // Copies config.json and model.safetensors of a fixture model into `dir`.
 void copy_model(const std::string& name, const std::string& dir);
+// A copy of a fixture model in a fresh directory, with `from` replaced by `to` in its config.json.
+std::string model_with_config_edit(const std::string& name, const std::string& from, const std::string& to);
 
 // The message `f` throws as `Exception`, or "<nothing thrown>".
 template <typename Exception, typename F>

@@ -13,9 +13,8 @@ ScoringResult score_plain(const Model& model, const std::vector<Request>& reques
   validate_options(options);
   ScoringResult result;
   ScoringStats& stats = result.stats;
-  const int64_t max_length = options.max_length > 0 ? options.max_length : model.config().max_position_embeddings;
-  std::vector<ScoringRow> rows =
-      make_rows(requests, model.config().vocab_size, max_length, path.share_identical, stats.truncated);
+  std::vector<ScoringRow> rows = make_rows(requests, model.config().vocab_size, model.config().window(options.max_length),
+                                           path.share_identical, stats.truncated);
   result.scores.resize(requests.size());
   stats.requests = static_cast<int64_t>(requests.size());
 

@@ -20,8 +20,8 @@ class Call {
   Call(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
        const std::vector<Request>& requests, ScoringResult& result)
       : model_(model), options_(options), cache_(cache), requests_(requests), result_(result), stats_(result.stats) {
-    const int64_t max_length = options.max_length > 0 ? options.max_length : model.config().max_position_embeddings;
-    rows_ = make_rows(requests, model.config().vocab_size, max_length, true, stats_.truncated);
+    rows_ = make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
+                      stats_.truncated);
     // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
     const int64_t window_tokens = std::max<int64_t>(1, options.max_cache_bytes / 2 / kv_bytes(model, 1));
     plan_ = plan_prefixes(rows_, options.min_prefix_len, window_tokens);
@@ -367,8 +367,7 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
 
 ScoringResult PrefixScorer::loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int64_t max_length =
-      options_.max_length > 0 ? options_.max_length : model_->config().max_position_embeddings;
+  const int64_t max_length = model_->config().window(options_.max_length);
   std::vector<Request> windows;
   std::vector<size_t> document_of;
   for (size_t d = 0; d < documents.size(); ++d) {

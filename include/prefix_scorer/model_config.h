@@ -44,6 +44,9 @@ struct ModelConfig {
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;
 
+  // The lm-evaluation-harness window for a max_length option: the option, or max_position_embeddings for 0.
+  int64_t window(int64_t max_length) const { return max_length > 0 ? max_length : max_position_embeddings; }
+
   // Throws std::invalid_argument when the sizes do not make a valid model.
   void validate() const;
 };

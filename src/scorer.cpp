@@ -50,11 +50,12 @@ class Call {
     const auto total = static_cast<int64_t>(plan_.order.size());
     size_t begin = 0;
     for (const size_t window_end : plan_.window_ends) {
-      while (begin < window_end) {
-        const size_t end = batch_end(begin, window_end);
-        run_batch(begin, end, total);
-        begin = end;
-      }
+      // The planner sorted each window by descending suffix length, as plan_batches wants.
+      std::vector<int64_t> lengths;
+      for (size_t k = begin; k < window_end; ++k) lengths.push_back(suffix_len(plan_.order[k]));
+      for (const auto& [first, last] : plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows))
+        run_batch(begin + first, begin + last, total);
+      begin = window_end;
     }
   }
 
@@ -72,19 +73,6 @@ class Call {
 
   int64_t suffix_len(const PlannedRow& r) const {
     return static_cast<int64_t>(rows_[r.row].input.size()) - depth(r.entry);
-  }
-
-  // Rows [begin, end) of the plan's order fill a forward under the token and row budgets, within one window.
-  size_t batch_end(size_t begin, size_t window_end) const {
-    int64_t longest = 0;
-    size_t end = begin;
-    while (end < window_end && static_cast<int64_t>(end - begin) < options_.max_batch_rows) {
-      const int64_t len = std::max(longest, suffix_len(plan_.order[end]));
-      if (end > begin && len * static_cast<int64_t>(end - begin + 1) > options_.max_batch_tokens) break;
-      longest = len;
-      ++end;
-    }
-    return end;
   }
 
   // The live cache entry of a planned prefix, looking it up in the cache (kept from an earlier call) when this

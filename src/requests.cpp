@@ -10,15 +10,15 @@ namespace {
 
 constexpr int64_t kAbsurdLength = int64_t{1} << 24;  // 16M tokens: no model has such a window
 
-void check_ids(const TokenIds& ids, const char* field, size_t index, int64_t vocab_size) {
+}  // namespace
+
+void check_token_ids(const TokenIds& ids, int64_t vocab_size, const std::string& where) {
   for (size_t pos = 0; pos < ids.size(); ++pos) {
     if (ids[pos] < 0 || ids[pos] >= vocab_size)
-      throw std::invalid_argument(fmt::format("request {}: {} token {} is id {}, outside the vocabulary [0, {})",
-                                              index, field, pos, ids[pos], vocab_size));
+      throw std::invalid_argument(
+          fmt::format("{} token {} is id {}, outside the vocabulary [0, {})", where, pos, ids[pos], vocab_size));
   }
 }
-
-}  // namespace
 
 void validate_requests(const std::vector<Request>& requests, int64_t vocab_size) {
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -27,8 +27,8 @@ void validate_requests(const std::vector<Request>& requests, int64_t vocab_size)
       throw std::invalid_argument(fmt::format(
           "request {}: empty context (put a prefix token such as BOS there to score from the start)", i));
     if (r.continuation.empty()) throw std::invalid_argument(fmt::format("request {}: empty continuation", i));
-    check_ids(r.context, "context", i, vocab_size);
-    check_ids(r.continuation, "continuation", i, vocab_size);
+    check_token_ids(r.context, vocab_size, fmt::format("request {}: context", i));
+    check_token_ids(r.continuation, vocab_size, fmt::format("request {}: continuation", i));
   }
 }
 

@@ -356,20 +356,18 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
 ScoringResult PrefixScorer::loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int64_t max_length = model_->config().window(options_.max_length);
+  const int64_t vocab_size = model_->config().vocab_size;
+  check_token_ids({prefix_token}, vocab_size, "loglikelihood_rolling: prefix_token");
   std::vector<Request> windows;
   std::vector<size_t> document_of;
   for (size_t d = 0; d < documents.size(); ++d) {
+    check_token_ids(documents[d], vocab_size, fmt::format("loglikelihood_rolling: document {}:", d));
     for (auto& w : rolling_windows(documents[d], prefix_token, max_length)) {  // none for an empty document
       windows.push_back(std::move(w));
       document_of.push_back(d);
     }
   }
-  ScoringResult by_window;
-  try {
-    by_window = score_locked(windows);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("loglikelihood_rolling: {}", e.what()));
-  }
+  const ScoringResult by_window = score_locked(windows);
   ScoringResult result;
   result.stats = by_window.stats;
   result.stats.requests = static_cast<int64_t>(documents.size());

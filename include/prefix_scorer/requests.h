@@ -3,9 +3,14 @@
 
 #include "prefix_scorer/types.h"
 
+#include <string>
 #include <vector>
 
 namespace prefix_scorer {
+
+// Throws std::invalid_argument "<where> token <position> is id <id>, outside the vocabulary" for the first id
+// outside [0, vocab_size).
+void check_token_ids(const TokenIds& ids, int64_t vocab_size, const std::string& where);
 
 // Throws std::invalid_argument naming the first request that is empty or holds an id outside [0, vocab_size).
 void validate_requests(const std::vector<Request>& requests, int64_t vocab_size);

@@ -329,7 +329,11 @@ TEST(Rolling, SumsThePlainScoresOfItsWindows) {
   const ScoringResult empty = scorer.loglikelihood_rolling({{}, {5}}, 0);
   EXPECT_EQ(empty.scores[0].logprob, 0.0);
   EXPECT_NEAR(empty.scores[1].logprob, score_plain(*model, {{{0}, {5}}}).scores[0].logprob, 1e-5);
-  EXPECT_THROW(scorer.loglikelihood_rolling({{0, 600}}, 0), std::invalid_argument);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { scorer.loglikelihood_rolling({{1, 2}, {0, 600}}, 0); })
+                .find("document 1: token 1 is id 600"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { scorer.loglikelihood_rolling({{1, 2}}, 512); }).find("prefix_token"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -69,6 +69,26 @@ TEST(CachedForwardErrors, MismatchedCacheIsRejected) {
                std::invalid_argument);
 }
 
+TEST(ForwardErrors, SharedPrefixesMustFitTheBatchAndTheModel) {
+  const Model model = Model::load(model_dir("llama3"));
+  const TokenIds row{1, 2, 3};
+  SharedPrefixes shared;
+  shared.layers.assign(model.config().num_layers,
+                       {at::zeros({1, 2, 4, 16}), at::zeros({1, 2, 4, 16})});
+  shared.lengths = at::tensor({int64_t{4}}, at::kLong);
+  shared.row_prefix = at::zeros({2}, at::kLong);  // two rows, the batch has one
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              model.forward(make_batch({&row}, {4}), nullptr, at::zeros({1}, at::kLong), &shared);
+            }).find("do not match"),
+            std::string::npos);
+  const Model windowed = Model::load(model_with_config_edit("mistral", "\"sliding_window\": null", "\"sliding_window\": 8"));
+  shared.row_prefix = at::zeros({1}, at::kLong);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              windowed.forward(make_batch({&row}, {4}), nullptr, at::zeros({1}, at::kLong), &shared);
+            }).find("sliding window"),
+            std::string::npos);
+}
+
 TEST(ForwardErrors, TorchErrorsCarryTheBatchShape) {
   const Model model = Model::load(model_dir("llama3"));
   const TokenIds tokens{1, 2, 3};

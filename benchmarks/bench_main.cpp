@@ -8,6 +8,7 @@
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <malloc.h>
 
@@ -59,6 +60,7 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --cascade-attention B     1: attention over a cached prefix once per prefix, merged by log-sum-exp;
                             0: over a copy of the prefix in every row [0]
   --threads N               CPU threads; 0 = all cores [0]
+  --build-info              print what this build was compiled with as one JSON object, and exit
 )";
 
 struct UsageError : std::invalid_argument {
@@ -71,6 +73,10 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg == "--build-info") {
+      std::puts(to_json(build_info()).c_str());
       std::exit(0);
     }
     if (arg.rfind("--", 0) != 0 || i + 1 >= argc)

@@ -1,20 +1,13 @@
-# Locates libtorch, fmt, nlohmann-json, PCRE2 and utf8proc. Debian's packages are found through their CMake configs; a pip torch
-# build finds fmt among torch's own headers, and nlohmann-json in PREFIX_SCORER_JSON_INCLUDE_DIR.
-include(GNUInstallDirs)
+# Locates torch (see TorchPackage.cmake), fmt, nlohmann-json, PCRE2 and utf8proc. nlohmann-json, PCRE2 and utf8proc
+# come from Debian's packages; nlohmann-json may also come from PREFIX_SCORER_JSON_INCLUDE_DIR.
+include(TorchPackage)
 
-find_package(Torch REQUIRED)
-message(STATUS "prefix_scorer: torch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")
-
+# fmt: the headers torch ships (torch's include folder is on every torch target's path already, so a second fmt
+# would be shadowed by it), used header-only.
 add_library(prefix_scorer_fmt INTERFACE)
-find_package(fmt QUIET)
-if(fmt_FOUND)
-  target_link_libraries(prefix_scorer_fmt INTERFACE fmt::fmt)
-else()
-  find_path(PREFIX_SCORER_FMT_INCLUDE_DIR fmt/format.h HINTS ${TORCH_INCLUDE_DIRS} REQUIRED)
-  target_include_directories(prefix_scorer_fmt INTERFACE ${PREFIX_SCORER_FMT_INCLUDE_DIR})
-  target_compile_definitions(prefix_scorer_fmt INTERFACE FMT_HEADER_ONLY=1)
-  message(STATUS "prefix_scorer: header-only fmt from ${PREFIX_SCORER_FMT_INCLUDE_DIR}")
-endif()
+find_path(PREFIX_SCORER_FMT_INCLUDE_DIR fmt/format.h HINTS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH REQUIRED)
+target_include_directories(prefix_scorer_fmt INTERFACE ${PREFIX_SCORER_FMT_INCLUDE_DIR})
+target_compile_definitions(prefix_scorer_fmt INTERFACE FMT_HEADER_ONLY=1)
 
 add_library(prefix_scorer_json INTERFACE)
 find_package(nlohmann_json 3 QUIET)

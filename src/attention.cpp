@@ -1,6 +1,6 @@
 #include "prefix_scorer/attention.h"
 
-#include <torch/version.h>
+#include "merge_attention.h"
 
 #include <cmath>
 #include <limits>
@@ -50,13 +50,9 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
 }
 
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
-#if TORCH_VERSION_MAJOR >= 2
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor mf = fold_mask(mask.to(q.device()), heads / kv_heads);
   return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mf), heads);
-#else
-  return attend_reference(q, k, v, mask);
-#endif
 }
 
 }  // namespace prefix_scorer
@@ -125,9 +121,7 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
   out_p = back_to_rows(out_p);
   lse_p = back_to_rows(lse_p);
 
-  const at::Tensor lse = at::logaddexp(lse_p, lse_s);
-  const at::Tensor out = out_p * at::exp(lse_p - lse) + out_s * at::exp(lse_s - lse);
-  return unfold_groups(out.to(q.scalar_type()), heads);
+  return unfold_groups(merge_attention(out_p, lse_p, out_s, lse_s, q.scalar_type()), heads);
 }
 
 }  // namespace prefix_scorer

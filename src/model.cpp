@@ -7,6 +7,7 @@
 
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <stdexcept>
 #include <utility>

@@ -11,7 +11,7 @@ at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& k
                           const at::Tensor& key_valid, int64_t sliding_window);
 
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
-// returns [batch, heads, queries, dim]. Uses at::scaled_dot_product_attention where torch has it.
+// returns [batch, heads, queries, dim], through at::scaled_dot_product_attention.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask);
 
 // Which queries share a prefix: the rows of each prefix padded to the same count, and each row's slot.
@@ -35,7 +35,7 @@ PrefixGroups groups_on(const PrefixGroups& groups, c10::Device device);
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups);
 
-// The same through matmul and softmax, kept as the reference for the fused path.
+// The same through matmul and softmax: the test oracle for attend and attend_cascade.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& mask);
 

@@ -3,6 +3,7 @@
 
 #include "prefix_scorer/attention.h"
 #include "prefix_scorer/batching.h"
+#include "prefix_scorer/build_info.h"
 #include "prefix_scorer/checkpoint.h"
 #include "prefix_scorer/devices.h"
 #include "prefix_scorer/errors.h"

@@ -5,6 +5,7 @@
 
 namespace prefix_scorer::python {
 
+void register_build_info(pybind11::module_& m);
 void register_model(pybind11::module_& m);
 void register_scorer(pybind11::module_& m);
 void register_tokenizer(pybind11::module_& m);

@@ -24,6 +24,7 @@ PyObject* out_of_memory_type() {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Native core of prefix_scorer: model, prefix-caching scorer and tokenizer.";
+  prefix_scorer::python::register_build_info(m);
   prefix_scorer::python::register_model(m);
   prefix_scorer::python::register_scorer(m);
   prefix_scorer::python::register_tokenizer(m);

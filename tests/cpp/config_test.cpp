@@ -1,5 +1,6 @@
 // Reading config.json (both rope spellings, older checkpoints), device and dtype names, and attention.
 
+#include "merge_attention.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -156,6 +157,14 @@ TEST_P(GroupedAttention, CascadeEqualsAttentionOverTheConcatenation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(KvHeads, GroupedAttention, testing::Values(4, 2, 1));
+
+TEST(Attention, MergeRejectsMismatchedParts) {
+  const at::Tensor out = at::zeros({2, 3, 8}), lse = at::zeros({2, 3, 1});
+  EXPECT_NO_THROW(merge_attention(out, lse, out, lse, at::kFloat));
+  EXPECT_THROW(merge_attention(out, lse, at::zeros({2, 3, 9}), lse, at::kFloat), std::invalid_argument);
+  EXPECT_THROW(merge_attention(out, lse, out, at::zeros({2, 3, 2}), at::kFloat), std::invalid_argument);
+  EXPECT_THROW(merge_attention(out, lse, out.to(at::kBFloat16), lse, at::kFloat), std::invalid_argument);
+}
 
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -1,6 +1,7 @@
 // The fixtures on CUDA in bf16 against fp32 on the CPU, and the prefix path against the plain path on CUDA.
 // Skipped where this build or machine has no CUDA device.
 
+#include "merge_attention.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,21 @@ TEST_P(OnCuda, PrefixPathEqualsPlainPathOnTheDevice) {
       EXPECT_NEAR(got[i].logprob, plain[i].logprob, 1e-4) << "request " << i << ", cascade " << cascade;
       EXPECT_EQ(got[i].is_greedy, plain[i].is_greedy) << "request " << i;
     }
+  }
+}
+
+TEST(OnCudaKernels, MergeAttentionEqualsItsReference) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device in this build or machine";
+  at::manual_seed(3);
+  const at::Tensor out_a = at::randn({3, 4, 17, 32}), out_b = at::randn({3, 4, 17, 32});
+  at::Tensor lse_a = at::randn({3, 4, 17, 1}) * 5, lse_b = at::randn({3, 4, 17, 1}) * 5;
+  lse_a.index_put_({0}, -1e30);  // a part with no visible key
+  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+    const at::Tensor want = merge_attention_reference(out_a, lse_a, out_b, lse_b, dtype).to(at::kFloat);
+    const at::Tensor got =
+        merge_attention(out_a.cuda(), lse_a.cuda(), out_b.cuda(), lse_b.cuda(), dtype).cpu().to(at::kFloat);
+    const double tolerance = dtype == at::kFloat ? 1e-5 : 2e-2;
+    EXPECT_TRUE(at::allclose(got, want, tolerance, tolerance)) << "dtype " << dtype;
   }
 }
 

@@ -11,10 +11,10 @@ weights (a transformers model saved as safetensors and loaded by prefix_scorer):
   (mmlu-shape) or its context less the last token (hellaswag-shape).
 - prefix-scorer: PrefixScorer.loglikelihood.
 
-Needs torch and transformers (the device machine has them), and the build tree's python/ on PYTHONPATH:
+Needs torch, transformers and prefix_scorer installed (pip install --no-build-isolation .):
 
-    PYTHONPATH=build/python python3 benchmarks/compare_hf.py --bench build/benchmarks/prefix-scorer-bench \\
-        --shape llama-1b --workload mmlu-shape --device cuda --dtype bfloat16
+    python3 benchmarks/compare_hf.py --bench prefix-scorer-bench --shape llama-1b --workload mmlu-shape \\
+        --device cuda --dtype bfloat16
 """
 
 import argparse

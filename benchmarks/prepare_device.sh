@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run here, before benchmarks/device_check.sh goes to the device machine: copies the sources that machine lacks
-# (GoogleTest, nlohmann-json; from this machine's Debian packages) into the git-ignored third_party/, which the
-# device call must carry.
+# Run where Debian's packages are, before benchmarks/device_check.sh runs on a GPU machine without them: copies
+# the GoogleTest and nlohmann-json sources into the git-ignored third_party/, which must travel with the
+# working tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 test -d /usr/src/googletest || { echo "install libgtest-dev first (bash .ci/install-deps)" >&2; exit 1; }

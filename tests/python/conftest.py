@@ -1,5 +1,6 @@
 import os
 import pathlib
+import shutil
 import sys
 
 import pytest
@@ -8,16 +9,21 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 FIXTURE_MODELS = ["llama3", "mistral", "qwen2", "qwen3"]
 
-# The package as the build tree holds it ($PREFIX_SCORER_BUILD, else ./build), unless one is importable already.
-_BUILD_PYTHON = pathlib.Path(os.environ.get("PREFIX_SCORER_BUILD", ROOT / "build")) / "python"
-if (_BUILD_PYTHON / "prefix_scorer").is_dir():
-    sys.path.insert(0, str(_BUILD_PYTHON))
+# What is tested: the package and prefix-scorer-bench installed in the interpreter running pytest (pip install .),
+# or, with PREFIX_SCORER_BUILD=<build folder>, the ones in that CMake build tree.
+_BUILD = os.environ.get("PREFIX_SCORER_BUILD")
+if _BUILD:
+    sys.path.insert(0, str(pathlib.Path(_BUILD) / "python"))
+    _BENCH = pathlib.Path(_BUILD) / "benchmarks" / "prefix-scorer-bench"
+else:
+    _BENCH = pathlib.Path(sys.executable).parent / "prefix-scorer-bench"
+    if not _BENCH.is_file():
+        _BENCH = pathlib.Path(shutil.which("prefix-scorer-bench") or _BENCH)
 
 
 @pytest.fixture(scope="session")
 def bench() -> pathlib.Path:
-    """The prefix-scorer-bench binary: $PREFIX_SCORER_BENCH, else the one in ./build."""
-    path = pathlib.Path(os.environ.get("PREFIX_SCORER_BENCH", ROOT / "build" / "benchmarks" / "prefix-scorer-bench"))
-    if not path.is_file():
-        pytest.fail(f"prefix-scorer-bench not found at {path}: build first or set PREFIX_SCORER_BENCH")
-    return path
+    """The prefix-scorer-bench under test."""
+    if not _BENCH.is_file():
+        pytest.fail(f"prefix-scorer-bench not found at {_BENCH}: pip install . first, or set PREFIX_SCORER_BUILD")
+    return _BENCH

@@ -215,12 +215,16 @@ class Call {
   // Runs `batch` after each row's prefix (null: none): by cascade attention over the distinct prefixes, or over a
   // copy of each row's prefix gathered into a batch cache.
   PrefixedForward forward_after(const std::vector<const PrefixEntry*>& prefixes, const ForwardBatch& batch,
-                                const at::Tensor& score_rows) const {
-    if (options_.cascade_attention && model_.config().sliding_window == 0) {
+                                const at::Tensor& score_rows) {
+    if (options_.cascade_attention) {
       if (auto shared = shared_prefixes(model_, prefixes)) {
-        KvCache own(model_.config().num_layers);
-        at::Tensor logprobs = model_.forward(batch, &own, score_rows, &*shared);
-        return {std::move(logprobs), std::move(own), 0};
+        if (model_.config().sliding_window == 0) {
+          KvCache own(model_.config().num_layers);
+          at::Tensor logprobs = model_.forward(batch, &own, score_rows, &*shared);
+          ++stats_.cascade_forwards;
+          return {std::move(logprobs), std::move(own), 0};
+        }
+        ++stats_.cascade_fallbacks;  // the window's mask needs each row's prefix positions: gather
       }
     }
     KvCache view = prefix_view(model_, prefixes);

@@ -15,6 +15,8 @@ const std::vector<StatsField>& stats_fields() {
       {"cache_misses", &ScoringStats::cache_misses},
       {"evictions", &ScoringStats::evictions},
       {"fallbacks", &ScoringStats::fallbacks},
+      {"cascade_forwards", &ScoringStats::cascade_forwards},
+      {"cascade_fallbacks", &ScoringStats::cascade_fallbacks},
       {"prefill_tokens", &ScoringStats::prefill_tokens},
       {"suffix_tokens", &ScoringStats::suffix_tokens},
       {"entries_held", &ScoringStats::entries_held},

@@ -60,6 +60,8 @@ struct ScoringStats {
   int64_t cache_misses = 0;        // prefixes a call needed and had to compute (again, if evicted before)
   int64_t evictions = 0;           // entries the LRU budget pushed out
   int64_t fallbacks = 0;           // rows run without (part of) their prefix because the cache could not hold it
+  int64_t cascade_forwards = 0;    // forwards that attended to their cached prefixes by cascade attention
+  int64_t cascade_fallbacks = 0;   // forwards that gathered although cascade_attention was asked (sliding window)
   int64_t prefill_tokens = 0;
   int64_t suffix_tokens = 0;
   int64_t entries_held = 0;        // after the call

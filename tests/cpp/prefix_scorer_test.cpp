@@ -114,12 +114,21 @@ TEST_P(PrefixVersusPlain, LayersSplitOverADeviceList) {
 TEST_P(PrefixVersusPlain, CascadeAndGatherAgree) {
   const auto model = fixture(GetParam());
   std::mt19937 rng(7);
-  const auto workload = random_workload(rng, *model);
-  PrefixScorerOptions cascade, gather;
-  cascade.min_prefix_len = gather.min_prefix_len = 2;
-  gather.cascade_attention = false;
-  expect_same_scores(PrefixScorer(model, cascade).loglikelihood(workload).scores,
-                     PrefixScorer(model, gather).loglikelihood(workload).scores, "cascade vs gather");
+  int64_t cascade_forwards = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    const auto workload = random_workload(rng, *model);
+    PrefixScorerOptions cascade, gather;
+    cascade.min_prefix_len = gather.min_prefix_len = 2;
+    cascade.cascade_attention = true;
+    gather.cascade_attention = false;
+    const ScoringResult by_cascade = PrefixScorer(model, cascade).loglikelihood(workload);
+    const ScoringResult by_gather = PrefixScorer(model, gather).loglikelihood(workload);
+    expect_same_scores(by_cascade.scores, by_gather.scores, "cascade vs gather, trial " + std::to_string(trial));
+    EXPECT_EQ(by_gather.stats.cascade_forwards, 0);
+    EXPECT_EQ(by_cascade.stats.cascade_fallbacks, 0);
+    cascade_forwards += by_cascade.stats.cascade_forwards;
+  }
+  EXPECT_GT(cascade_forwards, 0);  // the cascade path ran
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PrefixVersusPlain, testing::ValuesIn(fixture_models()),
@@ -255,6 +264,12 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   const auto requests = mmlu_like(2, 3, 40);
   const auto windowed = score_plain(*model, requests).scores;
   expect_same_scores(PrefixScorer(model).loglikelihood(requests).scores, windowed, "sliding window");
+  PrefixScorerOptions cascade;
+  cascade.cascade_attention = true;  // asked for, but the window needs gathered prefixes: counted fallbacks
+  const ScoringResult asked = PrefixScorer(model, cascade).loglikelihood(requests);
+  expect_same_scores(asked.scores, windowed, "sliding window, cascade asked");
+  EXPECT_EQ(asked.stats.cascade_forwards, 0);
+  EXPECT_GT(asked.stats.cascade_fallbacks, 0);
   const auto unwindowed = score_plain(*fixture("mistral"), requests).scores;
   EXPECT_GT(std::abs(windowed[0].logprob - unwindowed[0].logprob), 1e-4);  // the window matters here
 }

@@ -35,10 +35,13 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded
                             with the model directory's tokenizer.json as lm-evaluation-harness does) ...
   --output OUT.jsonl        ... and write lines {"logprob": x, "is_greedy": b} in the same order (last mode's)
-  --workload W              built-in workload when no --requests is given: mmlu-shape or hellaswag-shape
-                            [mmlu-shape]
-     mmlu-shape:      --subjects 4 --questions 64 --prefix-len 600 --suffix-min 40 --suffix-max 160
-     hellaswag-shape: --questions 256 --context-min 60 --context-max 140 --ending-min 10 --ending-max 40
+  --workload W              built-in workload when no --requests is given [mmlu-shape]: subjects x questions
+                            after a shared few-shot prefix, each question scored against four choices
+                                               --subjects --questions --prefix-len --context-min/max --choice-min/max
+     mmlu-shape:                                   4          64          600          40-160          1-1
+     hellaswag-shape (0-shot):                     1         256            0          60-140         10-40
+     arc25-shape (25-shot):                        1          64         2500          20-60           3-15
+     hellaswag10-shape (10-shot):                  1          64         1000          60-140         10-40
   --add-bos-token B         auto, true or false: text requests get the tokenizer's special tokens (auto: when
                             the tokenizer's template adds them, as lm-eval with add_bos_token unset) [auto]
   --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one]
@@ -162,27 +165,21 @@ int tokenize_only(const std::string& path, const std::optional<Tokenizer>& token
 std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(
     Flags& flags, const std::string& workload, uint64_t seed, const std::string& path,
     const std::function<bench::TextEncoding()>& text_encoding) {
-  if (workload == "mmlu-shape") {
-    bench::MmluShape shape;
-    shape.subjects = flags.number("subjects", shape.subjects);
-    shape.questions = flags.number("questions", shape.questions);
-    shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
-    shape.suffix_min = flags.number("suffix-min", shape.suffix_min);
-    shape.suffix_max = flags.number("suffix-max", shape.suffix_max);
-    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, text_encoding); };
-    return [shape, seed](int64_t vocab_size) { return bench::mmlu_shape(shape, vocab_size, seed); };
+  bench::ChoiceShape shape;
+  try {
+    shape = bench::named_shape(workload);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (workload == "hellaswag-shape") {
-    bench::HellaswagShape shape;
-    shape.questions = flags.number("questions", shape.questions);
-    shape.context_min = flags.number("context-min", shape.context_min);
-    shape.context_max = flags.number("context-max", shape.context_max);
-    shape.ending_min = flags.number("ending-min", shape.ending_min);
-    shape.ending_max = flags.number("ending-max", shape.ending_max);
-    if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, text_encoding); };
-    return [shape, seed](int64_t vocab_size) { return bench::hellaswag_shape(shape, vocab_size, seed); };
-  }
-  throw UsageError(fmt::format("unknown workload '{}' (known: mmlu-shape, hellaswag-shape)", workload));
+  shape.subjects = flags.number("subjects", shape.subjects);
+  shape.questions = flags.number("questions", shape.questions);
+  shape.prefix_len = flags.number("prefix-len", shape.prefix_len);
+  shape.context_min = flags.number("context-min", shape.context_min);
+  shape.context_max = flags.number("context-max", shape.context_max);
+  shape.choice_min = flags.number("choice-min", shape.choice_min);
+  shape.choice_max = flags.number("choice-max", shape.choice_max);
+  if (!path.empty()) return [=](int64_t) { return bench::read_requests(path, text_encoding); };
+  return [=](int64_t vocab_size) { return bench::choice_workload(shape, vocab_size, seed, workload); };
 }
 
 int run(int argc, char** argv) {

@@ -270,6 +270,15 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   expect_same_scores(asked.scores, windowed, "sliding window, cascade asked");
   EXPECT_EQ(asked.stats.cascade_forwards, 0);
   EXPECT_GT(asked.stats.cascade_fallbacks, 0);
+  // Nested entries under the window: each segment's keys must keep their own positions.
+  std::mt19937 rng(5);
+  PrefixScorerOptions nested;
+  nested.min_prefix_len = 2;
+  for (int trial = 0; trial < 5; ++trial) {
+    const auto workload = random_workload(rng, *model);
+    expect_same_scores(PrefixScorer(model, nested).loglikelihood(workload).scores, score_plain(*model, workload).scores,
+                       "sliding window, random tree " + std::to_string(trial));
+  }
   const auto unwindowed = score_plain(*fixture("mistral"), requests).scores;
   EXPECT_GT(std::abs(windowed[0].logprob - unwindowed[0].logprob), 1e-4);  // the window matters here
 }

@@ -74,16 +74,18 @@ def test_tokenize_reports_throughput(bench, tmp_path):
 
 def test_builtin_workload_on_synthetic_model(bench):
     proc = run(bench, "--model", "synthetic:tiny", "--subjects", 1, "--questions", 3, "--prefix-len", 20,
-               "--suffix-min", 4, "--suffix-max", 8)
+               "--context-min", 4, "--context-max", 8)
     assert proc.returncode == 0, proc.stderr
     assert "mmlu-shape: 12 requests" in proc.stderr
     assert "prefix" in proc.stderr
 
 
-@pytest.mark.parametrize("workload", ["mmlu-shape", "hellaswag-shape"])
+@pytest.mark.parametrize("workload", ["mmlu-shape", "hellaswag-shape", "arc25-shape", "hellaswag10-shape"])
 def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
-    sizes = {"mmlu-shape": ["--subjects", 2, "--questions", 4, "--prefix-len", 64, "--suffix-min", 5, "--suffix-max", 20],
-             "hellaswag-shape": ["--questions", 6, "--context-min", 40, "--context-max", 60]}[workload]
+    sizes = {"mmlu-shape": ["--subjects", 2, "--questions", 4, "--prefix-len", 64, "--context-min", 5, "--context-max", 20],
+             "hellaswag-shape": ["--questions", 6, "--context-min", 40, "--context-max", 60],
+             "arc25-shape": ["--questions", 3, "--prefix-len", 80],
+             "hellaswag10-shape": ["--questions", 3, "--prefix-len", 50]}[workload]
     report_path = tmp_path / "report.json"
     proc = run(bench, "--model", "synthetic:tiny", "--mode", "all", "--workload", workload, "--json", report_path,
                "--seed", 3, *sizes)
@@ -96,7 +98,8 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
         assert m["max_abs_logprob_diff_to_naive"] < 1e-4
         assert m["is_greedy_agreement"] == 1.0
     prefix = modes["prefix"]["stats"]
-    expected_prefixes = 2 if workload == "mmlu-shape" else 6
+    # One entry per subject prefix, and one per question context its multi-token choices share.
+    expected_prefixes = {"mmlu-shape": 2, "hellaswag-shape": 6, "arc25-shape": 4, "hellaswag10-shape": 4}[workload]
     assert prefix["prefixes_prefilled"] == expected_prefixes
     assert prefix["entries_held"] == 0
     assert modes["prefix"]["tokens_computed"] < modes["grouped"]["tokens_computed"]

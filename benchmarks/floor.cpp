@@ -13,6 +13,7 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
   std::vector<ScoringRow> rows = make_rows(requests, c.vocab_size, c.window(max_length), true, truncated);
   std::sort(rows.begin(), rows.end(), [](const ScoringRow& a, const ScoringRow& b) { return a.input < b.input; });
   FloorWork w;
+  double keys_attended = 0.0;  // over every distinct token: the keys its query sees (itself and those before it)
   for (size_t i = 0; i < rows.size(); ++i) {
     size_t shared = 0;
     if (i > 0) {
@@ -21,11 +22,18 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
     }
     w.unique_tokens += static_cast<int64_t>(rows[i].input.size() - shared);
     w.scored_positions += rows[i].scored;
+    for (size_t p = shared; p < rows[i].input.size(); ++p) {
+      const auto keys = static_cast<int64_t>(p + 1);
+      keys_attended += static_cast<double>(c.sliding_window > 0 ? std::min(keys, c.sliding_window) : keys);
+    }
   }
   const double h = static_cast<double>(c.hidden_size);
-  const double attention = h * c.head_dim * (2.0 * c.num_heads + 2.0 * c.num_kv_heads);
-  const double layer_params = attention + 3.0 * h * c.intermediate_size;
-  w.flops = 2.0 * layer_params * c.num_layers * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
+  const double projections = h * c.head_dim * (2.0 * c.num_heads + 2.0 * c.num_kv_heads);
+  const double layer_params = projections + 3.0 * h * c.intermediate_size;
+  w.weight_flops = 2.0 * layer_params * c.num_layers * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
+  // Per layer and head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim).
+  w.attention_flops = 4.0 * c.num_heads * c.head_dim * c.num_layers * keys_attended;
+  w.flops = w.weight_flops + w.attention_flops;
   return w;
 }
 

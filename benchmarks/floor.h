@@ -8,12 +8,15 @@
 
 namespace prefix_scorer::bench {
 
-// Every distinct token once through every layer's weights (2 x layer parameters per token), and lm_head for
-// every scored position. Distinct tokens are the nodes of the token trie of the forward rows.
+// Every distinct token once through every layer's weights (2 x layer parameters per token), lm_head for every
+// scored position, and every distinct token's attention over the keys up to it (within the sliding window).
+// Distinct tokens are the nodes of the token trie of the forward rows: a shared prefix counts once.
 struct FloorWork {
   int64_t unique_tokens = 0;
   int64_t scored_positions = 0;
-  double flops = 0.0;
+  double weight_flops = 0.0;
+  double attention_flops = 0.0;
+  double flops = 0.0;  // the two together
 };
 
 FloorWork floor_work(const std::vector<Request>& requests, const Model& model, int64_t max_length);

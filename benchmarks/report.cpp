@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -21,6 +23,13 @@ nlohmann::json stats_json(const ScoringStats& s) {
   return j;
 }
 
+// The process's peak resident memory so far (all modes that ran).
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
 }  // namespace
 
 nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& runs) {
@@ -31,8 +40,11 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                            {"threads", info.threads},
                            {"floor", {{"unique_tokens", info.floor.unique_tokens},
                                       {"scored_positions", info.floor.scored_positions},
+                                      {"weight_flops", info.floor.weight_flops},
+                                      {"attention_flops", info.floor.attention_flops},
                                       {"flops", info.floor.flops}}},
                            {"matmul_flops_per_s", info.matmul_rate},
+                           {"peak_rss_mib", peak_rss_mib()},
                            {"modes", nlohmann::json::array()}};
   const ModeRun* grouped = find_mode(runs, "grouped");
   const ModeRun* naive = find_mode(runs, "naive");
@@ -63,13 +75,17 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
 }
 
 void print_report(const nlohmann::json& report) {
-  fmt::print(stderr, "model {} | {} | {} {} | {} threads\n", report["model"].get<std::string>(),
+  fmt::print(stderr, "model {} | {} | {} {} | {} threads | peak RSS {:.0f} MiB\n", report["model"].get<std::string>(),
              report["workload"].get<std::string>(), report["device"].get<std::string>(),
-             report["dtype"].get<std::string>(), report["threads"].get<int64_t>());
+             report["dtype"].get<std::string>(), report["threads"].get<int64_t>(),
+             report["peak_rss_mib"].get<double>());
   const auto& floor = report["floor"];
-  fmt::print(stderr, "floor: {} unique tokens, {} scored positions, {:.3g} FLOP; matmul rate {:.1f} GFLOP/s\n",
+  fmt::print(stderr,
+             "floor: {} unique tokens, {} scored positions, {:.3g} FLOP ({:.3g} weights, {:.3g} attention); "
+             "matmul rate {:.1f} GFLOP/s\n",
              floor["unique_tokens"].get<int64_t>(), floor["scored_positions"].get<int64_t>(),
-             floor["flops"].get<double>(), report["matmul_flops_per_s"].get<double>() / 1e9);
+             floor["flops"].get<double>(), floor["weight_flops"].get<double>(), floor["attention_flops"].get<double>(),
+             report["matmul_flops_per_s"].get<double>() / 1e9);
   fmt::print(stderr, "{:>8} {:>9} {:>10} {:>12} {:>7} {:>9} {:>12} {:>7}\n", "mode", "seconds", "requests/s", "tokens",
              "MFU", "speedup", "max|diff|", "greedy");
   for (const auto& m : report["modes"]) {

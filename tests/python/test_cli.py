@@ -108,6 +108,10 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     # prefix is cached (min_prefix_len permitting, as here).
     assert report["floor"]["unique_tokens"] <= modes["prefix"]["tokens_computed"]
     assert report["floor"]["scored_positions"] > 0
+    floor = report["floor"]
+    assert floor["weight_flops"] > 0 and floor["attention_flops"] > 0
+    assert floor["flops"] == pytest.approx(floor["weight_flops"] + floor["attention_flops"])
+    assert report["peak_rss_mib"] > 0
     assert report["matmul_flops_per_s"] > 0
     assert 0 < modes["prefix"]["mfu"] and modes["naive"]["mfu"] < modes["prefix"]["mfu"]
 
@@ -163,3 +167,19 @@ def test_bad_flags_exit_with_one_line(bench, args, message):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_floor_counts_each_distinct_tokens_attention_once(bench, tmp_path):
+    # One row of L tokens (four one-token choices read the same row): the floor's attention is every position's
+    # query over the keys up to it, L (L + 1) / 2 of them, in every layer and head.
+    config_path, report_path = tmp_path / "config.json", tmp_path / "report.json"
+    proc = run(bench, "--model", "synthetic:tiny", "--subjects", 1, "--questions", 1, "--prefix-len", 30,
+               "--context-min", 10, "--context-max", 10, "--dump-config", config_path, "--json", report_path)
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads(config_path.read_text())
+    floor = json.loads(report_path.read_text())["floor"]
+    length = 40
+    assert floor["unique_tokens"] == length
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    per_key = 4 * config["num_attention_heads"] * head_dim * config["num_hidden_layers"]
+    assert floor["attention_flops"] == pytest.approx(per_key * length * (length + 1) / 2)

@@ -60,8 +60,9 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --prefill-batch N         distinct prefixes prefilled per forward [32]
   --max-cache-bytes N       prefix cache budget in bytes [2147483648]
   --max-cache-entries N     prefix cache budget in entries [4096]
-  --cascade-attention B     1: attention over a cached prefix once per prefix, merged by log-sum-exp;
-                            0: over a copy of the prefix in every row [0]
+  --cascade-min-prefix-len N  cascade attention (each cached prefix once for all its rows, merged by
+                            log-sum-exp) for batches whose prefixes average N tokens or more; 0: always,
+                            -1: never (every row attends to a copy of its prefix) [256]
   --threads N               CPU threads; 0 = all cores [0]
   --build-info              print what this build was compiled with as one JSON object, and exit
 )";
@@ -205,7 +206,7 @@ int run(int argc, char** argv) {
   options.prefill_batch = flags.number("prefill-batch", options.prefill_batch);
   options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
-  options.cascade_attention = flags.number("cascade-attention", options.cascade_attention ? 1 : 0) != 0;
+  options.cascade_min_prefix_len = flags.number("cascade-min-prefix-len", options.cascade_min_prefix_len);
   const int64_t threads = flags.number("threads", 0);
   const std::string tokenizer_flag = flags.text("tokenizer", "");
   const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));

@@ -32,7 +32,7 @@ step ctest ctest --test-dir build-gpu --output-on-failure -j 8
 BENCH=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/prefix-scorer-bench
 GPU=(--device cuda --dtype bfloat16)
 step bench-1b-mmlu "$BENCH" --model synthetic:llama-1b "${GPU[@]}" --workload mmlu-shape --mode all --json "$LOG_DIR/bench-1b-mmlu.json"
-step bench-1b-mmlu-cascade "$BENCH" --model synthetic:llama-1b "${GPU[@]}" --workload mmlu-shape --cascade-attention 1 --json "$LOG_DIR/bench-1b-mmlu-cascade.json"
+step bench-1b-mmlu-cascade "$BENCH" --model synthetic:llama-1b "${GPU[@]}" --workload mmlu-shape --cascade-min-prefix-len 0 --json "$LOG_DIR/bench-1b-mmlu-cascade.json"
 step bench-1b-hellaswag "$BENCH" --model synthetic:llama-1b "${GPU[@]}" --workload hellaswag-shape --mode all --json "$LOG_DIR/bench-1b-hellaswag.json"
 step bench-8b-mmlu "$BENCH" --model synthetic:llama-8b "${GPU[@]}" --workload mmlu-shape --mode all --json "$LOG_DIR/bench-8b-mmlu.json"
 step bench-8b-hellaswag "$BENCH" --model synthetic:llama-8b "${GPU[@]}" --workload hellaswag-shape --mode all --json "$LOG_DIR/bench-8b-hellaswag.json"

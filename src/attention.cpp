@@ -60,12 +60,23 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 namespace prefix_scorer {
 namespace {
 
-// Unnormalised attention of folded queries over keys: the output divided by its softmax sum, and the log of
-// that sum (plus the row maximum), in fp32.
+// A boolean mask as an additive one: 0 where visible, a finite floor where not, so that a query with no visible
+// key gets a finite log-sum-exp far below any real one (weight 0 in the merge) instead of NaN.
+at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
+  const double floor = dtype == at::kHalf ? -65504.0 : -1e30;
+  return at::zeros(mask.sizes(), mask.options().dtype(dtype)).masked_fill_(mask.logical_not(), floor);
+}
+
+// Attention of folded queries over keys, normalised over those keys, and the log of its softmax sum: [..., dim]
+// and [..., 1], both fp32. On the CPU through torch's fused flash kernel (no score matrix); elsewhere by matmuls.
 std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const at::Tensor& k, const at::Tensor& v,
                                                     const at::Tensor& mask, double scale) {
+  if (qf.device().is_cpu()) {
+    const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
+        qf, k, v, 0.0, false, additive_mask(mask, qf.scalar_type()), scale);
+    return {out.to(at::kFloat), lse.unsqueeze(-1)};
+  }
   at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)).to(at::kFloat) * scale;
-  // A finite floor, not -inf: a query with no visible key here gets weight exp(floor - lse) = 0 in the merge.
   scores.masked_fill_(mask.logical_not(), -1e30);
   const at::Tensor lse = at::logsumexp(scores, -1, true);
   const at::Tensor out = at::matmul(at::exp(scores - lse).to(v.scalar_type()), v).to(at::kFloat);

@@ -41,10 +41,11 @@ struct PrefixScorerOptions : ScoringOptions {
   int64_t max_cache_bytes = int64_t{2} << 30;
   int64_t max_cache_entries = 4096;
   bool keep_cache = false;  // entries survive to the next call, under the same LRU budgets
-  // Attention over a cached prefix: true, once per prefix for all its rows' queries, merged by log-sum-exp
-  // (cascade); false, by copying the prefix's keys and values into every row (gather). Models with a sliding
-  // window always gather. Off by default: on the CPU the two measure the same (cascade a few % slower).
-  bool cascade_attention = false;
+  // Attention over a batch's cached prefixes: by cascade (each distinct prefix once for all its rows' queries,
+  // merged by log-sum-exp, no copy of the prefix per row) when the rows' prefixes average at least this many
+  // tokens and the rows outnumber their distinct prefixes; else by gather (each row attends to its own copy).
+  // 0: cascade whenever a batch has prefixes; -1: always gather. Sliding-window models always gather.
+  int64_t cascade_min_prefix_len = 256;
 };
 
 struct ScoringStats {
@@ -61,7 +62,7 @@ struct ScoringStats {
   int64_t evictions = 0;           // entries the LRU budget pushed out
   int64_t fallbacks = 0;           // rows run without (part of) their prefix because the cache could not hold it
   int64_t cascade_forwards = 0;    // forwards that attended to their cached prefixes by cascade attention
-  int64_t cascade_fallbacks = 0;   // forwards that gathered although cascade_attention was asked (sliding window)
+  int64_t cascade_fallbacks = 0;   // forwards that gathered although cascade was chosen (sliding window)
   int64_t prefill_tokens = 0;
   int64_t suffix_tokens = 0;
   int64_t entries_held = 0;        // after the call

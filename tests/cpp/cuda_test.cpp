@@ -50,7 +50,7 @@ TEST_P(OnCuda, PrefixPathEqualsPlainPathOnTheDevice) {
   for (const bool cascade : {false, true}) {
     PrefixScorerOptions options;
     options.min_prefix_len = 4;
-    options.cascade_attention = cascade;
+    options.cascade_min_prefix_len = cascade ? 0 : -1;
     const auto got = PrefixScorer(model, options).loglikelihood(requests).scores;
     for (size_t i = 0; i < requests.size(); ++i) {
       EXPECT_NEAR(got[i].logprob, plain[i].logprob, 1e-4) << "request " << i << ", cascade " << cascade;

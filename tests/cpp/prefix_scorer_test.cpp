@@ -70,7 +70,7 @@ PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
   o.max_cache_bytes = pick({0, kv_bytes(model, 5), kv_bytes(model, 30), kv_bytes(model, 100000)});
   o.max_cache_entries = pick({1, 2, 4096});
   o.keep_cache = pick({0, 1}) == 1;
-  o.cascade_attention = pick({0, 1}) == 1;
+  o.cascade_min_prefix_len = pick({-1, 0, 8, 256});
   o.max_length = pick({0, 0, 12, 30});  // truncation
   return o;
 }
@@ -119,8 +119,8 @@ TEST_P(PrefixVersusPlain, CascadeAndGatherAgree) {
     const auto workload = random_workload(rng, *model);
     PrefixScorerOptions cascade, gather;
     cascade.min_prefix_len = gather.min_prefix_len = 2;
-    cascade.cascade_attention = true;
-    gather.cascade_attention = false;
+    cascade.cascade_min_prefix_len = 0;
+    gather.cascade_min_prefix_len = -1;
     const ScoringResult by_cascade = PrefixScorer(model, cascade).loglikelihood(workload);
     const ScoringResult by_gather = PrefixScorer(model, gather).loglikelihood(workload);
     expect_same_scores(by_cascade.scores, by_gather.scores, "cascade vs gather, trial " + std::to_string(trial));
@@ -256,6 +256,19 @@ TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
   EXPECT_EQ(result.stats.suffix_tokens, 2 * 5);
 }
 
+TEST(PrefixStats, CascadeIsChosenForLongSharedPrefixesOnly) {
+  const auto model = fixture("llama3");
+  PrefixScorerOptions options;  // cascade from 256-token prefixes on average
+  const auto long_prefix = mmlu_like(1, 6, 300), short_prefix = mmlu_like(1, 6, 100);
+  const ScoringResult by_long = PrefixScorer(model, options).loglikelihood(long_prefix);
+  const ScoringResult by_short = PrefixScorer(model, options).loglikelihood(short_prefix);
+  EXPECT_GT(by_long.stats.cascade_forwards, 0);
+  EXPECT_EQ(by_short.stats.cascade_forwards, 0);
+  expect_same_scores(by_long.scores, score_plain(*model, long_prefix).scores, "long prefix by cascade");
+  options.cascade_min_prefix_len = -1;
+  EXPECT_EQ(PrefixScorer(model, options).loglikelihood(long_prefix).stats.cascade_forwards, 0);
+}
+
 TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   // Mistral with a window of 8: prefix keys further back than the window must stay out of reach.
   const std::string dir = model_with_config_edit("mistral", "\"sliding_window\": null", "\"sliding_window\": 8");
@@ -265,7 +278,7 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   const auto windowed = score_plain(*model, requests).scores;
   expect_same_scores(PrefixScorer(model).loglikelihood(requests).scores, windowed, "sliding window");
   PrefixScorerOptions cascade;
-  cascade.cascade_attention = true;  // asked for, but the window needs gathered prefixes: counted fallbacks
+  cascade.cascade_min_prefix_len = 0;  // asked for, but the window needs gathered prefixes: counted fallbacks
   const ScoringResult asked = PrefixScorer(model, cascade).loglikelihood(requests);
   expect_same_scores(asked.scores, windowed, "sliding window, cascade asked");
   EXPECT_EQ(asked.stats.cascade_forwards, 0);

@@ -56,6 +56,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --max-length N            lm-eval truncation window; 0 = the model's max_position_embeddings [0]
   --max-batch-tokens N      padded tokens per forward [8192]
   --max-batch-rows N        rows per forward [64]
+  --max-batch-bytes N       memory per forward: gathered prefix keys/values, own keys/values, attention masks;
+                            0 = a quarter of free CUDA memory, 1 GiB on the CPU [0]
   --min-prefix-len N        shortest shared prefix worth caching [32]
   --prefill-batch N         distinct prefixes prefilled per forward [32]
   --max-cache-bytes N       prefix cache budget in bytes [2147483648]
@@ -202,6 +204,7 @@ int run(int argc, char** argv) {
   options.max_length = flags.number("max-length", options.max_length);
   options.max_batch_tokens = flags.number("max-batch-tokens", options.max_batch_tokens);
   options.max_batch_rows = flags.number("max-batch-rows", options.max_batch_rows);
+  options.max_batch_bytes = flags.number("max-batch-bytes", options.max_batch_bytes);
   options.min_prefix_len = flags.number("min-prefix-len", options.min_prefix_len);
   options.prefill_batch = flags.number("prefill-batch", options.prefill_batch);
   options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);

@@ -6,7 +6,7 @@
 # Sets PREFIX_SCORER_TORCH_VERSION (torch.__version__), PREFIX_SCORER_TORCH_CUDA (torch.version.cuda, or empty),
 # PREFIX_SCORER_WITH_CUDA (ON when the project's CUDA code is compiled) and PREFIX_SCORER_CUDA_ARCHITECTURES.
 
-set(PREFIX_SCORER_MIN_TORCH 2.1)
+set(PREFIX_SCORER_MIN_TORCH 2.5)  # scaled_dot_product_attention with enable_gqa
 set(PREFIX_SCORER_TORCH_HINT "pip install torch==2.11.0 (a CUDA 13 build on Linux)")
 
 if(NOT Python_EXECUTABLE AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")

@@ -50,6 +50,7 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
 }
 
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
+  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, std::nullopt, true);
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor mf = fold_mask(mask.to(q.device()), heads / kv_heads);
   return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mf), heads);

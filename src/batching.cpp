@@ -4,14 +4,35 @@
 
 namespace prefix_scorer {
 
+BatchMemory batch_memory(const Model& model, int64_t max_bytes) {
+  const ModelConfig& c = model.config();
+  const auto element = static_cast<int64_t>(c10::elementSize(model.dtype()));
+  // A boolean mask and its additive form in the model's dtype, for every query head.
+  return {max_bytes, 2 * c.num_layers * c.num_kv_heads * c.head_dim * element, (1 + element) * c.num_heads};
+}
+
+int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {
+  return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score);
+}
+
 std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& lengths_descending,
-                                                    int64_t max_tokens, int64_t max_rows) {
+                                                    int64_t max_tokens, int64_t max_rows,
+                                                    const std::vector<int64_t>& prefix_lengths,
+                                                    const BatchMemory& memory) {
   std::vector<std::pair<size_t, size_t>> batches;
   size_t begin = 0;
   while (begin < lengths_descending.size()) {
     const int64_t longest = std::max<int64_t>(lengths_descending[begin], 1);
     const auto fit = std::max<int64_t>(1, std::min(max_rows, max_tokens / longest));
-    const size_t end = std::min(lengths_descending.size(), begin + static_cast<size_t>(fit));
+    size_t end = begin + 1;
+    int64_t prefix = prefix_lengths.empty() ? 0 : prefix_lengths[begin];
+    while (end < lengths_descending.size() && end - begin < static_cast<size_t>(fit)) {
+      const int64_t next_prefix = std::max(prefix, prefix_lengths.empty() ? 0 : prefix_lengths[end]);
+      const auto rows = static_cast<int64_t>(end - begin + 1);
+      if (memory.max_bytes > 0 && forward_bytes(memory, rows, longest, next_prefix) > memory.max_bytes) break;
+      prefix = next_prefix;
+      ++end;
+    }
     batches.emplace_back(begin, end);
     begin = end;
   }

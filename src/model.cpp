@@ -149,7 +149,11 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     key_positions = at::cat({cache->positions(), positions}, 1);
     key_valid = at::cat({cache->valid(), valid}, 1);
   }
-  const at::Tensor mask = attention_mask(positions, key_positions, key_valid, config_.sliding_window);
+  // A batch of whole unpadded sequences needs no mask: plain causal attention, on torch's fastest kernels.
+  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr &&
+                      config_.sliding_window == 0 && valid.all().item<bool>();
+  const at::Tensor mask =
+      causal ? at::Tensor() : attention_mask(positions, key_positions, key_valid, config_.sliding_window);
   PrefixGroups groups;
   if (shared != nullptr) {
     if (config_.sliding_window > 0)
@@ -165,7 +169,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     for (const auto& in : per_device) {
       if (in.device == device) return in;
     }
-    per_device.push_back({device, mask.to(device), rotary_tables(inv_freq_.to(device), positions, dtype_),
+    per_device.push_back({device, causal ? mask : mask.to(device), rotary_tables(inv_freq_.to(device), positions, dtype_),
                           shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
     return per_device.back();
   };

@@ -6,6 +6,7 @@
 #include "prefix_scorer/requests.h"
 #include "prefix_scorer/rolling.h"
 #include "prefix_scorer/rows.h"
+#include "device_memory.h"
 
 #include <fmt/format.h>
 
@@ -19,7 +20,8 @@ class Call {
  public:
   Call(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
        const std::vector<Request>& requests, ScoringResult& result)
-      : model_(model), options_(options), cache_(cache), requests_(requests), result_(result), stats_(result.stats) {
+      : model_(model), options_(options), cache_(cache), requests_(requests), result_(result), stats_(result.stats),
+        memory_(batch_memory(model, options.max_batch_bytes)) {
     rows_ = make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
                       stats_.truncated);
     // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
@@ -51,9 +53,13 @@ class Call {
     size_t begin = 0;
     for (const size_t window_end : plan_.window_ends) {
       // The planner sorted each window by descending suffix length, as plan_batches wants.
-      std::vector<int64_t> lengths;
-      for (size_t k = begin; k < window_end; ++k) lengths.push_back(suffix_len(plan_.order[k]));
-      for (const auto& [first, last] : plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows))
+      std::vector<int64_t> lengths, prefixes;
+      for (size_t k = begin; k < window_end; ++k) {
+        lengths.push_back(suffix_len(plan_.order[k]));
+        prefixes.push_back(depth(plan_.order[k].entry));
+      }
+      for (const auto& [first, last] :
+           plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefixes, memory_))
         run_batch(begin + first, begin + last, total);
       begin = window_end;
     }
@@ -138,7 +144,7 @@ class Call {
     std::stable_sort(missing.begin(), missing.end(), [&](int64_t a, int64_t b) { return segment(a) > segment(b); });
     while (!missing.empty()) {
       std::vector<int64_t> wave, later;
-      int64_t bytes = 0, longest = 0;
+      int64_t bytes = 0, longest = 0, parents_longest = 0;
       for (int64_t e : missing) {
         const int64_t parent = plan_.entries[e].parent;
         if (parent >= 0 && (uncacheable_[parent] || skipped[parent])) {
@@ -148,14 +154,17 @@ class Call {
         const bool ready = parent < 0 || !live_[parent].expired();
         const int64_t len = segment(e);
         const int64_t need = kv_bytes(model_, len);
-        const bool fits_batch = static_cast<int64_t>(wave.size()) < options_.prefill_batch &&
-                                std::max(longest, len) * static_cast<int64_t>(wave.size() + 1) <= options_.max_batch_tokens;
         const int64_t count = static_cast<int64_t>(wave.size()) + 1;
+        const int64_t after = std::max(parents_longest, depth(parent));
+        const bool fits_batch = count <= options_.prefill_batch &&
+                                std::max(longest, len) * count <= options_.max_batch_tokens &&
+                                forward_bytes(memory_, count, std::max(longest, len), after) <= memory_.max_bytes;
         const bool room = may_evict ? cache_.can_fit(bytes + need, count) : cache_.has_room(bytes + need, count);
         if (ready && (wave.empty() || fits_batch) && room) {
           wave.push_back(e);
           bytes += need;
           longest = std::max(longest, len);
+          parents_longest = after;
         } else if (ready && wave.empty()) {
           skipped[e] = true;  // does not fit even alone
           uncacheable_[e] = need > options_.max_cache_bytes || options_.max_cache_entries == 0;
@@ -270,9 +279,13 @@ class Call {
     }
     auto len = [](const Suffix& s) { return static_cast<int64_t>(s.row->input.size()) - s.start; };
     std::stable_sort(suffixes.begin(), suffixes.end(), [&](const Suffix& a, const Suffix& b) { return len(a) > len(b); });
-    std::vector<int64_t> lengths;
-    for (const auto& s : suffixes) lengths.push_back(len(s));
-    for (const auto& [first, last] : plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows))
+    std::vector<int64_t> lengths, prefixes;
+    for (const auto& s : suffixes) {
+      lengths.push_back(len(s));
+      prefixes.push_back(s.start);
+    }
+    for (const auto& [first, last] :
+         plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefixes, memory_))
       score_suffix_batch(std::vector<Suffix>(suffixes.begin() + first, suffixes.begin() + last));
   }
 
@@ -314,6 +327,7 @@ class Call {
   const std::vector<Request>& requests_;
   ScoringResult& result_;
   ScoringStats& stats_;
+  const BatchMemory memory_;
   std::vector<ScoringRow> rows_;
   ScoringPlan plan_;
   std::vector<std::weak_ptr<PrefixEntry>> live_;
@@ -333,6 +347,7 @@ void add_stats(ScoringStats& total, const ScoringStats& s) {
 
 void validate_prefix_options(const PrefixScorerOptions& o) {
   validate_options(o);
+  if (o.max_batch_bytes < 0) throw std::invalid_argument(fmt::format("max_batch_bytes must be >= 0, got {}", o.max_batch_bytes));
   if (o.min_prefix_len < 1) throw std::invalid_argument(fmt::format("min_prefix_len must be >= 1, got {}", o.min_prefix_len));
   if (o.prefill_batch < 1) throw std::invalid_argument(fmt::format("prefill_batch must be >= 1, got {}", o.prefill_batch));
   if (o.max_cache_bytes < 0) throw std::invalid_argument(fmt::format("max_cache_bytes must be >= 0, got {}", o.max_cache_bytes));
@@ -348,6 +363,7 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
       cache_(options_.max_cache_bytes, options_.max_cache_entries) {
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
   validate_prefix_options(options_);
+  if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
 }
 
 ScoringResult PrefixScorer::loglikelihood(const std::vector<Request>& requests) {

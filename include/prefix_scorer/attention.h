@@ -11,7 +11,8 @@ at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& k
                           const at::Tensor& key_valid, int64_t sliding_window);
 
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
-// returns [batch, heads, queries, dim], through at::scaled_dot_product_attention.
+// returns [batch, heads, queries, dim], through at::scaled_dot_product_attention. An undefined mask means plain
+// causal attention over as many keys as queries.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask);
 
 // Which queries share a prefix: the rows of each prefix padded to the same count, and each row's slot.

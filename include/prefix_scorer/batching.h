@@ -10,10 +10,26 @@
 
 namespace prefix_scorer {
 
-// Half-open [begin, end) ranges over rows sorted by descending length: each range holds at most `max_rows` rows
-// and at most `max_tokens` padded tokens (rows x first row's length), and at least one row.
+// What a forward's memory grows with: per token slot of a row, the keys and values of every layer (its own, and
+// a prefix's gathered in front of them); per (query, key) pair of a row, one layer's attention workspace (masks).
+struct BatchMemory {
+  int64_t max_bytes = 0;  // 0: unbounded
+  int64_t kv_bytes_per_token = 0;
+  int64_t bytes_per_score = 0;
+};
+
+BatchMemory batch_memory(const Model& model, int64_t max_bytes);
+
+// The memory a forward of `rows` rows takes, the longest `suffix` tokens long after a `prefix` of cached keys.
+int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix);
+
+// Half-open [begin, end) ranges over rows sorted by descending length: each range holds at least one row, and at
+// most `max_rows` rows, `max_tokens` padded tokens (rows x first row's length) and, where rows continue cached
+// prefixes of `prefix_lengths` (empty: none), forward_bytes within memory.max_bytes.
 std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& lengths_descending,
-                                                    int64_t max_tokens, int64_t max_rows);
+                                                    int64_t max_tokens, int64_t max_rows,
+                                                    const std::vector<int64_t>& prefix_lengths = {},
+                                                    const BatchMemory& memory = {});
 
 // A right-padded batch of `rows`; row i's tokens sit at positions start_positions[i], start_positions[i] + 1, ...
 // Padding repeats the row's last position (so a padded query always sees the row's keys) and is marked invalid.

@@ -46,6 +46,9 @@ struct PrefixScorerOptions : ScoringOptions {
   // tokens and the rows outnumber their distinct prefixes; else by gather (each row attends to its own copy).
   // 0: cascade whenever a batch has prefixes; -1: always gather. Sliding-window models always gather.
   int64_t cascade_min_prefix_len = 256;
+  // Memory one forward may take: its rows' gathered prefix keys and values, its own, and its attention masks.
+  // Batches are cut to fit (a single row always runs). 0: a quarter of the free memory on CUDA, 1 GiB on the CPU.
+  int64_t max_batch_bytes = 0;
 };
 
 struct ScoringStats {

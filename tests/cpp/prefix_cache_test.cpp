@@ -136,5 +136,25 @@ TEST(Planner, WindowsSortRowsByDescendingSuffix) {
     EXPECT_LE(per_subject.order[i - 1].entry, per_subject.order[i].entry);
 }
 
+TEST(Batching, ForwardsAreCutToTheirMemoryBudget) {
+  const std::vector<int64_t> lengths{10, 10, 8, 8, 4, 4};
+  const std::vector<int64_t> prefixes{100, 100, 100, 300, 0, 0};
+  BatchMemory memory{0, 2, 1};  // 2 bytes a key slot, 1 a (query, key) pair
+  EXPECT_EQ(plan_batches(lengths, 1000, 64, prefixes, memory).size(), 1u);  // unbounded
+  // Two rows of 10 after 100 prefix slots: 2 x (110 x 2 + 10 x 110) = 2640 bytes; a third row would take 3960.
+  memory.max_bytes = 2640;
+  const auto batches = plan_batches(lengths, 1000, 64, prefixes, memory);
+  ASSERT_GE(batches.size(), 2u);
+  EXPECT_EQ(batches[0], std::make_pair(size_t{0}, size_t{2}));
+  for (const auto& [begin, end] : batches) {
+    int64_t prefix = 0;
+    for (size_t i = begin; i < end; ++i) prefix = std::max(prefix, prefixes[i]);
+    const auto rows = static_cast<int64_t>(end - begin);
+    if (rows > 1) EXPECT_LE(forward_bytes(memory, rows, lengths[begin], prefix), memory.max_bytes);
+  }
+  memory.max_bytes = 1;  // nothing fits: one row a forward, never none
+  EXPECT_EQ(plan_batches(lengths, 1000, 64, prefixes, memory).size(), lengths.size());
+}
+
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -71,6 +71,7 @@ PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
   o.max_cache_entries = pick({1, 2, 4096});
   o.keep_cache = pick({0, 1}) == 1;
   o.cascade_min_prefix_len = pick({-1, 0, 8, 256});
+  o.max_batch_bytes = pick({0, 1, 200000});  // 1: every forward a single row
   o.max_length = pick({0, 0, 12, 30});  // truncation
   return o;
 }
@@ -269,6 +270,18 @@ TEST(PrefixStats, CascadeIsChosenForLongSharedPrefixesOnly) {
   EXPECT_EQ(PrefixScorer(model, options).loglikelihood(long_prefix).stats.cascade_forwards, 0);
 }
 
+TEST(PrefixStats, AMemoryBudgetCutsForwardsNotResults) {
+  const auto model = fixture("llama3");
+  const auto requests = mmlu_like(2, 8, 200);
+  PrefixScorerOptions roomy, tight;
+  roomy.max_batch_bytes = int64_t{1} << 30;
+  tight.max_batch_bytes = 2 * forward_bytes(batch_memory(*model, 0), 1, 8, 200);  // about two rows a forward
+  const ScoringResult a = PrefixScorer(model, roomy).loglikelihood(requests);
+  const ScoringResult b = PrefixScorer(model, tight).loglikelihood(requests);
+  expect_same_scores(b.scores, a.scores, "tight memory budget");
+  EXPECT_GE(b.stats.forwards, a.stats.forwards + 4);
+}
+
 TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   // Mistral with a window of 8: prefix keys further back than the window must stay out of reach.
   const std::string dir = model_with_config_edit("mistral", "\"sliding_window\": null", "\"sliding_window\": 8");
@@ -309,6 +322,7 @@ TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
   EXPECT_EQ(scorer.stats().forwards, 0);
   for (auto set : std::vector<void (*)(PrefixScorerOptions&)>{
            [](PrefixScorerOptions& o) { o.min_prefix_len = 0; }, [](PrefixScorerOptions& o) { o.prefill_batch = 0; },
+           [](PrefixScorerOptions& o) { o.max_batch_bytes = -1; },
            [](PrefixScorerOptions& o) { o.max_cache_bytes = -1; }, [](PrefixScorerOptions& o) { o.max_batch_rows = 0; }}) {
     PrefixScorerOptions options;
     set(options);

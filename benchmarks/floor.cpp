@@ -1,6 +1,6 @@
 #include "floor.h"
 
-#include "prefix_scorer/rows.h"
+#include "rows.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "prefix_scorer/attention.h"
+#include "attention.h"
 
 #include "merge_attention.h"
 

@@ -1,4 +1,4 @@
-#include "prefix_scorer/batching.h"
+#include "batching.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "prefix_scorer/checkpoint.h"
+#include "checkpoint.h"
 
 #include "prefix_scorer/errors.h"
 

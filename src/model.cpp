@@ -1,9 +1,11 @@
 #include "prefix_scorer/model.h"
 
-#include "prefix_scorer/attention.h"
-#include "prefix_scorer/checkpoint.h"
 #include "prefix_scorer/devices.h"
-#include "prefix_scorer/rope.h"
+
+#include "attention.h"
+#include "checkpoint.h"
+#include "rope.h"
+#include "weights.h"
 
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
@@ -69,11 +71,13 @@ at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::
 
 }  // namespace
 
-Model::Model(ModelConfig config, ModelWeights weights, at::ScalarType dtype)
+Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype)
     : config_(std::move(config)),
       weights_(std::move(weights)),
       dtype_(dtype),
       inv_freq_(inverse_frequencies(config_.rope, config_.head_dim)) {}
+
+c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
 
 Model Model::load(const std::string& dir, const ModelOptions& options) {
   ModelConfig config = ModelConfig::from_file(dir);
@@ -90,7 +94,7 @@ Model Model::load(const std::string& dir, const ModelOptions& options) {
                                            shape_string(info->shape), shape_string(spec.shape)));
   }
   auto source = [&](const TensorSpec& spec, c10::Device) { return checkpoint.load(spec.name); };
-  ModelWeights weights = assemble_weights(config, source, devices, dtype);
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
   return Model(std::move(config), std::move(weights), dtype);
 }
 
@@ -107,7 +111,7 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
-  ModelWeights weights = assemble_weights(config, source, devices, dtype);
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
   return Model(std::move(config), std::move(weights), dtype);
 }
 
@@ -174,17 +178,17 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     return per_device.back();
   };
 
-  const LayerWeights& first = weights_.layers.front();
-  at::Tensor x = weights_.embed.index_select(0, batch.tokens.reshape({-1}).to(first.device))
+  const LayerWeights& first = weights_->layers.front();
+  at::Tensor x = weights_->embed.index_select(0, batch.tokens.reshape({-1}).to(first.device))
                      .view({b, t, config_.hidden_size});
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    const LayerWeights& layer = weights_.layers[i];
+    const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
   }
   if (cache != nullptr) cache->append_slots(positions, valid);
 
   const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
-  const at::Tensor logits = at::linear(rms_norm(rows, weights_.final_norm, config_.rms_norm_eps), weights_.lm_head);
+  const at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_.rms_norm_eps), weights_->lm_head);
   return at::log_softmax(logits.to(at::kFloat), -1);
 }
 

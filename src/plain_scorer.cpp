@@ -1,8 +1,8 @@
 #include "prefix_scorer/plain_scorer.h"
 
-#include "prefix_scorer/batching.h"
-#include "prefix_scorer/requests.h"
-#include "prefix_scorer/rows.h"
+#include "batching.h"
+#include "requests.h"
+#include "rows.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "prefix_scorer/planner.h"
+#include "planner.h"
 
 #include <algorithm>
 #include <map>

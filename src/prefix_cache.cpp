@@ -1,4 +1,4 @@
-#include "prefix_scorer/prefix_cache.h"
+#include "prefix_cache.h"
 
 namespace prefix_scorer {
 

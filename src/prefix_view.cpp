@@ -1,4 +1,4 @@
-#include "prefix_scorer/prefix_view.h"
+#include "prefix_view.h"
 
 #include <algorithm>
 #include <optional>

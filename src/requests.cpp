@@ -1,4 +1,4 @@
-#include "prefix_scorer/requests.h"
+#include "requests.h"
 
 #include <fmt/format.h>
 

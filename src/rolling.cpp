@@ -1,4 +1,4 @@
-#include "prefix_scorer/rolling.h"
+#include "rolling.h"
 
 #include <algorithm>
 #include <stdexcept>

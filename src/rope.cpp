@@ -1,4 +1,4 @@
-#include "prefix_scorer/rope.h"
+#include "rope.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
-#include "prefix_scorer/rows.h"
+#include "rows.h"
 
-#include "prefix_scorer/requests.h"
+#include "requests.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "prefix_scorer/safetensors.h"
+#include "safetensors.h"
 
 #include "prefix_scorer/errors.h"
 

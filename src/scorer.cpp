@@ -1,12 +1,13 @@
 #include "prefix_scorer/scorer.h"
 
-#include "prefix_scorer/batching.h"
-#include "prefix_scorer/planner.h"
-#include "prefix_scorer/prefix_view.h"
-#include "prefix_scorer/requests.h"
-#include "prefix_scorer/rolling.h"
-#include "prefix_scorer/rows.h"
+#include "batching.h"
 #include "device_memory.h"
+#include "planner.h"
+#include "prefix_cache.h"
+#include "prefix_view.h"
+#include "requests.h"
+#include "rolling.h"
+#include "rows.h"
 
 #include <fmt/format.h>
 
@@ -360,11 +361,13 @@ void validate_prefix_options(const PrefixScorerOptions& o) {
 PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptions options)
     : model_(std::move(model)),
       options_(std::move(options)),
-      cache_(options_.max_cache_bytes, options_.max_cache_entries) {
+      cache_(std::make_unique<PrefixCache>(options_.max_cache_bytes, options_.max_cache_entries)) {
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
   validate_prefix_options(options_);
   if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
 }
+
+PrefixScorer::~PrefixScorer() = default;
 
 ScoringResult PrefixScorer::loglikelihood(const std::vector<Request>& requests) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -375,16 +378,16 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
   ScoringResult result;
   result.scores.resize(requests.size());
   result.stats.requests = static_cast<int64_t>(requests.size());
-  cache_.reset_peak();
-  const int64_t evictions_before = cache_.evictions();
+  cache_->reset_peak();
+  const int64_t evictions_before = cache_->evictions();
   {
-    Call call(*model_, options_, cache_, requests, result);
+    Call call(*model_, options_, *cache_, requests, result);
     call.run();
   }
-  result.stats.evictions = cache_.evictions() - evictions_before;
-  result.stats.peak_bytes = cache_.peak_bytes();
-  result.stats.entries_held = cache_.entries();
-  result.stats.bytes_held = cache_.bytes();
+  result.stats.evictions = cache_->evictions() - evictions_before;
+  result.stats.peak_bytes = cache_->peak_bytes();
+  result.stats.entries_held = cache_->entries();
+  result.stats.bytes_held = cache_->bytes();
   add_stats(totals_, result.stats);
   return result;
 }
@@ -419,14 +422,14 @@ ScoringResult PrefixScorer::loglikelihood_rolling(const std::vector<TokenIds>& d
 ScoringStats PrefixScorer::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ScoringStats s = totals_;
-  s.entries_held = cache_.entries();
-  s.bytes_held = cache_.bytes();
+  s.entries_held = cache_->entries();
+  s.bytes_held = cache_->bytes();
   return s;
 }
 
 void PrefixScorer::clear_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
-  cache_.clear();
+  cache_->clear();
 }
 
 }  // namespace prefix_scorer

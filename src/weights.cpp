@@ -1,4 +1,4 @@
-#include "prefix_scorer/weights.h"
+#include "weights.h"
 
 #include <fmt/format.h>
 

@@ -3,11 +3,10 @@
 
 #include "prefix_scorer/kv_cache.h"
 #include "prefix_scorer/model_config.h"
-#include "prefix_scorer/weights.h"
-
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,9 +27,11 @@ struct ForwardBatch {
   at::Tensor valid;      // [batch, len] bool, false on padding
 };
 
+struct ModelWeights;  // the tensors, per layer on the layer's device (internal)
+
 class Model {
  public:
-  Model(ModelConfig config, ModelWeights weights, at::ScalarType dtype);
+  Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype);
 
   // A checkpoint directory (config.json and safetensors).
   static Model load(const std::string& dir, const ModelOptions& options = {});
@@ -41,7 +42,7 @@ class Model {
 
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }
-  c10::Device layer_device(int64_t layer) const { return weights_.layers.at(layer).device; }
+  c10::Device layer_device(int64_t layer) const;
 
   // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat
   // positions `score_rows` (int64 indices into batch * len) only. With a cache, attention also covers the
@@ -56,7 +57,7 @@ class Model {
                          const SharedPrefixes* shared) const;
 
   ModelConfig config_;
-  ModelWeights weights_;
+  std::shared_ptr<const ModelWeights> weights_;
   at::ScalarType dtype_;
   at::Tensor inv_freq_;  // float32, on the CPU
 };

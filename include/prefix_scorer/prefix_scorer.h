@@ -1,25 +1,13 @@
 #pragma once
-// Umbrella header of the PrefixScorer library.
+// Umbrella header of the PrefixScorer library: everything a user calls, nothing internal.
 
-#include "prefix_scorer/attention.h"
-#include "prefix_scorer/batching.h"
 #include "prefix_scorer/build_info.h"
-#include "prefix_scorer/checkpoint.h"
 #include "prefix_scorer/devices.h"
 #include "prefix_scorer/errors.h"
 #include "prefix_scorer/kv_cache.h"
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/model_config.h"
 #include "prefix_scorer/plain_scorer.h"
-#include "prefix_scorer/planner.h"
-#include "prefix_scorer/prefix_cache.h"
-#include "prefix_scorer/prefix_view.h"
-#include "prefix_scorer/requests.h"
-#include "prefix_scorer/rolling.h"
-#include "prefix_scorer/rope.h"
-#include "prefix_scorer/rows.h"
-#include "prefix_scorer/safetensors.h"
 #include "prefix_scorer/scorer.h"
 #include "prefix_scorer/tokenizer.h"
 #include "prefix_scorer/types.h"
-#include "prefix_scorer/weights.h"

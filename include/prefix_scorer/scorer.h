@@ -2,7 +2,6 @@
 // PrefixScorer: the plain path's numbers, with every shared prefix computed once.
 
 #include "prefix_scorer/model.h"
-#include "prefix_scorer/prefix_cache.h"
 #include "prefix_scorer/types.h"
 
 #include <memory>
@@ -11,10 +10,13 @@
 
 namespace prefix_scorer {
 
+class PrefixCache;  // the LRU cache of prefix entries (internal)
+
 class PrefixScorer {
  public:
   // Throws std::invalid_argument for a negative or absurd option.
   explicit PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptions options = {});
+  ~PrefixScorer();
 
   // Scores each request as one full forward over context + continuation[:-1] would, in the caller's order.
   // Requests are grouped by shared token prefix: each shared prefix is prefilled once into the cache, and only
@@ -40,7 +42,7 @@ class PrefixScorer {
   std::shared_ptr<const Model> model_;
   PrefixScorerOptions options_;
   mutable std::mutex mutex_;
-  PrefixCache cache_;
+  std::unique_ptr<PrefixCache> cache_;
   ScoringStats totals_;
 };
 

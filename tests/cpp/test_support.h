@@ -3,6 +3,20 @@
 
 #include "prefix_scorer/prefix_scorer.h"
 
+// The units behind the public API, which the tests reach too.
+#include "attention.h"
+#include "batching.h"
+#include "checkpoint.h"
+#include "planner.h"
+#include "prefix_cache.h"
+#include "prefix_view.h"
+#include "requests.h"
+#include "rolling.h"
+#include "rope.h"
+#include "rows.h"
+#include "safetensors.h"
+#include "weights.h"
+
 #include <map>
 #include <string>
 #include <vector>

@@ -54,5 +54,9 @@ def test_installed_package_carries_its_cmake_config():
         pytest.skip("a build tree has no installed CMake package: run against pip install .")
     config = pathlib.Path(prefix_scorer.cmake_prefix_path) / "prefix_scorer" / "prefix_scorerConfig.cmake"
     assert config.is_file()
-    include = pathlib.Path(prefix_scorer.__file__).parent / "include" / "prefix_scorer" / "prefix_scorer.h"
-    assert include.is_file()
+    include = pathlib.Path(prefix_scorer.__file__).parent / "include" / "prefix_scorer"
+    assert (include / "prefix_scorer.h").is_file()
+    # Only the user API is installed: no header of the internal units under src/.
+    internal = {p.name for p in (pathlib.Path(__file__).resolve().parents[2] / "src").rglob("*.h")}
+    installed = {p.name for p in include.glob("*.h")}
+    assert installed and not installed & internal, installed & internal

@@ -1,7 +1,7 @@
 #pragma once
 // Finds the token prefixes that rows share and decides which ones get a KV cache entry.
 
-#include "prefix_scorer/rows.h"
+#include "rows.h"
 
 #include <cstdint>
 #include <vector>

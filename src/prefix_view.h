@@ -2,7 +2,7 @@
 // Moving KV between cached prefix entries and the per-batch caches a forward runs on.
 
 #include "prefix_scorer/model.h"
-#include "prefix_scorer/prefix_cache.h"
+#include "prefix_cache.h"
 
 #include <optional>
 #include <vector>

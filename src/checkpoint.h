@@ -1,7 +1,7 @@
 #pragma once
 // A Hugging Face checkpoint directory: model.safetensors, or shards listed by model.safetensors.index.json.
 
-#include "prefix_scorer/safetensors.h"
+#include "safetensors.h"
 
 #include <map>
 #include <memory>

@@ -45,9 +45,10 @@ class PrefixScorer:
     ) -> "PrefixScorer":
         """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b).
 
-        ``options`` are the native options under their own names: ``max_length``, ``max_batch_tokens``,
-        ``max_batch_rows``, ``min_prefix_len``, ``prefill_batch``, ``max_cache_bytes``, ``max_cache_entries``,
-        ``keep_cache``. ``layer_devices`` splits the layers into contiguous blocks over several devices.
+        ``options`` are the native options under their own names (``OPTION_NAMES``): ``max_length``,
+        ``max_batch_tokens``, ``max_batch_rows``, ``max_batch_bytes``, ``min_prefix_len``, ``prefill_batch``,
+        ``max_cache_bytes``, ``max_cache_entries``, ``keep_cache``, ``cascade_min_prefix_len``.
+        ``layer_devices`` splits the layers into contiguous blocks over several devices.
         Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
         """
         model_options = _core.ModelOptions()

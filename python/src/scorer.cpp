@@ -88,7 +88,10 @@ void register_scorer(py::module_& m) {
           },
           "Totals over every call so far, with the cache's current size.")
       .def("clear_cache", &PrefixScorer::clear_cache, py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); });
+      .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); })
+      .def_property_readonly(
+          "options", [](const PrefixScorer& self) { return self.options(); },
+          "The options in force (a copy; max_batch_bytes 0 resolved from the device).");
 }
 
 }  // namespace prefix_scorer::python

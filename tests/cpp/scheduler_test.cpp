@@ -49,123 +49,109 @@ PrefillScheduler::RunWave fake_prefill(LivePrefixes& prefixes, std::vector<std::
 
 BatchMemory one_byte_a_token() { return {int64_t{1} << 40, 1, 0}; }
 
-TEST(LivePrefixes, APrefixLeavesWhenItsLastRowIsDoneAncestorsAfterTheirChildren) {
-  const ScoringPlan plan = tree_plan();
-  PrefixCache cache(1000, 100);
-  ScoringStats stats;
+// One call's prefixes over tree_plan() in a cache that outlives the call (the scorer's), scheduled with the fake
+// prefill; `waves` records what ran.
+struct FakeCall {
+  explicit FakeCall(PrefixCache& c, PrefixScorerOptions o = {}, BatchMemory m = one_byte_a_token(), bool keep = false)
+      : options(o), memory(m), cache(c), prefixes(plan, cache, keep, stats),
+        scheduler(prefixes, options, memory, fake_prefill(prefixes, waves)) {}
+  ScoringPlan plan = tree_plan();
   PrefixScorerOptions options;
+  BatchMemory memory;
+  PrefixCache& cache;
+  ScoringStats stats;
   std::vector<std::vector<int64_t>> waves;
-  LivePrefixes prefixes(plan, cache, false, stats);
-  const BatchMemory memory = one_byte_a_token();
-  PrefillScheduler(prefixes, options, memory, fake_prefill(prefixes, waves)).prefill({0, 1, 2, 3}, true);
-  prefixes.unpin();
-  ASSERT_EQ(cache.entries(), 4);
-  prefixes.finish(1);  // one of the two rows after 1
-  EXPECT_NE(prefixes.held(1), nullptr);
-  prefixes.finish(1);
-  EXPECT_EQ(prefixes.held(1), nullptr);
-  EXPECT_EQ(cache.entries(), 3);
-  prefixes.finish(2);  // 0 still has its own row
-  EXPECT_NE(prefixes.held(0), nullptr);
-  prefixes.finish(0);
-  EXPECT_EQ(prefixes.held(0), nullptr);
-  prefixes.finish(3);
-  EXPECT_EQ(cache.entries(), 0);
-  EXPECT_EQ(stats.cache_misses, 4);
+  LivePrefixes prefixes;
+  PrefillScheduler scheduler;
+};
+
+TEST(LivePrefixes, APrefixLeavesWhenItsLastRowIsDoneAncestorsAfterTheirChildren) {
+  PrefixCache cache(1000, 100);
+  FakeCall call(cache);
+  call.scheduler.prefill({0, 1, 2, 3}, true);
+  call.prefixes.unpin();
+  ASSERT_EQ(call.cache.entries(), 4);
+  call.prefixes.finish(1);  // one of the two rows after 1
+  EXPECT_NE(call.prefixes.held(1), nullptr);
+  call.prefixes.finish(1);
+  EXPECT_EQ(call.prefixes.held(1), nullptr);
+  EXPECT_EQ(call.cache.entries(), 3);
+  call.prefixes.finish(2);  // 0 still has its own row
+  EXPECT_NE(call.prefixes.held(0), nullptr);
+  call.prefixes.finish(0);
+  EXPECT_EQ(call.prefixes.held(0), nullptr);
+  call.prefixes.finish(3);
+  EXPECT_EQ(call.cache.entries(), 0);
+  EXPECT_EQ(call.stats.cache_misses, 4);
 }
 
 TEST(LivePrefixes, PinsAreReleasedOnEveryExitPath) {
-  const ScoringPlan plan = tree_plan();
   for (const bool keep : {false, true}) {
     PrefixCache cache(1000, 100);
-    ScoringStats stats;
-    PrefixScorerOptions options;
-    std::vector<std::vector<int64_t>> waves;
     std::vector<EntryPtr> entries;
     try {
-      LivePrefixes prefixes(plan, cache, keep, stats);
-      const BatchMemory memory = one_byte_a_token();
-      PrefillScheduler(prefixes, options, memory, fake_prefill(prefixes, waves)).prepare({1, 3}, 0);
-      for (int64_t e : {0, 1, 3}) entries.push_back(prefixes.held(e));
+      FakeCall call(cache, {}, one_byte_a_token(), keep);
+      call.scheduler.prepare({1, 3}, 0);  // 0, 1 and 3 pinned; 2 by look-ahead, not pinned
+      for (int64_t e : {0, 1, 3}) entries.push_back(call.prefixes.held(e));
       for (const auto& entry : entries) EXPECT_GT(entry->pins, 0);
-      throw std::runtime_error("a forward failed");  // leaves with everything pinned
+      throw std::runtime_error("a forward failed");  // leaves the call with everything pinned
     } catch (const std::runtime_error&) {
     }
     for (const auto& entry : entries) EXPECT_EQ(entry->pins, 0) << "keep " << keep;
-    EXPECT_EQ(cache.entries(), keep ? 4 : 0) << "keep " << keep;  // 2 came in by look-ahead
+    EXPECT_EQ(cache.entries(), keep ? 4 : 0) << "keep " << keep;
   }
 }
 
 TEST(LivePrefixes, ACachedPrefixIsAHitOnce) {
-  const ScoringPlan plan = tree_plan();
   PrefixCache cache(1000, 100);
+  FakeCall call(cache);
   auto kept = std::make_shared<PrefixEntry>();
-  kept->tokens = plan.entries[3].tokens;
+  kept->tokens = call.plan.entries[3].tokens;
   kept->bytes = 6;
-  ASSERT_TRUE(cache.insert(kept));
-  ScoringStats stats;
-  LivePrefixes prefixes(plan, cache, false, stats);
-  EXPECT_EQ(prefixes.live(3), kept);
-  EXPECT_EQ(prefixes.live(3), kept);
-  EXPECT_EQ(prefixes.live(0), nullptr);
-  EXPECT_EQ(stats.cache_hits, 1);
+  ASSERT_TRUE(call.cache.insert(kept));
+  EXPECT_EQ(call.prefixes.live(3), kept);
+  EXPECT_EQ(call.prefixes.live(3), kept);
+  EXPECT_EQ(call.prefixes.live(0), nullptr);
+  EXPECT_EQ(call.stats.cache_hits, 1);
 }
 
 TEST(PrefillScheduler, WavesFollowParentsAndLongestSegmentsFirst) {
-  const ScoringPlan plan = tree_plan();
   PrefixCache cache(1000, 100);
-  ScoringStats stats;
-  PrefixScorerOptions options;
-  std::vector<std::vector<int64_t>> waves;
-  LivePrefixes prefixes(plan, cache, false, stats);
-  const BatchMemory memory = one_byte_a_token();
-  PrefillScheduler(prefixes, options, memory, fake_prefill(prefixes, waves)).prefill({0, 1, 2, 3}, true);
-  ASSERT_EQ(waves.size(), 2u);
-  EXPECT_EQ(waves[0], (std::vector<int64_t>{0, 3}));  // the roots; the children wait for 0
-  EXPECT_EQ(waves[1], (std::vector<int64_t>{2, 1}));  // segments of 12 and 4 tokens
+  FakeCall call(cache);
+  call.scheduler.prefill({0, 1, 2, 3}, true);
+  ASSERT_EQ(call.waves.size(), 2u);
+  EXPECT_EQ(call.waves[0], (std::vector<int64_t>{0, 3}));  // the roots; the children wait for 0
+  EXPECT_EQ(call.waves[1], (std::vector<int64_t>{2, 1}));  // segments of 12 and 4 tokens
 }
 
 TEST(PrefillScheduler, WavesStayWithinTheirBudgets) {
-  const ScoringPlan plan = tree_plan();
-  struct Case {
-    const char* what;
-    void (*set)(PrefixScorerOptions&, BatchMemory&);
-    size_t waves;
-  };
-  const std::vector<Case> cases{
-      {"prefill_batch 1", [](PrefixScorerOptions& o, BatchMemory&) { o.prefill_batch = 1; }, 4},
-      {"8 tokens a wave", [](PrefixScorerOptions& o, BatchMemory&) { o.max_batch_tokens = 8; }, 4},
-      {"14 bytes a forward", [](PrefixScorerOptions&, BatchMemory& m) { m.max_bytes = 14; }, 4},
-  };
-  for (const Case& c : cases) {
+  PrefixScorerOptions one_a_wave, eight_tokens;
+  one_a_wave.prefill_batch = 1;
+  eight_tokens.max_batch_tokens = 8;
+  BatchMemory fourteen_bytes = one_byte_a_token();
+  fourteen_bytes.max_bytes = 14;
+  const std::vector<std::pair<PrefixScorerOptions, BatchMemory>> budgets{
+      {one_a_wave, one_byte_a_token()}, {eight_tokens, one_byte_a_token()}, {{}, fourteen_bytes}};
+  for (const auto& [options, memory] : budgets) {
     PrefixCache cache(1000, 100);
-    ScoringStats stats;
-    PrefixScorerOptions options;
-    BatchMemory memory = one_byte_a_token();
-    c.set(options, memory);
-    std::vector<std::vector<int64_t>> waves;
-    LivePrefixes prefixes(plan, cache, false, stats);
-    PrefillScheduler(prefixes, options, memory, fake_prefill(prefixes, waves)).prefill({0, 1, 2, 3}, true);
-    EXPECT_EQ(waves.size(), c.waves) << c.what;
-    EXPECT_EQ(cache.entries(), 4) << c.what;
+    FakeCall call(cache, options, memory);
+    call.scheduler.prefill({0, 1, 2, 3}, true);
+    EXPECT_EQ(call.waves.size(), 4u);  // one prefix a wave under each budget
+    EXPECT_EQ(cache.entries(), 4);
   }
 }
 
 TEST(PrefillScheduler, APrefixLargerThanTheCacheIsSkippedForGoodWithItsChildren) {
-  const ScoringPlan plan = tree_plan();
-  PrefixCache cache(7, 100);  // root 0 (8 tokens) can never fit; root 3 (6) can
-  ScoringStats stats;
-  PrefixScorerOptions options;
-  options.max_cache_bytes = 7;
-  std::vector<std::vector<int64_t>> waves;
-  LivePrefixes prefixes(plan, cache, false, stats);
-  const BatchMemory memory = one_byte_a_token();
-  PrefillScheduler(prefixes, options, memory, fake_prefill(prefixes, waves)).prefill({0, 1, 2, 3}, true);
-  ASSERT_EQ(waves.size(), 1u);
-  EXPECT_EQ(waves[0], (std::vector<int64_t>{3}));
-  EXPECT_TRUE(prefixes.state(0).uncacheable);
-  EXPECT_EQ(prefixes.held(1), nullptr);
-  EXPECT_EQ(prefixes.held(2), nullptr);
+  PrefixScorerOptions small;
+  small.max_cache_bytes = 7;  // root 0 (8 tokens) can never fit; root 3 (6) can
+  PrefixCache cache(small.max_cache_bytes, small.max_cache_entries);
+  FakeCall call(cache, small);
+  call.scheduler.prefill({0, 1, 2, 3}, true);
+  ASSERT_EQ(call.waves.size(), 1u);
+  EXPECT_EQ(call.waves[0], (std::vector<int64_t>{3}));
+  EXPECT_TRUE(call.prefixes.state(0).uncacheable);
+  EXPECT_EQ(call.prefixes.held(1), nullptr);
+  EXPECT_EQ(call.prefixes.held(2), nullptr);
 }
 
 }  // namespace

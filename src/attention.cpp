@@ -39,6 +39,14 @@ at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& k
   return mask.unsqueeze(1);
 }
 
+at::Tensor tree_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                               const at::Tensor& key_valid, int64_t sliding_window, const at::Tensor& query_branch,
+                               const at::Tensor& key_branch) {
+  const at::Tensor k = key_branch.unsqueeze(1);  // [b, 1, keys]
+  const at::Tensor same_branch = k.eq(0).logical_or(k.eq(query_branch.unsqueeze(2)));
+  return attention_mask(query_positions, key_positions, key_valid, sliding_window).logical_and(same_branch.unsqueeze(1));
+}
+
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor qf = fold_groups(q, kv_heads);

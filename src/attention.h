@@ -10,6 +10,11 @@ namespace prefix_scorer {
 at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
                           const at::Tensor& key_valid, int64_t sliding_window);
 
+// The same for tree-packed rows: a key of branch b > 0 is visible only to queries of branch b.
+at::Tensor tree_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                               const at::Tensor& key_valid, int64_t sliding_window, const at::Tensor& query_branch,
+                               const at::Tensor& key_branch);
+
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
 // returns [batch, heads, queries, dim], through at::scaled_dot_product_attention. An undefined mask means plain
 // causal attention over as many keys as queries.

@@ -147,17 +147,25 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
                                             cache->positions().size(0), b));
 
+  const bool tree = batch.branch.defined();
+  if (tree && batch.branch.sizes() != batch.tokens.sizes())
+    throw std::invalid_argument("forward: branch must be a [batch, len] tensor of the tokens' shape");
   const at::Tensor positions = batch.positions.to(at::kCPU), valid = batch.valid.to(at::kCPU);
-  at::Tensor key_positions = positions, key_valid = valid;
+  const at::Tensor branch = tree ? batch.branch.to(at::kCPU) : at::Tensor();
+  at::Tensor key_positions = positions, key_valid = valid, key_branch = branch;
   if (cache != nullptr && cache->slots() > 0) {
     key_positions = at::cat({cache->positions(), positions}, 1);
     key_valid = at::cat({cache->valid(), valid}, 1);
+    if (tree) key_branch = at::cat({at::zeros_like(cache->positions()), branch}, 1);
   }
   // A batch of whole unpadded sequences needs no mask: plain causal attention, on torch's fastest kernels.
-  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr &&
+  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !tree &&
                       config_.sliding_window == 0 && valid.all().item<bool>();
-  const at::Tensor mask =
-      causal ? at::Tensor() : attention_mask(positions, key_positions, key_valid, config_.sliding_window);
+  at::Tensor mask;
+  if (tree)
+    mask = tree_attention_mask(positions, key_positions, key_valid, config_.sliding_window, branch, key_branch);
+  else if (!causal)
+    mask = attention_mask(positions, key_positions, key_valid, config_.sliding_window);
   PrefixGroups groups;
   if (shared != nullptr) {
     if (config_.sliding_window > 0)
@@ -173,7 +181,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     for (const auto& in : per_device) {
       if (in.device == device) return in;
     }
-    per_device.push_back({device, causal ? mask : mask.to(device), rotary_tables(inv_freq_.to(device), positions, dtype_),
+    per_device.push_back({device, mask.defined() ? mask.to(device) : mask, rotary_tables(inv_freq_.to(device), positions, dtype_),
                           shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
     return per_device.back();
   };
@@ -185,7 +193,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
   }
-  if (cache != nullptr) cache->append_slots(positions, valid);
+  // A tree's branch slots stay out of reach of later forwards over this cache: only its trunk is a prefix.
+  if (cache != nullptr) cache->append_slots(positions, tree ? valid.logical_and(branch.eq(0)) : valid);
 
   const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
   const at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_.rms_norm_eps), weights_->lm_head);

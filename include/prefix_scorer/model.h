@@ -25,6 +25,10 @@ struct ForwardBatch {
   at::Tensor tokens;     // [batch, len] int64
   at::Tensor positions;  // [batch, len] int64
   at::Tensor valid;      // [batch, len] bool, false on padding
+  // Optional, for tree packing: [batch, len] int64. A row holds a trunk (branch 0) and then branches 1, 2, ...,
+  // each continuing the trunk from the same position on; a token sees the trunk and its own branch only. Cached
+  // slots are trunk. Undefined: every row is one sequence.
+  at::Tensor branch;
 };
 
 struct ModelWeights;  // the tensors, per layer on the layer's device (internal)

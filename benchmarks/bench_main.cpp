@@ -65,6 +65,7 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --cascade-min-prefix-len N  cascade attention (each cached prefix once for all its rows, merged by
                             log-sum-exp) for batches whose prefixes average N tokens or more; 0: always,
                             -1: never (every row attends to a copy of its prefix) [256]
+  --tree-max-branches N     a prefix only its own rows (at most N) continue runs as one packed tree; 0: never [8]
   --threads N               CPU threads; 0 = all cores [0]
   --build-info              print what this build was compiled with as one JSON object, and exit
 )";
@@ -210,6 +211,7 @@ int run(int argc, char** argv) {
   options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
   options.cascade_min_prefix_len = flags.number("cascade-min-prefix-len", options.cascade_min_prefix_len);
+  options.tree_max_branches = flags.number("tree-max-branches", options.tree_max_branches);
   const int64_t threads = flags.number("threads", 0);
   const std::string tokenizer_flag = flags.text("tokenizer", "");
   const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));

@@ -62,6 +62,34 @@ ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vec
   return {tokens, positions, valid};
 }
 
+ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
+  const auto b = static_cast<int64_t>(rows.size());
+  int64_t t = 1;
+  bool tree = false;
+  for (const PackedRow& row : rows) {
+    t = std::max<int64_t>(t, static_cast<int64_t>(row.tokens.size()));
+    tree = tree || std::any_of(row.branch.begin(), row.branch.end(), [](int64_t x) { return x != 0; });
+  }
+  at::Tensor tokens = at::zeros({b, t}, at::kLong), positions = at::zeros({b, t}, at::kLong);
+  at::Tensor valid = at::zeros({b, t}, at::kBool), branch = at::zeros({b, t}, at::kLong);
+  auto tok = tokens.accessor<int64_t, 2>();
+  auto pos = positions.accessor<int64_t, 2>();
+  auto val = valid.accessor<bool, 2>();
+  auto br = branch.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const PackedRow& row = rows[i];
+    const auto len = static_cast<int64_t>(row.tokens.size());
+    for (int64_t j = 0; j < len; ++j) {
+      tok[i][j] = row.tokens[j];
+      pos[i][j] = row.positions[j];
+      val[i][j] = true;
+      br[i][j] = row.branch[j];
+    }
+    for (int64_t j = len; j < t; ++j) pos[i][j] = len > 0 ? row.positions[len - 1] : 0;
+  }
+  return {tokens, positions, valid, tree ? branch : at::Tensor()};
+}
+
 at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width) {
   std::vector<int64_t> flat;
   for (size_t i = 0; i < lengths.size(); ++i) {

@@ -35,6 +35,18 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& 
 // Padding repeats the row's last position (so a padded query always sees the row's keys) and is marked invalid.
 ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions);
 
+// One row of a packed batch: its tokens, their positions, and their tree branches (0: the trunk; see
+// ForwardBatch::branch).
+struct PackedRow {
+  TokenIds tokens;
+  std::vector<int64_t> positions;
+  std::vector<int64_t> branch;
+};
+
+// A right-padded batch of packed rows (padding: invalid, trunk, at the row's last position); the branch tensor is
+// set only when some row has branches.
+ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows);
+
 // Flat indices (row * width + position) of the last scored[i] positions of each row of lengths[i] tokens.
 at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width);
 

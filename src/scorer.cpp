@@ -9,12 +9,14 @@
 #include "prefix_view.h"
 #include "requests.h"
 #include "rolling.h"
+#include "row_units.h"
 #include "rows.h"
 #include "suffix_runner.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace prefix_scorer {
 namespace {
@@ -37,35 +39,46 @@ class Call {
                    [&model, &options, &result, this](const std::vector<int64_t>& wave) {
                      prefill_wave(model, options, prefixes_, wave, result.stats);
                    }),
-        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {}
+        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {
+    mark_trees(prefixes_, rows_, options);
+  }
 
   void run() {
-    const auto total = static_cast<int64_t>(plan_.order.size());
     size_t begin = 0;
     for (const size_t window_end : plan_.window_ends) {
-      // The planner sorted each window by descending suffix length, as plan_batches wants.
+      // Batches of units (a packed tree or one row) as planned: each unit after its planned prefix.
+      std::vector<size_t> indices(window_end - begin);
+      std::iota(indices.begin(), indices.end(), begin);
+      const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, [](int64_t e) { return e; });
       std::vector<int64_t> lengths, prefix_lengths;
-      for (size_t k = begin; k < window_end; ++k) {
-        const PlannedRow& r = plan_.order[k];
-        prefix_lengths.push_back(prefixes_.depth(r.entry));
-        lengths.push_back(static_cast<int64_t>(rows_[r.row].input.size()) - prefix_lengths.back());
+      for (const RowUnit& u : units) {
+        lengths.push_back(u.length);
+        prefix_lengths.push_back(u.start);
       }
       for (const auto& [first, last] :
-           plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefix_lengths, memory_))
-        run_batch(begin + first, begin + last, total);
+           plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefix_lengths, memory_)) {
+        std::vector<size_t> batch;
+        for (size_t u = first; u < last; ++u) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
+        run_batch(batch, window_end);
+      }
       begin = window_end;
     }
   }
 
  private:
-  void run_batch(size_t begin, size_t end, int64_t total) {
+  // Runs the planned rows plan.order[indices] after preparing their prefixes (and looking ahead from `ahead`).
+  void run_batch(const std::vector<size_t>& indices, size_t ahead) {
     std::vector<int64_t> needed;
-    for (size_t k = begin; k < end; ++k) needed.push_back(plan_.order[k].entry);
-    scheduler_.prepare(needed, end);
-    suffixes_.run(begin, end);
+    for (size_t k : indices) {
+      const int64_t e = plan_.order[k].entry;
+      needed.push_back(e >= 0 && prefixes_.state(e).packed ? plan_.entries[e].parent : e);
+    }
+    scheduler_.prepare(needed, ahead);
+    suffixes_.run(indices);
     prefixes_.unpin();
-    for (size_t k = begin; k < end; ++k) prefixes_.finish(plan_.order[k].entry);
-    if (options_.on_progress) options_.on_progress(static_cast<int64_t>(end), total);
+    for (size_t k : indices) prefixes_.finish(plan_.order[k].entry);
+    done_ += static_cast<int64_t>(indices.size());
+    if (options_.on_progress) options_.on_progress(done_, static_cast<int64_t>(plan_.order.size()));
   }
 
   const PrefixScorerOptions& options_;
@@ -75,6 +88,7 @@ class Call {
   LivePrefixes prefixes_;
   PrefillScheduler scheduler_;
   SuffixRunner suffixes_;
+  int64_t done_ = 0;  // rows scored so far
 };
 
 // Adds a call's counters to the totals; the cache's size is a state, not a count, and peak is a maximum.
@@ -88,6 +102,8 @@ void add_stats(ScoringStats& total, const ScoringStats& s) {
 
 void validate_prefix_options(const PrefixScorerOptions& o) {
   validate_options(o);
+  if (o.tree_max_branches < 0)
+    throw std::invalid_argument(fmt::format("tree_max_branches must be >= 0, got {}", o.tree_max_branches));
   if (o.max_batch_bytes < 0) throw std::invalid_argument(fmt::format("max_batch_bytes must be >= 0, got {}", o.max_batch_bytes));
   if (o.min_prefix_len < 1) throw std::invalid_argument(fmt::format("min_prefix_len must be >= 1, got {}", o.min_prefix_len));
   if (o.prefill_batch < 1) throw std::invalid_argument(fmt::format("prefill_batch must be >= 1, got {}", o.prefill_batch));

@@ -2,55 +2,77 @@
 
 #include "prefixed_forward.h"
 
-#include <algorithm>
-
 namespace prefix_scorer {
+namespace {
 
-void SuffixRunner::run(size_t begin, size_t end) {
-  const ScoringPlan& plan = prefixes_.plan();
-  std::vector<Suffix> suffixes;
-  for (size_t k = begin; k < end; ++k) {
-    const PlannedRow& planned = plan.order[k];
-    int64_t e = planned.entry;
-    EntryPtr entry;
-    while (e >= 0 && !(entry = prefixes_.held(e))) e = plan.entries[e].parent;
-    result_.stats.fallbacks += e != planned.entry ? 1 : 0;
-    suffixes.push_back({&rows_[planned.row], entry, prefixes_.depth(e)});
+void append(PackedRow& row, const TokenIds& tokens, size_t from, size_t to, int64_t position, int64_t branch) {
+  for (size_t i = from; i < to; ++i) {
+    row.tokens.push_back(tokens[i]);
+    row.positions.push_back(position++);
+    row.branch.push_back(branch);
   }
-  auto len = [](const Suffix& s) { return static_cast<int64_t>(s.row->input.size()) - s.start; };
-  std::stable_sort(suffixes.begin(), suffixes.end(), [&](const Suffix& a, const Suffix& b) { return len(a) > len(b); });
+}
+
+}  // namespace
+
+void SuffixRunner::run(const std::vector<size_t>& indices) {
+  const ScoringPlan& plan = prefixes_.plan();
+  auto deepest_live = [&](int64_t e) {
+    while (e >= 0 && !prefixes_.held(e)) e = plan.entries[e].parent;
+    return e;
+  };
+  const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, deepest_live);
   std::vector<int64_t> lengths, prefix_lengths;
-  for (const auto& s : suffixes) {
-    lengths.push_back(len(s));
-    prefix_lengths.push_back(s.start);
+  for (const RowUnit& u : units) {
+    const int64_t planned = u.tree >= 0 ? plan.entries[u.tree].parent : plan.order[u.order.front()].entry;
+    result_.stats.fallbacks += u.after != planned ? static_cast<int64_t>(u.order.size()) : 0;
+    lengths.push_back(u.length);
+    prefix_lengths.push_back(u.start);
   }
   for (const auto& [first, last] :
        plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefix_lengths, memory_))
-    run_batch(std::vector<Suffix>(suffixes.begin() + first, suffixes.begin() + last));
+    run_batch(std::vector<RowUnit>(units.begin() + first, units.begin() + last));
 }
 
-void SuffixRunner::run_batch(const std::vector<Suffix>& suffixes) {
-  std::vector<const ScoringRow*> rows;
+void SuffixRunner::run_batch(const std::vector<RowUnit>& units) {
+  const ScoringPlan& plan = prefixes_.plan();
+  std::vector<EntryPtr> held;
   std::vector<const PrefixEntry*> prefixes;
-  std::vector<TokenIds> tokens;
-  std::vector<int64_t> starts, lengths, scored;
-  for (const auto& s : suffixes) {
-    rows.push_back(s.row);
-    prefixes.push_back(s.prefix.get());
-    tokens.emplace_back(s.row->input.begin() + s.start, s.row->input.end());
-    starts.push_back(s.start);
-    lengths.push_back(static_cast<int64_t>(tokens.back().size()));
-    scored.push_back(s.row->scored);
+  std::vector<PackedRow> packed;
+  std::vector<const ScoringRow*> scored;           // in the order of their score rows
+  std::vector<std::pair<int64_t, int64_t>> spans;  // (unit, first packed index) of each scored row
+  for (size_t u = 0; u < units.size(); ++u) {
+    const RowUnit& unit = units[u];
+    held.push_back(unit.after < 0 ? nullptr : prefixes_.held(unit.after));
+    prefixes.push_back(held.back().get());
+    PackedRow row;
+    if (unit.tree >= 0) {  // the packed prefix's own tokens once, then each row's continuation as a branch
+      const TokenIds& trunk = plan.entries[unit.tree].tokens;
+      append(row, trunk, static_cast<size_t>(unit.start), trunk.size(), unit.start, 0);
+      result_.stats.trees_packed += 1;
+    }
+    int64_t branch = unit.tree >= 0 ? 1 : 0;
+    for (size_t k : unit.order) {
+      const ScoringRow& r = rows_[plan.order[k].row];
+      const size_t from = unit.tree >= 0 ? static_cast<size_t>(prefixes_.depth(unit.tree)) : unit.start;
+      append(row, r.input, from, r.input.size(), static_cast<int64_t>(from), branch++);
+      scored.push_back(&r);
+      spans.emplace_back(u, static_cast<int64_t>(row.tokens.size()) - r.scored);
+    }
+    packed.push_back(std::move(row));
   }
-  std::vector<const TokenIds*> inputs;
-  for (const auto& t : tokens) inputs.push_back(&t);
-  const ForwardBatch batch = make_batch(inputs, starts);
-  const at::Tensor scored_rows = last_positions(lengths, scored, batch.tokens.size(1));
+  const ForwardBatch batch = make_packed_batch(packed);
+  const int64_t width = batch.tokens.size(1);
+  std::vector<int64_t> flat;
+  for (size_t i = 0; i < scored.size(); ++i) {
+    for (int64_t j = 0; j < scored[i]->scored; ++j) flat.push_back(spans[i].first * width + spans[i].second + j);
+  }
+  const at::Tensor score_rows = at::tensor(flat, at::kLong);
   ScoringStats& stats = result_.stats;
-  gather_scores(forward_after(model_, options_, prefixes, batch, scored_rows, stats).logprobs, rows, requests_,
+  gather_scores(forward_after(model_, options_, prefixes, batch, score_rows, stats).logprobs, scored, requests_,
                 result_.scores);
   stats.suffix_tokens += count_forward(batch, stats);
-  stats.scored_rows += scored_rows.numel();
+  stats.scored_rows += score_rows.numel();
 }
 
 }  // namespace prefix_scorer

@@ -1,10 +1,12 @@
 #pragma once
-// Runs planned rows after their live prefixes: each row from the end of the deepest prefix of its chain that is
-// live, in batches sorted by length under the batch budgets; scores land in the caller's order.
+// Runs planned rows after their live prefixes: each row (or packed tree of rows) from the end of the deepest
+// prefix of its chain that is live, in batches sorted by length under the batch budgets; scores land in the
+// caller's order.
 
 #include "batching.h"
 #include "live_prefixes.h"
 #include "prefix_scorer/model.h"
+#include "row_units.h"
 #include "rows.h"
 
 #include <vector>
@@ -19,20 +21,13 @@ class SuffixRunner {
       : model_(model), options_(options), memory_(memory), prefixes_(prefixes), rows_(rows), requests_(requests),
         result_(result) {}
 
-  // Scores the planned rows `order[begin, end)`. A row whose planned prefix is not live (the cache could not hold
+  // Scores the planned rows plan.order[indices]. A row whose planned prefix is not live (the cache could not hold
   // it) runs a longer suffix after a live ancestor, counted in stats.fallbacks; the rows are re-split under the
   // budgets for that.
-  void run(size_t begin, size_t end);
+  void run(const std::vector<size_t>& indices);
 
  private:
-  // A row to run from `start` on, after the cached `prefix` holding its tokens before `start` (null: none).
-  struct Suffix {
-    const ScoringRow* row;
-    EntryPtr prefix;
-    int64_t start;
-  };
-
-  void run_batch(const std::vector<Suffix>& suffixes);
+  void run_batch(const std::vector<RowUnit>& units);
 
   const Model& model_;
   const PrefixScorerOptions& options_;

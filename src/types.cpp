@@ -17,6 +17,7 @@ const std::vector<StatsField>& stats_fields() {
       {"fallbacks", &ScoringStats::fallbacks},
       {"cascade_forwards", &ScoringStats::cascade_forwards},
       {"cascade_fallbacks", &ScoringStats::cascade_fallbacks},
+      {"trees_packed", &ScoringStats::trees_packed},
       {"prefill_tokens", &ScoringStats::prefill_tokens},
       {"suffix_tokens", &ScoringStats::suffix_tokens},
       {"entries_held", &ScoringStats::entries_held},

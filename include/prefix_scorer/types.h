@@ -49,6 +49,10 @@ struct PrefixScorerOptions : ScoringOptions {
   // Memory one forward may take: its rows' gathered prefix keys and values, its own, and its attention masks.
   // Batches are cut to fit (a single row always runs). 0: a quarter of the free memory on CUDA, 1 GiB on the CPU.
   int64_t max_batch_bytes = 0;
+  // A shared prefix that only its own rows continue (no longer shared prefix below it), with at most this many
+  // rows, runs as one packed tree instead of a cache entry: the prefix once, then each row's continuation,
+  // under a tree mask. 0: never.
+  int64_t tree_max_branches = 8;
 };
 
 struct ScoringStats {
@@ -65,6 +69,7 @@ struct ScoringStats {
   int64_t evictions = 0;           // entries the LRU budget pushed out
   int64_t fallbacks = 0;           // rows run without (part of) their prefix because the cache could not hold it
   int64_t cascade_forwards = 0;    // forwards that attended to their cached prefixes by cascade attention
+  int64_t trees_packed = 0;        // shared prefixes run as packed trees (not cached)
   int64_t cascade_fallbacks = 0;   // forwards that gathered although cascade was chosen (sliding window)
   int64_t prefill_tokens = 0;
   int64_t suffix_tokens = 0;

@@ -42,6 +42,7 @@ class PrefixScorerOptions:
     keep_cache: bool
     cascade_min_prefix_len: int
     max_batch_bytes: int
+    tree_max_branches: int
     def __init__(self) -> None: ...
 
 class PrefixScorer:

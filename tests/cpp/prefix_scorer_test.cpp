@@ -58,6 +58,13 @@ std::vector<Request> random_workload(std::mt19937& rng, const Model& model) {
   return requests;
 }
 
+// The cache path alone: no prefix runs as a packed tree.
+PrefixScorerOptions cached() {
+  PrefixScorerOptions o;
+  o.tree_max_branches = 0;
+  return o;
+}
+
 PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
   auto pick = [&](std::vector<int64_t> values) {
     return values[std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng)];
@@ -72,6 +79,7 @@ PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
   o.keep_cache = pick({0, 1}) == 1;
   o.cascade_min_prefix_len = pick({-1, 0, 8, 256});
   o.max_batch_bytes = pick({0, 1, 200000});  // 1: every forward a single row
+  o.tree_max_branches = pick({0, 2, 8});
   o.max_length = pick({0, 0, 12, 30});  // truncation
   return o;
 }
@@ -155,7 +163,7 @@ std::vector<Request> mmlu_like(int subjects, int questions, int prefix_len) {
 TEST(PrefixStats, EachSubjectPrefixIsPrefilledOnceAndReleased) {
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(3, 6, 40);
-  const ScoringResult result = PrefixScorer(model).loglikelihood(requests);
+  const ScoringResult result = PrefixScorer(model, cached()).loglikelihood(requests);
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "mmlu");
   EXPECT_EQ(result.stats.prefixes_prefilled, 3);
   EXPECT_EQ(result.stats.cache_misses, 3);
@@ -170,7 +178,7 @@ TEST(PrefixStats, EachSubjectPrefixIsPrefilledOnceAndReleased) {
 TEST(PrefixStats, KeptEntriesAreHitsOnTheNextCall) {
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(3, 4, 40);
-  PrefixScorerOptions options;
+  PrefixScorerOptions options = cached();
   options.keep_cache = true;
   PrefixScorer scorer(model, options);
   scorer.loglikelihood(requests);
@@ -189,7 +197,7 @@ TEST(PrefixStats, DisabledOrTooSmallCacheFallsBackExactly) {
   const auto requests = mmlu_like(2, 3, 40);
   const auto plain = score_plain(*model, requests).scores;
   for (const int64_t budget : {int64_t{0}, kv_bytes(*model, 40) - 1}) {
-    PrefixScorerOptions options;
+    PrefixScorerOptions options = cached();
     options.max_cache_bytes = budget;
     const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
     expect_same_scores(result.scores, plain, "budget " + std::to_string(budget));
@@ -204,7 +212,7 @@ TEST(PrefixStats, FallbackRowsStayWithinTheBatchBudget) {
   // split so that no forward exceeds max_batch_tokens.
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(2, 6, 40);
-  PrefixScorerOptions options;
+  PrefixScorerOptions options = cached();
   options.max_cache_bytes = 0;
   options.max_batch_tokens = 100;
   const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
@@ -217,7 +225,7 @@ TEST(PrefixStats, FallbackRowsStayWithinTheBatchBudget) {
 TEST(PrefixStats, OnePrefixBudgetReleasesEachSubjectBeforeTheNext) {
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(4, 3, 40);
-  PrefixScorerOptions options;
+  PrefixScorerOptions options = cached();
   options.max_cache_bytes = kv_bytes(*model, 40);
   const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "one-prefix budget");
@@ -236,11 +244,34 @@ TEST(PrefixStats, MultiTokenEndingsShareTheirContext) {
     for (int64_t i = 0; i < 50; ++i) context.push_back((q * 50 + i) % 490 + 5);
     for (int64_t e = 0; e < 4; ++e) requests.push_back({context, {e + 1, 7, 8 + e, 9}});
   }
-  const ScoringResult result = PrefixScorer(model).loglikelihood(requests);
+  const ScoringResult result = PrefixScorer(model, cached()).loglikelihood(requests);
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "hellaswag");
   EXPECT_EQ(result.stats.prefixes_prefilled, 3);
   EXPECT_EQ(result.stats.prefill_tokens, 3 * 49);
   EXPECT_EQ(result.stats.suffix_tokens, 3 * 4 * 4);  // last context token + ending[:-1]
+}
+
+TEST(PrefixStats, AContextOnlyItsEndingsShareRunsAsOnePackedTree) {
+  // The same, packed: each context once and its four endings as branches, in one row, with nothing cached.
+  const auto model = fixture("qwen2");
+  std::vector<Request> requests;
+  for (int64_t q = 0; q < 3; ++q) {
+    TokenIds context;
+    for (int64_t i = 0; i < 50; ++i) context.push_back((q * 50 + i) % 490 + 5);
+    for (int64_t e = 0; e < 4; ++e) requests.push_back({context, {e + 1, 7, 8 + e, 9}});
+  }
+  for (const bool cascade : {false, true}) {
+    PrefixScorerOptions options;
+    options.cascade_min_prefix_len = cascade ? 0 : -1;
+    const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
+    expect_same_scores(result.scores, score_plain(*model, requests).scores, "packed trees");
+    EXPECT_EQ(result.stats.trees_packed, 3);
+    EXPECT_EQ(result.stats.prefixes_prefilled, 0);
+    EXPECT_EQ(result.stats.peak_bytes, 0);
+    EXPECT_EQ(result.stats.forwards, 1);
+    EXPECT_EQ(result.stats.suffix_tokens, 3 * (49 + 4 * 4));  // the context once, each ending once
+    EXPECT_EQ(result.stats.padding_tokens, 0);
+  }
 }
 
 TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
@@ -251,7 +282,7 @@ TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
   b = a;
   b[57] = 3;
   const std::vector<Request> requests{{a, {11, 12, 13}}, {b, {11, 12, 13}}};
-  const ScoringResult result = PrefixScorer(model).loglikelihood(requests);
+  const ScoringResult result = PrefixScorer(model, cached()).loglikelihood(requests);
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "winogrande");
   EXPECT_EQ(result.stats.prefill_tokens, 57);
   EXPECT_EQ(result.stats.suffix_tokens, 2 * 5);
@@ -259,7 +290,7 @@ TEST(PrefixStats, LateDivergingContextsShareTheirCommonPart) {
 
 TEST(PrefixStats, CascadeIsChosenForLongSharedPrefixesOnly) {
   const auto model = fixture("llama3");
-  PrefixScorerOptions options;  // cascade from 256-token prefixes on average
+  PrefixScorerOptions options = cached();  // cascade from 256-token prefixes on average
   const auto long_prefix = mmlu_like(1, 6, 300), short_prefix = mmlu_like(1, 6, 100);
   const ScoringResult by_long = PrefixScorer(model, options).loglikelihood(long_prefix);
   const ScoringResult by_short = PrefixScorer(model, options).loglikelihood(short_prefix);
@@ -273,7 +304,7 @@ TEST(PrefixStats, CascadeIsChosenForLongSharedPrefixesOnly) {
 TEST(PrefixStats, AMemoryBudgetCutsForwardsNotResults) {
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(2, 8, 200);
-  PrefixScorerOptions roomy, tight;
+  PrefixScorerOptions roomy = cached(), tight = cached();
   roomy.max_batch_bytes = int64_t{1} << 30;
   tight.max_batch_bytes = 2 * forward_bytes(batch_memory(*model, 0), 1, 8, 200);  // about two rows a forward
   const ScoringResult a = PrefixScorer(model, roomy).loglikelihood(requests);
@@ -289,8 +320,8 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   ASSERT_EQ(model->config().sliding_window, 8);
   const auto requests = mmlu_like(2, 3, 40);
   const auto windowed = score_plain(*model, requests).scores;
-  expect_same_scores(PrefixScorer(model).loglikelihood(requests).scores, windowed, "sliding window");
-  PrefixScorerOptions cascade;
+  expect_same_scores(PrefixScorer(model, cached()).loglikelihood(requests).scores, windowed, "sliding window");
+  PrefixScorerOptions cascade = cached();
   cascade.cascade_min_prefix_len = 0;  // asked for, but the window needs gathered prefixes: counted fallbacks
   const ScoringResult asked = PrefixScorer(model, cascade).loglikelihood(requests);
   expect_same_scores(asked.scores, windowed, "sliding window, cascade asked");
@@ -323,6 +354,7 @@ TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
   for (auto set : std::vector<void (*)(PrefixScorerOptions&)>{
            [](PrefixScorerOptions& o) { o.min_prefix_len = 0; }, [](PrefixScorerOptions& o) { o.prefill_batch = 0; },
            [](PrefixScorerOptions& o) { o.max_batch_bytes = -1; },
+           [](PrefixScorerOptions& o) { o.tree_max_branches = -1; },
            [](PrefixScorerOptions& o) { o.max_cache_bytes = -1; }, [](PrefixScorerOptions& o) { o.max_batch_rows = 0; }}) {
     PrefixScorerOptions options;
     set(options);
@@ -333,7 +365,7 @@ TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
 
 TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {
   const auto model = fixture("qwen3");
-  PrefixScorerOptions options;
+  PrefixScorerOptions options = cached();
   options.keep_cache = true;
   options.max_cache_bytes = kv_bytes(*model, 60);  // forces evictions between the threads' prefixes
   PrefixScorer scorer(model, options);

@@ -235,15 +235,21 @@ TEST(PrefixStats, OnePrefixBudgetReleasesEachSubjectBeforeTheNext) {
   EXPECT_EQ(result.stats.peak_bytes, kv_bytes(*model, 40));
 }
 
-TEST(PrefixStats, MultiTokenEndingsShareTheirContext) {
-  // HellaSwag: the context (less its last token, whose output scores the ending's first token) runs once.
-  const auto model = fixture("qwen2");
+// HellaSwag-like: three 50-token contexts, each with four 4-token endings.
+std::vector<Request> hellaswag_like() {
   std::vector<Request> requests;
   for (int64_t q = 0; q < 3; ++q) {
     TokenIds context;
     for (int64_t i = 0; i < 50; ++i) context.push_back((q * 50 + i) % 490 + 5);
     for (int64_t e = 0; e < 4; ++e) requests.push_back({context, {e + 1, 7, 8 + e, 9}});
   }
+  return requests;
+}
+
+TEST(PrefixStats, MultiTokenEndingsShareTheirContext) {
+  // HellaSwag: the context (less its last token, whose output scores the ending's first token) runs once.
+  const auto model = fixture("qwen2");
+  const auto requests = hellaswag_like();
   const ScoringResult result = PrefixScorer(model, cached()).loglikelihood(requests);
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "hellaswag");
   EXPECT_EQ(result.stats.prefixes_prefilled, 3);
@@ -254,12 +260,7 @@ TEST(PrefixStats, MultiTokenEndingsShareTheirContext) {
 TEST(PrefixStats, AContextOnlyItsEndingsShareRunsAsOnePackedTree) {
   // The same, packed: each context once and its four endings as branches, in one row, with nothing cached.
   const auto model = fixture("qwen2");
-  std::vector<Request> requests;
-  for (int64_t q = 0; q < 3; ++q) {
-    TokenIds context;
-    for (int64_t i = 0; i < 50; ++i) context.push_back((q * 50 + i) % 490 + 5);
-    for (int64_t e = 0; e < 4; ++e) requests.push_back({context, {e + 1, 7, 8 + e, 9}});
-  }
+  const auto requests = hellaswag_like();
   for (const bool cascade : {false, true}) {
     PrefixScorerOptions options;
     options.cascade_min_prefix_len = cascade ? 0 : -1;

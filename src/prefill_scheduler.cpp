@@ -97,7 +97,9 @@ void prefill_wave(const Model& model, const PrefixScorerOptions& options, LivePr
   for (const auto& s : segments) inputs.push_back(&s);
   const ForwardBatch batch = make_batch(inputs, starts);
   const PrefixedForward run = forward_after(model, options, parent_ptrs, batch, at::empty({0}, at::kLong), stats);
-  stats.prefill_tokens += count_forward(batch, stats);
+  const int64_t real = count_forward(batch, stats);
+  stats.prefill_tokens += real;
+  stats.prefill_padding += batch.valid.numel() - real;
 
   for (size_t i = 0; i < wave.size(); ++i) {
     auto entry = std::make_shared<PrefixEntry>();

@@ -71,7 +71,9 @@ void SuffixRunner::run_batch(const std::vector<RowUnit>& units) {
   ScoringStats& stats = result_.stats;
   gather_scores(forward_after(model_, options_, prefixes, batch, score_rows, stats).logprobs, scored, requests_,
                 result_.scores);
-  stats.suffix_tokens += count_forward(batch, stats);
+  const int64_t real = count_forward(batch, stats);
+  stats.suffix_tokens += real;
+  stats.suffix_padding += batch.valid.numel() - real;
   stats.scored_rows += score_rows.numel();
 }
 

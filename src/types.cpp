@@ -20,6 +20,8 @@ const std::vector<StatsField>& stats_fields() {
       {"trees_packed", &ScoringStats::trees_packed},
       {"prefill_tokens", &ScoringStats::prefill_tokens},
       {"suffix_tokens", &ScoringStats::suffix_tokens},
+      {"prefill_padding", &ScoringStats::prefill_padding},
+      {"suffix_padding", &ScoringStats::suffix_padding},
       {"entries_held", &ScoringStats::entries_held},
       {"bytes_held", &ScoringStats::bytes_held},
       {"peak_bytes", &ScoringStats::peak_bytes},

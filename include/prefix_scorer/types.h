@@ -73,6 +73,8 @@ struct ScoringStats {
   int64_t cascade_fallbacks = 0;   // forwards that gathered although cascade was chosen (sliding window)
   int64_t prefill_tokens = 0;
   int64_t suffix_tokens = 0;
+  int64_t prefill_padding = 0;     // the part of padding_tokens fed in prefill waves ...
+  int64_t suffix_padding = 0;      // ... and in suffix batches
   int64_t entries_held = 0;        // after the call
   int64_t bytes_held = 0;          // after the call
   int64_t peak_bytes = 0;          // largest cache size during the call

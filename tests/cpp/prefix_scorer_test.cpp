@@ -102,6 +102,7 @@ TEST_P(PrefixVersusPlain, RandomWorkloadsGiveThePlainNumbers) {
     EXPECT_EQ(first.stats.truncated, plain.stats.truncated) << what;
     EXPECT_LE(first.stats.peak_bytes, options.max_cache_bytes) << what;
     EXPECT_LE(first.stats.tokens_computed, plain.stats.tokens_computed) << what;
+    EXPECT_EQ(first.stats.prefill_padding + first.stats.suffix_padding, first.stats.padding_tokens) << what;
     if (!options.keep_cache) EXPECT_EQ(first.stats.entries_held, 0) << what;
     // A second call on the same scorer (hits when entries are kept) must agree too.
     expect_same_scores(scorer.loglikelihood(requests).scores, plain.scores, what + ", second call");

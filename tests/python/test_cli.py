@@ -103,6 +103,7 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     cached, trees = {"mmlu-shape": (0, 2), "hellaswag-shape": (0, 6), "arc25-shape": (1, 3),
                      "hellaswag10-shape": (1, 3)}[workload]
     assert (prefix["prefixes_prefilled"], prefix["trees_packed"]) == (cached, trees)
+    assert prefix["prefill_padding"] + prefix["suffix_padding"] == prefix["padding_tokens"]
     assert prefix["entries_held"] == 0
     assert modes["prefix"]["tokens_computed"] < modes["grouped"]["tokens_computed"]
     assert "speedup" in proc.stderr

@@ -19,7 +19,7 @@ else()
   target_include_directories(prefix_scorer_json INTERFACE ${PREFIX_SCORER_JSON_FOUND_DIR})
 endif()
 
-# The tokenizer's regexes and Unicode normalisation. Where they are missing (a device machine without Debian's
+# The tokenizer's regexes and Unicode normalisation. Where they are missing (a GPU machine without Debian's
 # packages), the library builds without the native tokenizer and says so when one is asked for.
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run where Debian's packages are, before benchmarks/device_check.sh runs on a GPU machine without them: copies
-# the GoogleTest and nlohmann-json sources into the git-ignored third_party/, which must travel with the
-# working tree.
+# For a GPU machine without libgtest-dev and nlohmann-json3-dev: run where those packages are installed; copies their
+# sources into the git-ignored third_party/, which benchmarks/gpu_check.sh builds the tests with (copy it along
+# with the sources).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 test -d /usr/src/googletest || { echo "install libgtest-dev first (bash .ci/install-deps)" >&2; exit 1; }

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# One prepared run on a GPU machine that has python3 with torch (a CUDA build), nvcc, cmake, ninja, pybind11,
+# The GPU checks in one run, on a machine that has python3 with torch (a CUDA build), nvcc, cmake, ninja, pybind11,
 # scikit-build-core and transformers, but maybe no package registry and no Debian -dev packages:
 #
-#   bash benchmarks/prepare_device.sh        # beforehand, where Debian's packages are: GoogleTest and json sources
-#   bash benchmarks/device_check.sh LOG_DIR  # on the GPU machine, from the repository root
+#   bash benchmarks/copy_test_sources.sh   # beforehand, where Debian's packages are: GoogleTest and json sources
+#   bash benchmarks/gpu_check.sh LOG_DIR   # on the GPU machine, from the repository root
 #
 # Installs the project into that python as CI does (pip install --no-build-isolation ., tests built in
 # build-gpu/), runs the tests (the CUDA ones included), the GPU benchmarks and compare_hf.py, and leaves every
 # log and JSON report in LOG_DIR. Each step runs even if an earlier one failed.
 set -u
 cd "$(dirname "$0")/.."
-LOG_DIR=$(mkdir -p "${1:?usage: device_check.sh LOG_DIR}" && cd "$1" && pwd)
+LOG_DIR=$(mkdir -p "${1:?usage: gpu_check.sh LOG_DIR}" && cd "$1" && pwd)
 step() {
   local name=$1
   shift

@@ -40,26 +40,14 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& 
 }
 
 ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions) {
-  const auto b = static_cast<int64_t>(rows.size());
-  int64_t t = 1;
-  for (const TokenIds* row : rows) t = std::max<int64_t>(t, static_cast<int64_t>(row->size()));
-  at::Tensor tokens = at::zeros({b, t}, at::kLong);
-  at::Tensor positions = at::zeros({b, t}, at::kLong);
-  at::Tensor valid = at::zeros({b, t}, at::kBool);
-  auto tok = tokens.accessor<int64_t, 2>();
-  auto pos = positions.accessor<int64_t, 2>();
-  auto val = valid.accessor<bool, 2>();
-  for (int64_t i = 0; i < b; ++i) {
-    const TokenIds& row = *rows[i];
-    const auto len = static_cast<int64_t>(row.size());
-    for (int64_t j = 0; j < t; ++j) {
-      const bool real = j < len;
-      tok[i][j] = real ? row[j] : 0;
-      pos[i][j] = start_positions[i] + std::min(j, std::max<int64_t>(len - 1, 0));
-      val[i][j] = real;
-    }
+  std::vector<PackedRow> packed(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    packed[i].tokens = *rows[i];
+    for (size_t j = 0; j < rows[i]->size(); ++j)
+      packed[i].positions.push_back(start_positions[i] + static_cast<int64_t>(j));
+    packed[i].branch.assign(rows[i]->size(), 0);
   }
-  return {tokens, positions, valid};
+  return make_packed_batch(packed);
 }
 
 ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {

@@ -16,11 +16,6 @@ TokenIds random_tokens(std::mt19937& rng, int64_t n) {
 }
 
 // One packed row: the trunk at positions [start, start + trunk), each branch at [start + trunk, ...).
-struct PackedRow {
-  TokenIds tokens;
-  std::vector<int64_t> positions, branch;
-};
-
 PackedRow pack(const TokenIds& trunk, const std::vector<TokenIds>& branches, int64_t start) {
   PackedRow row;
   for (size_t i = 0; i < trunk.size(); ++i) {
@@ -38,26 +33,6 @@ PackedRow pack(const TokenIds& trunk, const std::vector<TokenIds>& branches, int
   return row;
 }
 
-// Right-padded batch of packed rows (padding: invalid, trunk, the row's last position).
-ForwardBatch tree_batch(const std::vector<PackedRow>& rows) {
-  int64_t width = 0;
-  for (const auto& r : rows) width = std::max<int64_t>(width, static_cast<int64_t>(r.tokens.size()));
-  const auto b = static_cast<int64_t>(rows.size());
-  ForwardBatch batch{at::zeros({b, width}, at::kLong), at::zeros({b, width}, at::kLong),
-                     at::zeros({b, width}, at::kBool), at::zeros({b, width}, at::kLong)};
-  for (int64_t i = 0; i < b; ++i) {
-    const PackedRow& r = rows[i];
-    for (int64_t j = 0; j < width; ++j) {
-      const bool real = j < static_cast<int64_t>(r.tokens.size());
-      batch.tokens[i][j] = real ? r.tokens[j] : 0;
-      batch.positions[i][j] = real ? r.positions[j] : r.positions.back();
-      batch.valid[i][j] = real;
-      batch.branch[i][j] = real ? r.branch[j] : 0;
-    }
-  }
-  return batch;
-}
-
 class TreeForward : public testing::TestWithParam<std::string> {};
 
 TEST_P(TreeForward, EachBranchSeesTheTrunkAndItselfOnly) {
@@ -72,7 +47,7 @@ TEST_P(TreeForward, EachBranchSeesTheTrunkAndItselfOnly) {
     const int64_t start = cached_prefix ? static_cast<int64_t>(prefix.size()) : 0;
     std::vector<PackedRow> rows;
     for (const auto& [trunk, branches] : trees) rows.push_back(pack(trunk, branches, start));
-    const ForwardBatch batch = tree_batch(rows);
+    const ForwardBatch batch = make_packed_batch(rows);
     const int64_t width = batch.tokens.size(1);
     KvCache cache(model.config().num_layers);
     if (cached_prefix) {

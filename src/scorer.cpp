@@ -33,7 +33,7 @@ class Call {
                         result.stats.truncated)),
         // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
         plan_(plan_prefixes(rows_, options.min_prefix_len,
-                            std::max<int64_t>(1, options.max_cache_bytes / 2 / kv_bytes(model, 1)))),
+                            std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
         prefixes_(plan_, cache, options.keep_cache, result.stats),
         scheduler_(prefixes_, options, memory_,
                    [&model, &options, &result, this](const std::vector<int64_t>& wave) {
@@ -68,11 +68,8 @@ class Call {
  private:
   // Runs the planned rows plan.order[indices] after preparing their prefixes (and looking ahead from `ahead`).
   void run_batch(const std::vector<size_t>& indices, size_t ahead) {
-    std::vector<int64_t> needed;
-    for (size_t k : indices) {
-      const int64_t e = plan_.order[k].entry;
-      needed.push_back(e >= 0 && prefixes_.state(e).packed ? plan_.entries[e].parent : e);
-    }
+    std::vector<int64_t> needed;  // a packed prefix's chain is prepared without it (the scheduler skips it)
+    for (size_t k : indices) needed.push_back(plan_.order[k].entry);
     scheduler_.prepare(needed, ahead);
     suffixes_.run(indices);
     prefixes_.unpin();

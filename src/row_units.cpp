@@ -58,4 +58,14 @@ std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<Scoring
   return units;
 }
 
+std::vector<std::pair<size_t, size_t>> plan_unit_batches(const std::vector<RowUnit>& units,
+                                                         const PrefixScorerOptions& options, const BatchMemory& memory) {
+  std::vector<int64_t> lengths, prefix_lengths;
+  for (const RowUnit& u : units) {
+    lengths.push_back(u.length);
+    prefix_lengths.push_back(u.start);
+  }
+  return plan_batches(lengths, options.max_batch_tokens, options.max_batch_rows, prefix_lengths, memory);
+}
+
 }  // namespace prefix_scorer

@@ -2,6 +2,7 @@
 // Tree packing: which planned prefixes run as one packed tree with their rows instead of a cache entry, and the
 // units a forward's rows come in (one packed tree, or one row).
 
+#include "batching.h"
 #include "live_prefixes.h"
 #include "rows.h"
 
@@ -29,5 +30,9 @@ struct RowUnit {
 // cached. A packed prefix's rows run after its parent's, and its own tokens become the tree's trunk.
 std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
                                const std::vector<size_t>& indices, const std::function<int64_t(int64_t)>& after_of);
+
+// Ranges [begin, end) of `units` (longest first) forming forwards within the batch budgets (see plan_batches).
+std::vector<std::pair<size_t, size_t>> plan_unit_batches(const std::vector<RowUnit>& units,
+                                                         const PrefixScorerOptions& options, const BatchMemory& memory);
 
 }  // namespace prefix_scorer

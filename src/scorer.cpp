@@ -50,13 +50,7 @@ class Call {
       std::vector<size_t> indices(window_end - begin);
       std::iota(indices.begin(), indices.end(), begin);
       const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, [](int64_t e) { return e; });
-      std::vector<int64_t> lengths, prefix_lengths;
-      for (const RowUnit& u : units) {
-        lengths.push_back(u.length);
-        prefix_lengths.push_back(u.start);
-      }
-      for (const auto& [first, last] :
-           plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefix_lengths, memory_)) {
+      for (const auto& [first, last] : plan_unit_batches(units, options_, memory_)) {
         std::vector<size_t> batch;
         for (size_t u = first; u < last; ++u) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
         run_batch(batch, window_end);

@@ -22,15 +22,11 @@ void SuffixRunner::run(const std::vector<size_t>& indices) {
     return e;
   };
   const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, deepest_live);
-  std::vector<int64_t> lengths, prefix_lengths;
   for (const RowUnit& u : units) {
     const int64_t planned = u.tree >= 0 ? plan.entries[u.tree].parent : plan.order[u.order.front()].entry;
     result_.stats.fallbacks += u.after != planned ? static_cast<int64_t>(u.order.size()) : 0;
-    lengths.push_back(u.length);
-    prefix_lengths.push_back(u.start);
   }
-  for (const auto& [first, last] :
-       plan_batches(lengths, options_.max_batch_tokens, options_.max_batch_rows, prefix_lengths, memory_))
+  for (const auto& [first, last] : plan_unit_batches(units, options_, memory_))
     run_batch(std::vector<RowUnit>(units.begin() + first, units.begin() + last));
 }
 

@@ -4,6 +4,7 @@
 #include "modes.h"
 #include "report.h"
 #include "request_io.h"
+#include "text_workloads.h"
 #include "workloads.h"
 
 #include <ATen/Parallel.h>
@@ -42,9 +43,14 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
      hellaswag-shape (0-shot):                     1         256            0          60-140         10-40
      arc25-shape (25-shot):                        1          64         2500          20-60           3-15
      hellaswag10-shape (10-shot):                  1          64         1000          60-140         10-40
+                            or a text workload, encoded with the tokenizer as lm-eval encodes pairs:
+                                               --subjects --questions --shots
+     mmlu-text (5-shot, choices " A" to " D"):     4          40         5
+     hellaswag-text (0-shot, sentence endings):    1         256         0
   --add-bos-token B         auto, true or false: text requests get the tokenizer's special tokens (auto: when
                             the tokenizer's template adds them, as lm-eval with add_bos_token unset) [auto]
-  --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one]
+  --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one; else, for
+                            text workloads, a built-in 500-token byte-level BPE]
   --tokenize FILE           only encode FILE with the tokenizer and report its throughput
   --seed N                  workload and synthetic-weight seed [0]
   --json FILE               also write the report as JSON
@@ -113,6 +119,7 @@ class Flags {
     }
     throw UsageError(fmt::format("--{} expects an integer, got '{}'", name, value));
   }
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
   void reject_unknown() const {
     if (!values_.empty()) throw UsageError(fmt::format("unknown flag --{} (see --help)", values_.begin()->first));
   }
@@ -164,11 +171,39 @@ int tokenize_only(const std::string& path, const std::optional<Tokenizer>& token
   return 0;
 }
 
+// Text workloads take --subjects, --questions and --shots; the shape flags belong to the token-id workloads.
+bench::TextShape text_shape_flags(Flags& flags, const std::string& workload) {
+  for (const char* shape_only : {"prefix-len", "context-min", "context-max", "choice-min", "choice-max"}) {
+    if (flags.has(shape_only))
+      throw UsageError(fmt::format("--{} does not apply to the text workload {}", shape_only, workload));
+  }
+  bench::TextShape shape = bench::named_text_shape(workload);
+  shape.subjects = flags.number("subjects", shape.subjects);
+  shape.questions = flags.number("questions", shape.questions);
+  shape.shots = flags.number("shots", shape.shots);
+  return shape;
+}
+
+std::vector<Request> encode_text_workload(const std::string& workload, const bench::TextShape& shape, uint64_t seed,
+                                          const bench::TextEncoding& encoding, int64_t vocab_size) {
+  if (encoding.tokenizer->vocab_size() > vocab_size)
+    throw std::invalid_argument(fmt::format("{}: the tokenizer's {} tokens do not fit the model's vocabulary of {}",
+                                            workload, encoding.tokenizer->vocab_size(), vocab_size));
+  std::vector<Request> requests;
+  for (const auto& pair : bench::text_workload(workload, shape, seed))
+    requests.push_back(encode_pair(*encoding.tokenizer, pair.context, pair.continuation, encoding.add_special_tokens));
+  return requests;
+}
+
 // Reads the workload's size flags now (so that every flag is checked before the model loads) and returns what
 // builds its requests once the vocabulary is known.
 std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(
     Flags& flags, const std::string& workload, uint64_t seed, const std::string& path,
     const std::function<bench::TextEncoding()>& text_encoding) {
+  if (path.empty() && bench::is_text_workload(workload)) {
+    const bench::TextShape shape = text_shape_flags(flags, workload);
+    return [=](int64_t vocab_size) { return encode_text_workload(workload, shape, seed, text_encoding(), vocab_size); };
+  }
   bench::ChoiceShape shape;
   try {
     shape = bench::named_shape(workload);
@@ -219,6 +254,7 @@ int run(int argc, char** argv) {
   std::optional<Tokenizer> tokenizer;  // loaded for the first text request only
   auto text_encoding = [&]() -> bench::TextEncoding {
     tokenizer = find_tokenizer(tokenizer_flag, model_spec);
+    if (!tokenizer && requests_path.empty()) tokenizer = Tokenizer::from_json(bench::builtin_tokenizer_json());
     if (!tokenizer) return {};
     return {&*tokenizer, add_bos == "true" || (add_bos == "auto" && tokenizer->adds_special_tokens())};
   };

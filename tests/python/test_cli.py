@@ -119,6 +119,53 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     assert 0 < modes["prefix"]["mfu"] and modes["naive"]["mfu"] < modes["prefix"]["mfu"]
 
 
+@pytest.mark.parametrize("workload, sizes, requests", [
+    ("mmlu-text", ["--subjects", 2, "--questions", 3, "--shots", 2], 24),
+    ("hellaswag-text", ["--questions", 5], 20),
+])
+def test_text_workloads_are_lm_eval_encoded_and_exact(bench, tmp_path, workload, sizes, requests):
+    tokenizers = pytest.importorskip("tokenizers")
+    dump, report_path = tmp_path / "requests.jsonl", tmp_path / "report.json"
+    proc = run(bench, "--model", "synthetic:tiny", "--mode", "all", "--workload", workload, *sizes,
+               "--dump-requests", dump, "--json", report_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{workload}: {requests} requests" in proc.stderr
+    for m in json.loads(report_path.read_text())["modes"]:
+        assert m["max_abs_logprob_diff_to_naive"] < 1e-4
+        assert m["is_greedy_agreement"] == 1.0
+
+    # The built-in tokenizer is the fixtures' one; its template adds the BOS (add_bos_token auto). Each context
+    # decodes to the task's prompt, and re-encoding context + continuation with HF tokenizers gives the same ids.
+    hf = tokenizers.Tokenizer.from_file(str(DATA / "tokenizer" / "tokenizer.json"))
+    pairs = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert len(pairs) == requests
+    contexts = set()
+    for pair in pairs:
+        context = hf.decode(pair["context"], skip_special_tokens=False)
+        continuation = hf.decode(pair["continuation"], skip_special_tokens=False)
+        assert context.startswith("<|begin_of_text|>")
+        text = context[len("<|begin_of_text|>"):] + continuation
+        assert hf.encode(text).ids == pair["context"] + pair["continuation"]
+        contexts.add(context)
+        if workload == "mmlu-text":
+            assert "The following are multiple choice questions (with answers) about" in context
+            assert context.endswith("Answer:") and continuation in (" A", " B", " C", " D")
+        else:
+            assert ": " in context and continuation.startswith(" ") and continuation.endswith(".")
+    assert len(contexts) == requests // 4  # four continuations per context
+
+
+def test_text_workload_tokenizer_must_fit_the_vocabulary(bench, tmp_path):
+    tokenizer = json.loads((DATA / "tokenizer" / "tokenizer.json").read_text())
+    tokenizer["added_tokens"].append({"id": 5000, "content": "<|big|>", "single_word": False, "lstrip": False,
+                                      "rstrip": False, "normalized": False, "special": True})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(tokenizer))
+    proc = run(bench, "--model", "synthetic:tiny", "--workload", "mmlu-text", "--tokenizer", path)
+    assert proc.returncode != 0
+    assert "mmlu-text: the tokenizer's 5001 tokens do not fit the model's vocabulary of 2048" in proc.stderr
+
+
 def test_dumped_requests_replay_to_the_same_scores(bench, tmp_path):
     dump, first, second = tmp_path / "requests.jsonl", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     args = ["--model", "synthetic:tiny", "--workload", "hellaswag-shape", "--questions", 5, "--seed", 9]
@@ -162,6 +209,8 @@ def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
         (["--mode", "fastest"], "unknown mode"),
         (["--add-bos-token", "maybe"], "--add-bos-token"),
         (["--workload", "arc"], "unknown workload"),
+        (["--workload", "mmlu-text", "--prefix-len", "5"], "--prefix-len does not apply to the text workload"),
+        (["--workload", "hellaswag-text", "--shots", "-1"], "shots >= 0"),
         (["--model", "synthetic:tiny", "--prefill-batch", "0"], "prefill_batch"),
     ],
 )

@@ -72,6 +72,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             log-sum-exp) for batches whose prefixes average N tokens or more; 0: always,
                             -1: never (every row attends to a copy of its prefix) [256]
   --tree-max-branches N     a prefix only its own rows (at most N) continue runs as one packed tree; 0: never [8]
+  --pack-rows B             true or false: rows shorter than their forward's longest share a row one after
+                            another (each sees only itself and its prefix) instead of padding [true]
   --threads N               CPU threads; 0 = all cores [0]
   --build-info              print what this build was compiled with as one JSON object, and exit
 )";
@@ -120,6 +122,11 @@ class Flags {
     throw UsageError(fmt::format("--{} expects an integer, got '{}'", name, value));
   }
   bool has(const std::string& name) const { return values_.count(name) > 0; }
+  bool boolean(const std::string& name, bool fallback) {
+    const std::string value = text(name, fallback ? "true" : "false");
+    if (value == "true" || value == "false") return value == "true";
+    throw UsageError(fmt::format("--{} expects true or false, got '{}'", name, value));
+  }
   void reject_unknown() const {
     if (!values_.empty()) throw UsageError(fmt::format("unknown flag --{} (see --help)", values_.begin()->first));
   }
@@ -247,6 +254,7 @@ int run(int argc, char** argv) {
   options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
   options.cascade_min_prefix_len = flags.number("cascade-min-prefix-len", options.cascade_min_prefix_len);
   options.tree_max_branches = flags.number("tree-max-branches", options.tree_max_branches);
+  options.pack_rows = flags.boolean("pack-rows", options.pack_rows);
   const int64_t threads = flags.number("threads", 0);
   const std::string tokenizer_flag = flags.text("tokenizer", "");
   const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));

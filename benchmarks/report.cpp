@@ -104,11 +104,11 @@ void print_report(const nlohmann::json& report) {
     if (m["mode"] != "prefix") continue;
     const auto& s = m["stats"];
     fmt::print(stderr,
-               "prefix cache: {} prefixes prefilled ({} tokens), {} packed trees, {} hits, {} misses, {} evictions, "
+               "prefix cache: {} prefixes prefilled ({} tokens), {} packed trees, {} rows sharing a row, {} hits, {} misses, {} evictions, "
                "{} fallbacks, {} suffix tokens, {} padding ({} prefill, {} suffix), {} forwards, peak {:.1f} MiB, "
                "{} entries held\n",
                s["prefixes_prefilled"].get<int64_t>(), s["prefill_tokens"].get<int64_t>(),
-               s["trees_packed"].get<int64_t>(), s["cache_hits"].get<int64_t>(),
+               s["trees_packed"].get<int64_t>(), s["rows_shared"].get<int64_t>(), s["cache_hits"].get<int64_t>(),
                s["cache_misses"].get<int64_t>(), s["evictions"].get<int64_t>(), s["fallbacks"].get<int64_t>(),
                s["suffix_tokens"].get<int64_t>(), s["padding_tokens"].get<int64_t>(), s["prefill_padding"].get<int64_t>(),
                s["suffix_padding"].get<int64_t>(), s["forwards"].get<int64_t>(),

@@ -39,12 +39,18 @@ at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& k
   return mask.unsqueeze(1);
 }
 
-at::Tensor tree_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
-                               const at::Tensor& key_valid, int64_t sliding_window, const at::Tensor& query_branch,
-                               const at::Tensor& key_branch) {
-  const at::Tensor k = key_branch.unsqueeze(1);  // [b, 1, keys]
-  const at::Tensor same_branch = k.eq(0).logical_or(k.eq(query_branch.unsqueeze(2)));
-  return attention_mask(query_positions, key_positions, key_valid, sliding_window).logical_and(same_branch.unsqueeze(1));
+at::Tensor packed_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window, const PackedKeys& packed) {
+  at::Tensor mask = attention_mask(query_positions, key_positions, key_valid, sliding_window);
+  if (packed.key_segment.defined()) {
+    const at::Tensor k = packed.key_segment.unsqueeze(1);  // [b, 1, keys]
+    mask = mask.logical_and(k.lt(0).logical_or(k.eq(packed.query_segment.unsqueeze(2))).unsqueeze(1));
+  }
+  if (packed.key_branch.defined()) {
+    const at::Tensor k = packed.key_branch.unsqueeze(1);
+    mask = mask.logical_and(k.eq(0).logical_or(k.eq(packed.query_branch.unsqueeze(2))).unsqueeze(1));
+  }
+  return mask;
 }
 
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {

@@ -10,10 +10,17 @@ namespace prefix_scorer {
 at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
                           const at::Tensor& key_valid, int64_t sliding_window);
 
-// The same for tree-packed rows: a key of branch b > 0 is visible only to queries of branch b.
-at::Tensor tree_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
-                               const at::Tensor& key_valid, int64_t sliding_window, const at::Tensor& query_branch,
-                               const at::Tensor& key_branch);
+// The segments and branches of packed rows' queries and keys (see ForwardBatch); either pair may be undefined.
+// Cached keys are of segment -1 (seen by every segment) and branch 0.
+struct PackedKeys {
+  at::Tensor query_segment, key_segment;
+  at::Tensor query_branch, key_branch;
+};
+
+// The same for packed rows: a key of another segment is invisible, and so is a key of branch b > 0 to queries of
+// other branches.
+at::Tensor packed_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window, const PackedKeys& packed);
 
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
 // returns [batch, heads, queries, dim], through at::scaled_dot_product_attention. An undefined mask means plain

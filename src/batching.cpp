@@ -45,6 +45,7 @@ ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vec
     packed[i].tokens = *rows[i];
     for (size_t j = 0; j < rows[i]->size(); ++j)
       packed[i].positions.push_back(start_positions[i] + static_cast<int64_t>(j));
+    packed[i].segment.assign(rows[i]->size(), 0);
     packed[i].branch.assign(rows[i]->size(), 0);
   }
   return make_packed_batch(packed);
@@ -53,16 +54,20 @@ ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vec
 ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
   const auto b = static_cast<int64_t>(rows.size());
   int64_t t = 1;
-  bool tree = false;
+  bool segments = false, tree = false;
+  auto nonzero = [](const std::vector<int64_t>& ids) { return std::any_of(ids.begin(), ids.end(), [](int64_t x) { return x != 0; }); };
   for (const PackedRow& row : rows) {
     t = std::max<int64_t>(t, static_cast<int64_t>(row.tokens.size()));
-    tree = tree || std::any_of(row.branch.begin(), row.branch.end(), [](int64_t x) { return x != 0; });
+    segments = segments || nonzero(row.segment);
+    tree = tree || nonzero(row.branch);
   }
   at::Tensor tokens = at::zeros({b, t}, at::kLong), positions = at::zeros({b, t}, at::kLong);
-  at::Tensor valid = at::zeros({b, t}, at::kBool), branch = at::zeros({b, t}, at::kLong);
+  at::Tensor valid = at::zeros({b, t}, at::kBool), segment = at::zeros({b, t}, at::kLong);
+  at::Tensor branch = at::zeros({b, t}, at::kLong);
   auto tok = tokens.accessor<int64_t, 2>();
   auto pos = positions.accessor<int64_t, 2>();
   auto val = valid.accessor<bool, 2>();
+  auto seg = segment.accessor<int64_t, 2>();
   auto br = branch.accessor<int64_t, 2>();
   for (int64_t i = 0; i < b; ++i) {
     const PackedRow& row = rows[i];
@@ -71,11 +76,15 @@ ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
       tok[i][j] = row.tokens[j];
       pos[i][j] = row.positions[j];
       val[i][j] = true;
+      seg[i][j] = row.segment[j];
       br[i][j] = row.branch[j];
     }
-    for (int64_t j = len; j < t; ++j) pos[i][j] = len > 0 ? row.positions[len - 1] : 0;
+    for (int64_t j = len; j < t; ++j) {
+      pos[i][j] = len > 0 ? row.positions[len - 1] : 0;
+      seg[i][j] = len > 0 ? row.segment[len - 1] : 0;
+    }
   }
-  return {tokens, positions, valid, tree ? branch : at::Tensor()};
+  return {tokens, positions, valid, segments ? segment : at::Tensor(), tree ? branch : at::Tensor()};
 }
 
 at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width) {

@@ -23,6 +23,12 @@ BatchMemory batch_memory(const Model& model, int64_t max_bytes);
 // The memory a forward of `rows` rows takes, the longest `suffix` tokens long after a `prefix` of cached keys.
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix);
 
+// A forward pads at most an eighth of its tokens (a single row aside): a padded token costs as much as a real
+// one, a further forward only its fixed overhead.
+inline bool within_padding(int64_t padded_tokens, int64_t real_tokens) {
+  return 16 * (padded_tokens - real_tokens) <= padded_tokens;
+}
+
 // Half-open [begin, end) ranges over rows sorted by descending length: each range holds at least one row, and at
 // most `max_rows` rows, `max_tokens` padded tokens (rows x first row's length) and, where rows continue cached
 // prefixes of `prefix_lengths` (empty: none), forward_bytes within memory.max_bytes.
@@ -35,16 +41,17 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& 
 // Padding repeats the row's last position (so a padded query always sees the row's keys) and is marked invalid.
 ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions);
 
-// One row of a packed batch: its tokens, their positions, and their tree branches (0: the trunk; see
-// ForwardBatch::branch).
+// One row of a packed batch: its tokens, their positions, their segments and their tree branches (see
+// ForwardBatch::segment and ForwardBatch::branch).
 struct PackedRow {
   TokenIds tokens;
   std::vector<int64_t> positions;
+  std::vector<int64_t> segment;
   std::vector<int64_t> branch;
 };
 
-// A right-padded batch of packed rows (padding: invalid, trunk, at the row's last position); the branch tensor is
-// set only when some row has branches.
+// A right-padded batch of packed rows (padding: invalid, the row's last segment, trunk, at the row's last
+// position); the segment and branch tensors are set only when some row has more than one segment or a branch.
 ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows);
 
 // Flat indices (row * width + position) of the last scored[i] positions of each row of lengths[i] tokens.

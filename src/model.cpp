@@ -147,23 +147,29 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
                                             cache->positions().size(0), b));
 
-  const bool tree = batch.branch.defined();
-  if (tree && batch.branch.sizes() != batch.tokens.sizes())
-    throw std::invalid_argument("forward: branch must be a [batch, len] tensor of the tokens' shape");
+  for (const at::Tensor* part : {&batch.segment, &batch.branch}) {
+    if (part->defined() && part->sizes() != batch.tokens.sizes())
+      throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
+  }
+  const bool packed = batch.segment.defined() || batch.branch.defined();
   const at::Tensor positions = batch.positions.to(at::kCPU), valid = batch.valid.to(at::kCPU);
-  const at::Tensor branch = tree ? batch.branch.to(at::kCPU) : at::Tensor();
-  at::Tensor key_positions = positions, key_valid = valid, key_branch = branch;
+  PackedKeys keys;
+  if (batch.segment.defined()) keys.query_segment = keys.key_segment = batch.segment.to(at::kCPU);
+  if (batch.branch.defined()) keys.query_branch = keys.key_branch = batch.branch.to(at::kCPU);
+  at::Tensor key_positions = positions, key_valid = valid;
   if (cache != nullptr && cache->slots() > 0) {
     key_positions = at::cat({cache->positions(), positions}, 1);
     key_valid = at::cat({cache->valid(), valid}, 1);
-    if (tree) key_branch = at::cat({at::zeros_like(cache->positions()), branch}, 1);
+    const at::Tensor cached = at::zeros_like(cache->positions());
+    if (keys.key_segment.defined()) keys.key_segment = at::cat({cached - 1, keys.query_segment}, 1);
+    if (keys.key_branch.defined()) keys.key_branch = at::cat({cached, keys.query_branch}, 1);
   }
   // A batch of whole unpadded sequences needs no mask: plain causal attention, on torch's fastest kernels.
-  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !tree &&
+  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !packed &&
                       config_.sliding_window == 0 && valid.all().item<bool>();
   at::Tensor mask;
-  if (tree)
-    mask = tree_attention_mask(positions, key_positions, key_valid, config_.sliding_window, branch, key_branch);
+  if (packed)
+    mask = packed_attention_mask(positions, key_positions, key_valid, config_.sliding_window, keys);
   else if (!causal)
     mask = attention_mask(positions, key_positions, key_valid, config_.sliding_window);
   PrefixGroups groups;
@@ -193,8 +199,13 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
   }
-  // A tree's branch slots stay out of reach of later forwards over this cache: only its trunk is a prefix.
-  if (cache != nullptr) cache->append_slots(positions, tree ? valid.logical_and(branch.eq(0)) : valid);
+  // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
+  if (cache != nullptr) {
+    at::Tensor reachable = valid;
+    if (keys.query_segment.defined()) reachable = reachable.logical_and(keys.query_segment.eq(0));
+    if (keys.query_branch.defined()) reachable = reachable.logical_and(keys.query_branch.eq(0));
+    cache->append_slots(positions, reachable);
+  }
 
   const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
   const at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_.rms_norm_eps), weights_->lm_head);

@@ -130,4 +130,21 @@ ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefi
   return plan;
 }
 
+void drop_entries(ScoringPlan& plan, const std::vector<bool>& drop) {
+  std::vector<int64_t> kept_as(plan.entries.size(), -1);
+  std::vector<PrefixEntryPlan> kept;
+  for (size_t e = 0; e < plan.entries.size(); ++e) {  // parents come before children
+    PrefixEntryPlan& entry = plan.entries[e];
+    const int64_t parent = entry.parent < 0 ? -1 : kept_as[entry.parent];
+    if (drop[e]) {
+      kept_as[e] = parent;
+      continue;
+    }
+    kept_as[e] = static_cast<int64_t>(kept.size());
+    kept.push_back({parent, std::move(entry.tokens)});
+  }
+  plan.entries = std::move(kept);
+  for (PlannedRow& r : plan.order) r.entry = r.entry < 0 ? -1 : kept_as[r.entry];
+}
+
 }  // namespace prefix_scorer

@@ -37,4 +37,7 @@ struct ScoringPlan {
 // while only one window's prefixes need to be cached at a time.
 ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens);
 
+// Removes the entries `drop` marks: their rows and children continue their nearest kept ancestor instead.
+void drop_entries(ScoringPlan& plan, const std::vector<bool>& drop);
+
 }  // namespace prefix_scorer

@@ -44,7 +44,7 @@ void PrefillScheduler::prefill(std::vector<int64_t> missing, bool may_evict) {
   std::stable_sort(missing.begin(), missing.end(), [&](int64_t a, int64_t b) { return segment(a) > segment(b); });
   while (!missing.empty()) {
     std::vector<int64_t> wave, later;
-    int64_t bytes = 0, longest = 0, parents_longest = 0;
+    int64_t bytes = 0, longest = 0, parents_longest = 0, real = 0;
     for (int64_t e : missing) {
       const int64_t parent = plan.entries[e].parent;
       if (parent >= 0 && (prefixes_.state(parent).uncacheable || skipped[parent])) {
@@ -58,13 +58,15 @@ void PrefillScheduler::prefill(std::vector<int64_t> missing, bool may_evict) {
       const int64_t after = std::max(parents_longest, prefixes_.depth(parent));
       const bool fits_batch = count <= options_.prefill_batch &&
                               std::max(longest, len) * count <= options_.max_batch_tokens &&
-                              forward_bytes(memory_, count, std::max(longest, len), after) <= memory_.max_bytes;
+                              forward_bytes(memory_, count, std::max(longest, len), after) <= memory_.max_bytes &&
+                              within_padding(std::max(longest, len) * count, real + len);
       const bool room = may_evict ? cache.can_fit(bytes + need, count) : cache.has_room(bytes + need, count);
       if (ready && (wave.empty() || fits_batch) && room) {
         wave.push_back(e);
         bytes += need;
         longest = std::max(longest, len);
         parents_longest = after;
+        real += len;
       } else if (ready && wave.empty()) {
         skipped[e] = true;  // does not fit even alone
         prefixes_.state(e).uncacheable = need > options_.max_cache_bytes || options_.max_cache_entries == 0;

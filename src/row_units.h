@@ -12,8 +12,17 @@
 
 namespace prefix_scorer {
 
-// Marks PrefixState::packed on every planned prefix that no longer planned prefix continues (only its own rows
-// share it), with 2 to tree_max_branches rows, whose tree fits max_batch_tokens. Returns how many.
+// Which planned prefixes run as packed trees: those that no longer planned prefix continues (only their own rows
+// share them), with 2 to tree_max_branches rows, whose tree fits max_batch_tokens.
+std::vector<bool> tree_entries(const ScoringPlan& plan, const std::vector<ScoringRow>& rows,
+                               const PrefixScorerOptions& options);
+
+// A call's plan: plan_prefixes, less the nested entries that cost more than they save. A nested entry (one below
+// another) that does not run as a packed tree is kept only when its own segment is at least min_prefix_len
+// tokens: a shorter one saves a few tokens per row below it but costs a prefill wave of its own.
+ScoringPlan plan_call(const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options, int64_t window_tokens);
+
+// Marks PrefixState::packed on the tree_entries of the prefixes' plan. Returns how many.
 int64_t mark_trees(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options);
 
 // One packed row of a forward: the rows of a packed prefix as one tree, or a single row.
@@ -31,8 +40,18 @@ struct RowUnit {
 std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
                                const std::vector<size_t>& indices, const std::function<int64_t(int64_t)>& after_of);
 
-// Ranges [begin, end) of `units` (longest first) forming forwards within the batch budgets (see plan_batches).
-std::vector<std::pair<size_t, size_t>> plan_unit_batches(const std::vector<RowUnit>& units,
-                                                         const PrefixScorerOptions& options, const BatchMemory& memory);
+// One row of a forward: units one after another, each a segment of its own (see ForwardBatch::segment), all
+// after the same cached prefix.
+struct UnitRow {
+  std::vector<size_t> units;  // indices into the units
+  int64_t length = 0;         // their tokens together
+};
+
+// The forwards that run `units` (longest first), each as its rows, within the batch budgets as plan_batches
+// cuts them: a forward is as wide as its longest unit, and each further row starts with the longest unit left.
+// With options.pack_rows, each row is then filled with the longest units left after the same cached prefix that
+// fit in the width it has left, instead of padding.
+std::vector<std::vector<UnitRow>> plan_unit_batches(const std::vector<RowUnit>& units,
+                                                    const PrefixScorerOptions& options, const BatchMemory& memory);
 
 }  // namespace prefix_scorer

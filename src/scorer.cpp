@@ -32,8 +32,7 @@ class Call {
         rows_(make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
                         result.stats.truncated)),
         // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
-        plan_(plan_prefixes(rows_, options.min_prefix_len,
-                            std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
+        plan_(plan_call(rows_, options, std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
         prefixes_(plan_, cache, options.keep_cache, result.stats),
         scheduler_(prefixes_, options, memory_,
                    [&model, &options, &result, this](const std::vector<int64_t>& wave) {
@@ -50,9 +49,11 @@ class Call {
       std::vector<size_t> indices(window_end - begin);
       std::iota(indices.begin(), indices.end(), begin);
       const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, [](int64_t e) { return e; });
-      for (const auto& [first, last] : plan_unit_batches(units, options_, memory_)) {
+      for (const auto& unit_rows : plan_unit_batches(units, options_, memory_)) {
         std::vector<size_t> batch;
-        for (size_t u = first; u < last; ++u) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
+        for (const UnitRow& row : unit_rows) {
+          for (size_t u : row.units) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
+        }
         run_batch(batch, window_end);
       }
       begin = window_end;

@@ -5,10 +5,11 @@
 namespace prefix_scorer {
 namespace {
 
-void append(PackedRow& row, const TokenIds& tokens, size_t from, size_t to, int64_t position, int64_t branch) {
-  for (size_t i = from; i < to; ++i) {
+void append(PackedRow& row, const TokenIds& tokens, size_t from, int64_t segment, int64_t branch) {
+  for (size_t i = from; i < tokens.size(); ++i) {
     row.tokens.push_back(tokens[i]);
-    row.positions.push_back(position++);
+    row.positions.push_back(static_cast<int64_t>(i));
+    row.segment.push_back(segment);
     row.branch.push_back(branch);
   }
 }
@@ -26,35 +27,38 @@ void SuffixRunner::run(const std::vector<size_t>& indices) {
     const int64_t planned = u.tree >= 0 ? plan.entries[u.tree].parent : plan.order[u.order.front()].entry;
     result_.stats.fallbacks += u.after != planned ? static_cast<int64_t>(u.order.size()) : 0;
   }
-  for (const auto& [first, last] : plan_unit_batches(units, options_, memory_))
-    run_batch(std::vector<RowUnit>(units.begin() + first, units.begin() + last));
+  for (const auto& batch : plan_unit_batches(units, options_, memory_)) run_batch(units, batch);
 }
 
-void SuffixRunner::run_batch(const std::vector<RowUnit>& units) {
+void SuffixRunner::run_batch(const std::vector<RowUnit>& units, const std::vector<UnitRow>& unit_rows) {
   const ScoringPlan& plan = prefixes_.plan();
   std::vector<EntryPtr> held;
   std::vector<const PrefixEntry*> prefixes;
   std::vector<PackedRow> packed;
   std::vector<const ScoringRow*> scored;           // in the order of their score rows
-  std::vector<std::pair<int64_t, int64_t>> spans;  // (unit, first packed index) of each scored row
-  for (size_t u = 0; u < units.size(); ++u) {
-    const RowUnit& unit = units[u];
-    held.push_back(unit.after < 0 ? nullptr : prefixes_.held(unit.after));
+  std::vector<std::pair<int64_t, int64_t>> spans;  // (packed row, first scored index) of each scored row
+  for (const UnitRow& unit_row : unit_rows) {
+    const auto row_index = static_cast<int64_t>(packed.size());
+    held.push_back(units[unit_row.units.front()].after < 0 ? nullptr : prefixes_.held(units[unit_row.units.front()].after));
     prefixes.push_back(held.back().get());
     PackedRow row;
-    if (unit.tree >= 0) {  // the packed prefix's own tokens once, then each row's continuation as a branch
-      const TokenIds& trunk = plan.entries[unit.tree].tokens;
-      append(row, trunk, static_cast<size_t>(unit.start), trunk.size(), unit.start, 0);
-      result_.stats.trees_packed += 1;
+    for (size_t s = 0; s < unit_row.units.size(); ++s) {
+      const RowUnit& unit = units[unit_row.units[s]];
+      const auto segment = static_cast<int64_t>(s);
+      if (unit.tree >= 0) {  // the packed prefix's own tokens once, then each row's continuation as a branch
+        append(row, plan.entries[unit.tree].tokens, static_cast<size_t>(unit.start), segment, 0);
+        result_.stats.trees_packed += 1;
+      }
+      int64_t branch = unit.tree >= 0 ? 1 : 0;
+      for (size_t k : unit.order) {
+        const ScoringRow& r = rows_[plan.order[k].row];
+        const int64_t from = unit.tree >= 0 ? prefixes_.depth(unit.tree) : unit.start;
+        append(row, r.input, static_cast<size_t>(from), segment, branch++);
+        scored.push_back(&r);
+        spans.emplace_back(row_index, static_cast<int64_t>(row.tokens.size()) - r.scored);
+      }
     }
-    int64_t branch = unit.tree >= 0 ? 1 : 0;
-    for (size_t k : unit.order) {
-      const ScoringRow& r = rows_[plan.order[k].row];
-      const size_t from = unit.tree >= 0 ? static_cast<size_t>(prefixes_.depth(unit.tree)) : unit.start;
-      append(row, r.input, from, r.input.size(), static_cast<int64_t>(from), branch++);
-      scored.push_back(&r);
-      spans.emplace_back(u, static_cast<int64_t>(row.tokens.size()) - r.scored);
-    }
+    result_.stats.rows_shared += static_cast<int64_t>(unit_row.units.size()) - 1;
     packed.push_back(std::move(row));
   }
   const ForwardBatch batch = make_packed_batch(packed);

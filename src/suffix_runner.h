@@ -27,7 +27,7 @@ class SuffixRunner {
   void run(const std::vector<size_t>& indices);
 
  private:
-  void run_batch(const std::vector<RowUnit>& units);
+  void run_batch(const std::vector<RowUnit>& units, const std::vector<UnitRow>& rows);
 
   const Model& model_;
   const PrefixScorerOptions& options_;

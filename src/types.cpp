@@ -18,6 +18,7 @@ const std::vector<StatsField>& stats_fields() {
       {"cascade_forwards", &ScoringStats::cascade_forwards},
       {"cascade_fallbacks", &ScoringStats::cascade_fallbacks},
       {"trees_packed", &ScoringStats::trees_packed},
+      {"rows_shared", &ScoringStats::rows_shared},
       {"prefill_tokens", &ScoringStats::prefill_tokens},
       {"suffix_tokens", &ScoringStats::suffix_tokens},
       {"prefill_padding", &ScoringStats::prefill_padding},

@@ -25,9 +25,12 @@ struct ForwardBatch {
   at::Tensor tokens;     // [batch, len] int64
   at::Tensor positions;  // [batch, len] int64
   at::Tensor valid;      // [batch, len] bool, false on padding
-  // Optional, for tree packing: [batch, len] int64. A row holds a trunk (branch 0) and then branches 1, 2, ...,
+  // Optional, for packing: [batch, len] int64. A row holds segments 0, 1, 2, ...: independent sequences, each
+  // after the row's cached slots; a token sees the cached slots and its own segment only. Undefined: one segment.
+  at::Tensor segment;
+  // Optional, for tree packing: [batch, len] int64. A segment holds a trunk (branch 0) and then branches 1, 2, ...,
   // each continuing the trunk from the same position on; a token sees the trunk and its own branch only. Cached
-  // slots are trunk. Undefined: every row is one sequence.
+  // slots are trunk. Undefined: every segment is one sequence.
   at::Tensor branch;
 };
 

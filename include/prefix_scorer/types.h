@@ -53,6 +53,9 @@ struct PrefixScorerOptions : ScoringOptions {
   // rows, runs as one packed tree instead of a cache entry: the prefix once, then each row's continuation,
   // under a tree mask. 0: never.
   int64_t tree_max_branches = 8;
+  // Rows (and packed trees) shorter than their forward's longest share a row of it, one after another, each seeing
+  // only its own tokens and its cached prefix, instead of being padded. false: one per row.
+  bool pack_rows = true;
 };
 
 struct ScoringStats {
@@ -70,6 +73,7 @@ struct ScoringStats {
   int64_t fallbacks = 0;           // rows run without (part of) their prefix because the cache could not hold it
   int64_t cascade_forwards = 0;    // forwards that attended to their cached prefixes by cascade attention
   int64_t trees_packed = 0;        // shared prefixes run as packed trees (not cached)
+  int64_t rows_shared = 0;         // rows and trees run after another in one forward row instead of padded alone
   int64_t cascade_fallbacks = 0;   // forwards that gathered although cascade was chosen (sliding window)
   int64_t prefill_tokens = 0;
   int64_t suffix_tokens = 0;

@@ -43,6 +43,7 @@ class PrefixScorerOptions:
     cascade_min_prefix_len: int
     max_batch_bytes: int
     tree_max_branches: int
+    pack_rows: bool
     def __init__(self) -> None: ...
 
 class PrefixScorer:

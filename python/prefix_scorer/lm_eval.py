@@ -80,7 +80,7 @@ def parse_model_args(
         elif name in ("tokenizer", "tokenizer_backend"):
             parsed[name] = value
         elif name in OPTION_NAMES:
-            parsed[name] = _as_bool(value) if name == "keep_cache" else int(value)
+            parsed[name] = _as_bool(value) if name in ("keep_cache", "pack_rows") else int(value)
         else:
             raise TypeError(f"unknown model argument {name!r}; cache options are {', '.join(sorted(OPTION_NAMES))}")
     return parsed

@@ -47,7 +47,8 @@ class PrefixScorer:
 
         ``options`` are the native options under their own names (``OPTION_NAMES``): ``max_length``,
         ``max_batch_tokens``, ``max_batch_rows``, ``max_batch_bytes``, ``min_prefix_len``, ``prefill_batch``,
-        ``max_cache_bytes``, ``max_cache_entries``, ``keep_cache``, ``cascade_min_prefix_len``, ``tree_max_branches``.
+        ``max_cache_bytes``, ``max_cache_entries``, ``keep_cache``, ``cascade_min_prefix_len``, ``tree_max_branches``,
+        ``pack_rows``.
         ``layer_devices`` splits the layers into contiguous blocks over several devices.
         Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
         """

@@ -47,6 +47,8 @@ void register_scorer(py::module_& m) {
                      "memory one forward may take (0: a quarter of the free CUDA memory, 1 GiB on the CPU)")
       .def_readwrite("tree_max_branches", &PrefixScorerOptions::tree_max_branches,
                      "a prefix only its own rows continue, with at most this many, runs as one packed tree (0: never)")
+      .def_readwrite("pack_rows", &PrefixScorerOptions::pack_rows,
+                     "rows shorter than their forward's longest share a row one after another instead of padding")
       .def_readwrite("cascade_min_prefix_len", &PrefixScorerOptions::cascade_min_prefix_len,
                      "cascade attention for batches whose prefixes average this many tokens (0: always, -1: never)")
       .def_readwrite("on_progress", &PrefixScorerOptions::on_progress,

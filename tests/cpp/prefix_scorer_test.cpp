@@ -80,6 +80,7 @@ PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
   o.cascade_min_prefix_len = pick({-1, 0, 8, 256});
   o.max_batch_bytes = pick({0, 1, 200000});  // 1: every forward a single row
   o.tree_max_branches = pick({0, 2, 8});
+  o.pack_rows = pick({0, 1}) == 1;
   o.max_length = pick({0, 0, 12, 30});  // truncation
   return o;
 }
@@ -273,6 +274,33 @@ TEST(PrefixStats, AContextOnlyItsEndingsShareRunsAsOnePackedTree) {
     EXPECT_EQ(result.stats.forwards, 1);
     EXPECT_EQ(result.stats.suffix_tokens, 3 * (49 + 4 * 4));  // the context once, each ending once
     EXPECT_EQ(result.stats.padding_tokens, 0);
+  }
+}
+
+TEST(PrefixStats, ShortRowsShareARowOfTheLongestInsteadOfPadding) {
+  // Nothing shared: rows of 20, 12 and 8 tokens (the contexts; a one-token continuation adds none).
+  const auto model = fixture("llama3");
+  std::vector<Request> requests;
+  for (const int64_t len : {20, 12, 8}) {
+    TokenIds context;
+    for (int64_t i = 0; i < len; ++i) context.push_back((len * 31 + i * 7) % 490 + 5);
+    requests.push_back({context, {len}});
+  }
+  for (const bool cascade : {false, true}) {
+    PrefixScorerOptions packed, padded;
+    packed.cascade_min_prefix_len = padded.cascade_min_prefix_len = cascade ? 0 : -1;
+    padded.pack_rows = false;
+    const auto plain = score_plain(*model, requests).scores;
+    const ScoringResult by_packing = PrefixScorer(model, packed).loglikelihood(requests);
+    expect_same_scores(by_packing.scores, plain, "packed rows");
+    EXPECT_EQ(by_packing.stats.forwards, 1);  // [20], [12 8]
+    EXPECT_EQ(by_packing.stats.rows_shared, 1);
+    EXPECT_EQ(by_packing.stats.padding_tokens, 0);
+    const ScoringResult by_padding = PrefixScorer(model, padded).loglikelihood(requests);
+    expect_same_scores(by_padding.scores, plain, "padded rows");
+    EXPECT_EQ(by_padding.stats.rows_shared, 0);
+    EXPECT_EQ(by_padding.stats.forwards, 3);  // padded together, 12 and 8 would pad over a sixteenth
+    EXPECT_EQ(by_padding.stats.padding_tokens, 0);
   }
 }
 

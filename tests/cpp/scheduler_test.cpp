@@ -18,14 +18,14 @@ TokenIds iota_tokens(int64_t n) {
   return t;
 }
 
-// Root 0 (8 tokens) with children 1 and 2 (12 and 20 tokens), and a separate root 3 (6 tokens); rows: two after
+// Root 0 (8 tokens) with children 1 and 2 (19 and 20 tokens), and a separate root 3 (7 tokens); rows: two after
 // 1, one after 2, one after 0, one after 3.
 ScoringPlan tree_plan() {
   ScoringPlan plan;
   TokenIds child2 = iota_tokens(8);
   for (int64_t i = 0; i < 12; ++i) child2.push_back(100 + i);
-  TokenIds root3{50, 51, 52, 53, 54, 55};
-  plan.entries = {{-1, iota_tokens(8)}, {0, iota_tokens(12)}, {0, child2}, {-1, root3}};
+  TokenIds root3{50, 51, 52, 53, 54, 55, 56};
+  plan.entries = {{-1, iota_tokens(8)}, {0, iota_tokens(19)}, {0, child2}, {-1, root3}};
   plan.order = {{0, 1}, {1, 1}, {2, 2}, {3, 0}, {4, 3}};
   plan.window_ends = {5};
   return plan;
@@ -52,10 +52,11 @@ BatchMemory one_byte_a_token() { return {int64_t{1} << 40, 1, 0}; }
 // One call's prefixes over tree_plan() in a cache that outlives the call (the scorer's), scheduled with the fake
 // prefill; `waves` records what ran.
 struct FakeCall {
-  explicit FakeCall(PrefixCache& c, PrefixScorerOptions o = {}, BatchMemory m = one_byte_a_token(), bool keep = false)
-      : options(o), memory(m), cache(c), prefixes(plan, cache, keep, stats),
+  explicit FakeCall(PrefixCache& c, PrefixScorerOptions o = {}, BatchMemory m = one_byte_a_token(), bool keep = false,
+                    ScoringPlan p = tree_plan())
+      : plan(std::move(p)), options(o), memory(m), cache(c), prefixes(plan, cache, keep, stats),
         scheduler(prefixes, options, memory, fake_prefill(prefixes, waves)) {}
-  ScoringPlan plan = tree_plan();
+  ScoringPlan plan;
   PrefixScorerOptions options;
   BatchMemory memory;
   PrefixCache& cache;
@@ -121,7 +122,20 @@ TEST(PrefillScheduler, WavesFollowParentsAndLongestSegmentsFirst) {
   call.scheduler.prefill({0, 1, 2, 3}, true);
   ASSERT_EQ(call.waves.size(), 2u);
   EXPECT_EQ(call.waves[0], (std::vector<int64_t>{0, 3}));  // the roots; the children wait for 0
-  EXPECT_EQ(call.waves[1], (std::vector<int64_t>{2, 1}));  // segments of 12 and 4 tokens
+  EXPECT_EQ(call.waves[1], (std::vector<int64_t>{2, 1}));  // segments of 12 and 11 tokens
+}
+
+TEST(PrefillScheduler, AWavePadsAtMostASixteenthOfItsTokens) {
+  ScoringPlan plan;
+  plan.entries = {{-1, iota_tokens(16)}, {-1, TokenIds(15, 7)}, {-1, TokenIds(4, 9)}};
+  plan.order = {{0, 0}, {1, 1}, {2, 2}};
+  plan.window_ends = {3};
+  PrefixCache cache(1000, 100);
+  FakeCall call(cache, {}, one_byte_a_token(), false, plan);
+  call.scheduler.prefill({0, 1, 2}, true);
+  ASSERT_EQ(call.waves.size(), 2u);
+  EXPECT_EQ(call.waves[0], (std::vector<int64_t>{0, 1}));  // 1 padding token in 32
+  EXPECT_EQ(call.waves[1], (std::vector<int64_t>{2}));     // with it: 13 in 48
 }
 
 TEST(PrefillScheduler, WavesStayWithinTheirBudgets) {
@@ -143,7 +157,7 @@ TEST(PrefillScheduler, WavesStayWithinTheirBudgets) {
 
 TEST(PrefillScheduler, APrefixLargerThanTheCacheIsSkippedForGoodWithItsChildren) {
   PrefixScorerOptions small;
-  small.max_cache_bytes = 7;  // root 0 (8 tokens) can never fit; root 3 (6) can
+  small.max_cache_bytes = 7;  // root 0 (8 tokens) can never fit; root 3 (7) can
   PrefixCache cache(small.max_cache_bytes, small.max_cache_entries);
   FakeCall call(cache, small);
   call.scheduler.prefill({0, 1, 2, 3}, true);

@@ -20,7 +20,7 @@ int32_t code_point_at(const std::string& text, size_t begin) {
   return code_points(text.substr(begin, end - begin)).front();
 }
 
-bool is_word(int32_t c) { return c == '_' || (c >= 0 && is_alphanumeric(c)); }
+bool is_word(int32_t c) { return c >= 0 && is_word_character(c); }
 
 }  // namespace
 
@@ -28,7 +28,8 @@ std::vector<AddedToken> parse_added_tokens(const nlohmann::json& list) {
   std::vector<AddedToken> tokens;
   if (!list.is_array()) return tokens;
   for (const auto& t : list) {
-    tokens.push_back({t.at("id").get<int64_t>(), t.at("content").get<std::string>(), t.value("single_word", false),
+    const std::string content = t.at("content").get<std::string>();
+    tokens.push_back({t.at("id").get<int64_t>(), content, content, t.value("single_word", false),
                       t.value("lstrip", false), t.value("rstrip", false), t.value("normalized", false),
                       t.value("special", false)});
   }
@@ -39,7 +40,7 @@ std::vector<Segment> split_added(const std::string& text, const std::vector<cons
   std::vector<Segment> out;
   bool starts[256] = {};
   for (const AddedToken* t : tokens) {
-    if (!t->content.empty()) starts[static_cast<unsigned char>(t->content[0])] = true;
+    if (!t->match.empty()) starts[static_cast<unsigned char>(t->match[0])] = true;
   }
   size_t plain_begin = 0, at = 0;
   while (at < text.size() && !tokens.empty()) {
@@ -49,11 +50,11 @@ std::vector<Segment> split_added(const std::string& text, const std::vector<cons
     }
     const AddedToken* best = nullptr;
     for (const AddedToken* t : tokens) {
-      if (!t->content.empty() && text.compare(at, t->content.size(), t->content) == 0 &&
-          (best == nullptr || t->content.size() > best->content.size()))
+      if (!t->match.empty() && text.compare(at, t->match.size(), t->match) == 0 &&
+          (best == nullptr || t->match.size() > best->match.size()))
         best = t;
     }
-    size_t end = best == nullptr ? at : at + best->content.size();
+    size_t end = best == nullptr ? at : at + best->match.size();
     if (best != nullptr && best->single_word && (is_word(code_point_before(text, at)) || is_word(code_point_at(text, end))))
       best = nullptr;
     if (best == nullptr) {

@@ -13,6 +13,7 @@ namespace prefix_scorer::tok {
 struct AddedToken {
   int64_t id = 0;
   std::string content;
+  std::string match;  // what the text must hold: the content, normalized for a normalized token
   bool single_word = false, lstrip = false, rstrip = false, normalized = false, special = false;
 };
 
@@ -25,7 +26,8 @@ struct Segment {
   size_t begin = 0;  // byte offset in the split text
 };
 
-// Splits `text` at the leftmost-longest matches of `tokens` (single_word, lstrip and rstrip honoured).
+// Splits `text` at the leftmost-longest matches of `tokens` (single_word, lstrip and rstrip honoured); a
+// normalized token's match is its content normalized, and the text is normalized text.
 std::vector<Segment> split_added(const std::string& text, const std::vector<const AddedToken*>& tokens);
 
 }  // namespace prefix_scorer::tok

@@ -99,9 +99,12 @@ Tokenizer Tokenizer::from_json(const std::string& tokenizer_json, const std::str
   if (!spec.is_object() || !spec.contains("model")) throw std::invalid_argument("tokenizer.json has no model");
   try {
     auto impl = std::make_shared<Impl>(spec);
-    impl->added = tok::parse_added_tokens(spec.value("added_tokens", json::array()));
-    for (const auto& t : impl->added) (t.normalized ? impl->normalized_added : impl->raw_added).push_back(&t);
     impl->normalizer = tok::make_normalizer(spec.value("normalizer", json()));
+    impl->added = tok::parse_added_tokens(spec.value("added_tokens", json::array()));
+    for (auto& t : impl->added) {
+      if (t.normalized) t.match = impl->normalizer(t.content);
+      (t.normalized ? impl->normalized_added : impl->raw_added).push_back(&t);
+    }
     impl->pre_tokenizer = tok::make_pre_tokenizer(spec.value("pre_tokenizer", json()));
     impl->decoder = tok::make_decoder(spec.value("decoder", json()));
     read_post_processor(spec.value("post_processor", json()), *impl);
@@ -175,7 +178,8 @@ std::optional<int64_t> Tokenizer::token_to_id(const std::string& token) const {
 }
 
 std::optional<std::string> Tokenizer::id_to_token(int64_t id) const {
-  if (const tok::AddedToken* added = impl_->added_by_id(id)) return added->content;
+  // As HF tokenizers does, a normalized added token is its content normalized (also for decode).
+  if (const tok::AddedToken* added = impl_->added_by_id(id)) return added->match;
   const std::string* token = impl_->model.id_to_token(id);
   return token == nullptr ? std::nullopt : std::optional<std::string>(*token);
 }

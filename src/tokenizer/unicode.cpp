@@ -69,7 +69,11 @@ std::string nfkc(const std::string& text) {
 
 std::string lowercase(const std::string& text) {
   std::string out;
-  for (int32_t cp : code_points(text)) out += to_utf8(utf8proc_tolower(cp));
+  for (int32_t cp : code_points(text)) {
+    // Rust's char::to_lowercase (HF's Lowercase) applies the one unconditional many-character lowercase mapping
+    // of SpecialCasing.txt; utf8proc maps single characters only.
+    out += cp == 0x130 ? std::string("i\xCC\x87") : to_utf8(utf8proc_tolower(cp));
+  }
   return out;
 }
 
@@ -78,10 +82,15 @@ bool is_space(int32_t c) {
          (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
-bool is_alphanumeric(int32_t c) {
+bool is_word_character(int32_t c) {
+  if (c == 0x200C || c == 0x200D) return true;
+  if ((c >= 0x24B6 && c <= 0x24E9) || (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
+      (c >= 0x1F170 && c <= 0x1F189))
+    return true;  // symbols that Unicode counts as Alphabetic (Other_Alphabetic)
   switch (utf8proc_category(c)) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_PC:
       return true;
     default:
       return false;

@@ -23,8 +23,11 @@ std::string lowercase(const std::string& text);
 
 // Python's str.isspace for one code point; Rust's char::is_whitespace agrees on every character that matters here.
 bool is_space(int32_t code_point);
-// Letters and numbers (Unicode categories L* and N*), as Rust's char::is_alphanumeric.
-bool is_alphanumeric(int32_t code_point);
+
+// A character of Rust regex's Unicode \w (how HF tokenizers decides that an added token with single_word touches
+// a word): Alphabetic (letters, letter numbers, and the circled and squared Latin letters), marks, decimal digits,
+// connector punctuation and the join controls.
+bool is_word_character(int32_t code_point);
 
 // GPT-2's reversible map of the 256 byte values onto printable code points, and its inverse (-1: not a byte).
 const std::vector<int32_t>& byte_to_code_point();

@@ -297,6 +297,7 @@ int run(int argc, char** argv) {
     if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", config_path));
   }
 
+  bench::stop_on_interrupt();
   std::vector<bench::ModeRun> runs;
   for (const auto& m : modes) runs.push_back(bench::run_mode(m, model, requests, options));
   if (!output_path.empty()) bench::write_scores(output_path, runs.back().result.scores);
@@ -329,6 +330,9 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     fmt::print(stderr, "prefix-scorer-bench: {}\n", e.what());
     return 2;
+  } catch (const bench::Interrupted&) {
+    fmt::print(stderr, "prefix-scorer-bench: interrupted\n");
+    return 130;
   } catch (const std::exception& e) {
     std::string message = e.what();
     const size_t newline = message.find('\n');  // c10 errors append a backtrace

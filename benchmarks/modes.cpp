@@ -6,9 +6,17 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <csignal>
 #include <stdexcept>
 
 namespace prefix_scorer::bench {
+
+namespace {
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void note_interrupt(int) { interrupted = 1; }
+}  // namespace
+
+void stop_on_interrupt() { std::signal(SIGINT, note_interrupt); }
 
 const std::vector<std::string>& mode_names() {
   static const std::vector<std::string> names{"naive", "grouped", "prefix"};
@@ -23,6 +31,10 @@ ModeRun run_mode(const std::string& mode, const std::shared_ptr<const Model>& mo
   bool drew = false;
   PrefixScorerOptions opts = options;
   opts.on_progress = [&](int64_t done, int64_t total) {
+    if (interrupted) {
+      if (drew) fmt::print(stderr, "\n");
+      throw Interrupted();
+    }
     if (elapsed() < 1.0) return;
     const int width = 30, filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
     fmt::print(stderr, "\r{:>8} [{:<{}}] {}/{} rows {:.1f} s", mode, std::string(filled, '#'), width, done, total,

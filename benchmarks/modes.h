@@ -5,6 +5,7 @@
 #include "prefix_scorer/types.h"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct ModeRun {
   double seconds = 0.0;
   ScoringResult result;
 };
+
+// Thrown by run_mode at its next progress report (after a forward) once SIGINT has arrived.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+// Makes SIGINT stop the running mode (Interrupted) instead of killing the process.
+void stop_on_interrupt();
 
 // Runs one mode, with a progress bar on stderr once it has run for a second.
 ModeRun run_mode(const std::string& mode, const std::shared_ptr<const Model>& model,

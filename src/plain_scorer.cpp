@@ -45,6 +45,7 @@ ScoringResult score_plain(const Model& model, const std::vector<Request>& reques
     gather_scores(logprobs, batch_rows, requests, result.scores);
     count_forward(batch, stats);
     stats.scored_rows += path.project_all_positions ? batch.tokens.numel() : scored_rows.numel();
+    if (options.on_progress) options.on_progress(static_cast<int64_t>(end), static_cast<int64_t>(rows.size()));
   }
   return result;
 }

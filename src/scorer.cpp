@@ -1,5 +1,7 @@
 #include "prefix_scorer/scorer.h"
 
+#include "prefix_scorer/errors.h"
+
 #include "batching.h"
 #include "device_memory.h"
 #include "live_prefixes.h"
@@ -26,8 +28,9 @@ namespace {
 class Call {
  public:
   Call(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
-       const std::vector<Request>& requests, ScoringResult& result)
+       const std::vector<Request>& requests, ScoringResult& result, std::atomic<bool>& cancel)
       : options_(options),
+        cancel_(cancel),
         memory_(batch_memory(model, options.max_batch_bytes)),
         rows_(make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
                         result.stats.truncated)),
@@ -63,6 +66,8 @@ class Call {
  private:
   // Runs the planned rows plan.order[indices] after preparing their prefixes (and looking ahead from `ahead`).
   void run_batch(const std::vector<size_t>& indices, size_t ahead) {
+    if (cancel_.exchange(false))
+      throw Cancelled(fmt::format("loglikelihood: cancelled after {} of {} rows", done_, plan_.order.size()));
     std::vector<int64_t> needed;  // a packed prefix's chain is prepared without it (the scheduler skips it)
     for (size_t k : indices) needed.push_back(plan_.order[k].entry);
     scheduler_.prepare(needed, ahead);
@@ -74,6 +79,7 @@ class Call {
   }
 
   const PrefixScorerOptions& options_;
+  std::atomic<bool>& cancel_;
   const BatchMemory memory_;
   const std::vector<ScoringRow> rows_;
   const ScoringPlan plan_;
@@ -129,7 +135,13 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
   cache_->reset_peak();
   const int64_t evictions_before = cache_->evictions();
   {
-    Call call(*model_, options_, *cache_, requests, result);
+    cancel_ = false;
+    running_ = true;
+    struct NotRunning {
+      std::atomic<bool>& running;
+      ~NotRunning() { running = false; }
+    } not_running{running_};
+    Call call(*model_, options_, *cache_, requests, result, cancel_);
     call.run();
   }
   result.stats.evictions = cache_->evictions() - evictions_before;
@@ -173,6 +185,10 @@ ScoringStats PrefixScorer::stats() const {
   s.entries_held = cache_->entries();
   s.bytes_held = cache_->bytes();
   return s;
+}
+
+void PrefixScorer::cancel() {
+  if (running_) cancel_ = true;
 }
 
 void PrefixScorer::clear_cache() {

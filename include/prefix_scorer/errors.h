@@ -11,4 +11,10 @@ class FileNotFound : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A call stopped by PrefixScorer::cancel() (or, from Python, by Ctrl-C) before it finished.
+class Cancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace prefix_scorer

@@ -4,6 +4,7 @@
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/types.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -33,6 +34,11 @@ class PrefixScorer {
   ScoringStats stats() const;
   void clear_cache();
 
+  // Stops the call in flight (from another thread, or from on_progress) before its next forward: it throws
+  // Cancelled, leaving the scorer as after a finished call (no pins; without keep_cache, nothing cached). Does
+  // nothing when no call runs.
+  void cancel();
+
   const Model& model() const { return *model_; }
   const PrefixScorerOptions& options() const { return options_; }
 
@@ -42,6 +48,7 @@ class PrefixScorer {
   std::shared_ptr<const Model> model_;
   PrefixScorerOptions options_;
   mutable std::mutex mutex_;
+  std::atomic<bool> running_{false}, cancel_{false};
   std::unique_ptr<PrefixCache> cache_;
   ScoringStats totals_;
 };

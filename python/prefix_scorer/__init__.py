@@ -19,7 +19,7 @@ from ._torch_check import check_torch as _check_torch
 
 _check_torch(_built_torch, _torch.__version__)
 
-from ._core import Tokenizer, encode_pair  # noqa: E402
+from ._core import Cancelled, Tokenizer, encode_pair  # noqa: E402
 from .scorer import PrefixScorer  # noqa: E402
 
 #: Where the installed CMake package lies (present in a ``pip install``, not in a build tree).

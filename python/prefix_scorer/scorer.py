@@ -89,6 +89,11 @@ class PrefixScorer:
         """The model's architecture (vocab_size, max_position_embeddings, ...)."""
         return self._core.config
 
+    def cancel(self) -> None:
+        """Stops the call in flight (from another thread) before its next forward; it raises ``Cancelled``.
+        Ctrl-C stops a call the same way, raising ``KeyboardInterrupt``. The scorer stays usable."""
+        self._core.cancel()
+
     def clear_cache(self) -> None:
         """Drops every cached prefix."""
         self._core.clear_cache()

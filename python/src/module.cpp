@@ -29,6 +29,7 @@ PYBIND11_MODULE(_core, m) {
   prefix_scorer::python::register_scorer(m);
   prefix_scorer::python::register_tokenizer(m);
 
+  py::register_exception<prefix_scorer::Cancelled>(m, "Cancelled", PyExc_RuntimeError);
   // std::invalid_argument already maps to ValueError and std::bad_alloc to MemoryError.
   py::register_exception_translator([](std::exception_ptr error) {
     try {

@@ -17,6 +17,18 @@ namespace {
 
 using TokenPair = std::pair<TokenIds, TokenIds>;
 
+// A call runs with the GIL released, where Python's signal handlers cannot run, so the progress
+// hook takes the GIL after each batch and lets them run: Ctrl-C (KeyboardInterrupt) stops a call within one batch.
+std::function<void(int64_t, int64_t)> interruptible(std::function<void(int64_t, int64_t)> on_progress) {
+  return [on_progress = std::move(on_progress)](int64_t done, int64_t total) {
+    {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+    if (on_progress) on_progress(done, total);
+  };
+}
+
 py::dict stats_dict(const ScoringStats& s) {
   py::dict d;
   for (const StatsField& f : stats_fields()) d[f.name] = s.*f.member;
@@ -56,7 +68,8 @@ void register_scorer(py::module_& m) {
 
   py::class_<PrefixScorer, std::shared_ptr<PrefixScorer>>(m, "PrefixScorer",
                                                            "Scores loglikelihood requests, each shared prefix once.")
-      .def(py::init([](const std::string& spec, const ModelOptions& model_options, const PrefixScorerOptions& options) {
+      .def(py::init([](const std::string& spec, const ModelOptions& model_options, PrefixScorerOptions options) {
+             options.on_progress = interruptible(std::move(options.on_progress));
              py::gil_scoped_release release;
              auto model = std::make_shared<const Model>(Model::open(spec, model_options));
              return std::make_shared<PrefixScorer>(std::move(model), options);
@@ -92,6 +105,9 @@ void register_scorer(py::module_& m) {
           },
           "Totals over every call so far, with the cache's current size.")
       .def("clear_cache", &PrefixScorer::clear_cache, py::call_guard<py::gil_scoped_release>())
+      .def("cancel", &PrefixScorer::cancel,
+           "Stops the call in flight (from another thread) before its next forward: it raises "
+           "prefix_scorer.Cancelled.")
       .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); })
       .def_property_readonly(
           "options", [](const PrefixScorer& self) { return self.options(); },

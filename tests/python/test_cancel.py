@@ -1,0 +1,82 @@
+"""Stopping a call: Ctrl-C (SIGINT) and cancel() stop it within one batch, and the scorer stays usable."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import prefix_scorer
+
+PAIRS = [([5 + (q * 7 + i) % 400 for i in range(30 + q)], [c + 1]) for q in range(12) for c in range(4)]
+
+
+def scorer_stopped_by(stop):
+    """A scorer over `synthetic:tiny`, two rows a forward, whose second progress report calls `stop(scorer)`."""
+    reports = []
+    holder = {}
+
+    def on_progress(done, total):
+        reports.append(done)
+        if len(reports) == 2:
+            stop(holder["scorer"])
+
+    holder["scorer"] = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2,
+                                                                   on_progress=on_progress)
+    return holder["scorer"], reports
+
+
+def test_sigint_raises_keyboard_interrupt_within_one_batch_and_the_scorer_stays_usable():
+    scorer, reports = scorer_stopped_by(lambda _: os.kill(os.getpid(), signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        scorer.loglikelihood(PAIRS)
+    assert len(reports) == 2  # the signal was seen at the report that sent it: no further forward ran
+    assert scorer.stats["entries_held"] == 0
+    want = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny").loglikelihood(PAIRS)
+    got = scorer.loglikelihood(PAIRS)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-5)
+
+
+def test_cancel_raises_cancelled():
+    scorer, reports = scorer_stopped_by(lambda s: s.cancel())
+    with pytest.raises(prefix_scorer.Cancelled, match="cancelled after"):
+        scorer.loglikelihood(PAIRS)
+    assert len(reports) == 2
+    assert len(scorer.loglikelihood(PAIRS)) == len(PAIRS)
+
+
+def test_ctrl_c_stops_a_long_call_in_another_process():
+    # 4,000 requests on synthetic:small run for minutes here; Ctrl-C must end the call within a batch or two.
+    child = textwrap.dedent("""
+        import sys, prefix_scorer
+        scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:small", max_batch_rows=8)
+        pairs = [([5 + (q * 7 + i) % 4000 for i in range(100 + q % 50)], [c + 1]) for q in range(1000) for c in range(4)]
+        print("scoring", flush=True)
+        try:
+            scorer.loglikelihood(pairs)
+            print("finished", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", len(scorer.loglikelihood(pairs[:4])), flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    assert proc.stdout.readline().strip() == "scoring"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert out.strip() == "interrupted 4", err
+
+
+def test_the_benchmark_stops_on_sigint(bench):
+    proc = subprocess.Popen([str(bench), "--model", "synthetic:small", "--mode", "naive"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        proc.communicate(timeout=3)
+    except subprocess.TimeoutExpired:
+        pass
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "prefix-scorer-bench: interrupted"

@@ -4,6 +4,7 @@
 #include "modes.h"
 #include "report.h"
 #include "request_io.h"
+#include "soak.h"
 #include "text_workloads.h"
 #include "workloads.h"
 
@@ -75,6 +76,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --pack-rows B             true or false: rows shorter than their forward's longest share a row one after
                             another (each sees only itself and its prefix) instead of padding [true]
   --threads N               CPU threads; 0 = all cores [0]
+  --soak N                  score N random workloads (random prefix trees, budgets, thread counts) with the
+                            prefix scorer and the plain path, report mismatches and resident memory, and exit
   --build-info              print what this build was compiled with as one JSON object, and exit
 )";
 
@@ -202,6 +205,16 @@ std::vector<Request> encode_text_workload(const std::string& workload, const ben
   return requests;
 }
 
+int soak_only(const std::shared_ptr<const Model>& model, int64_t workloads, uint64_t seed) {
+  const auto start = std::chrono::steady_clock::now();
+  const bench::SoakReport r = bench::soak(model, workloads, seed);
+  fmt::print(stderr,
+             "soak: {} workloads, {} requests against the plain path in {:.0f} s: {} mismatches; resident memory "
+             "{:.0f} MiB at start, {:.0f} MiB after the first tenth, {:.0f} MiB at the end\n",
+             r.workloads, r.requests, seconds_since(start), r.mismatches, r.rss_start_mib, r.rss_warm_mib, r.rss_end_mib);
+  return r.mismatches == 0 ? 0 : 1;
+}
+
 // Reads the workload's size flags now (so that every flag is checked before the model loads) and returns what
 // builds its requests once the vocabulary is known.
 std::function<std::vector<Request>(int64_t vocab_size)> workload_requests(
@@ -259,6 +272,7 @@ int run(int argc, char** argv) {
   const std::string tokenizer_flag = flags.text("tokenizer", "");
   const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));
   const std::string tokenize_path = flags.text("tokenize", "");
+  const int64_t soak_workloads = flags.number("soak", 0);
   std::optional<Tokenizer> tokenizer;  // loaded for the first text request only
   auto text_encoding = [&]() -> bench::TextEncoding {
     tokenizer = find_tokenizer(tokenizer_flag, model_spec);
@@ -288,6 +302,7 @@ int run(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   const auto model = std::make_shared<const Model>(Model::open(model_spec, model_options));
   const double load_seconds = seconds_since(start);
+  if (soak_workloads > 0) return soak_only(model, soak_workloads, model_options.seed);
   const std::vector<Request> requests = make_requests(model->config().vocab_size);
   const std::string source = requests_path.empty() ? workload : requests_path;
   if (!dump_path.empty()) bench::write_requests(dump_path, requests);

@@ -235,3 +235,10 @@ def test_floor_counts_each_distinct_tokens_attention_once(bench, tmp_path):
     head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     per_key = 4 * config["num_attention_heads"] * head_dim * config["num_hidden_layers"]
     assert floor["attention_flops"] == pytest.approx(per_key * length * (length + 1) / 2)
+
+
+def test_soak_scores_random_workloads_against_the_plain_path(bench):
+    proc = run(bench, "--model", "synthetic:tiny", "--soak", 6, "--seed", 5)
+    assert proc.returncode == 0, proc.stderr
+    summary = proc.stderr.strip().splitlines()[-1]
+    assert summary.startswith("soak: 6 workloads") and ": 0 mismatches" in summary

@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -28,7 +29,15 @@ def scorer_stopped_by(stop):
     return holder["scorer"], reports
 
 
-def test_sigint_raises_keyboard_interrupt_within_one_batch_and_the_scorer_stays_usable():
+@pytest.fixture
+def sigint_raises():
+    """Python's own SIGINT handler, also where the test runner was started with SIGINT ignored (in the background)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_sigint_raises_keyboard_interrupt_within_one_batch_and_the_scorer_stays_usable(sigint_raises):
     scorer, reports = scorer_stopped_by(lambda _: os.kill(os.getpid(), signal.SIGINT))
     with pytest.raises(KeyboardInterrupt):
         scorer.loglikelihood(PAIRS)
@@ -49,24 +58,30 @@ def test_cancel_raises_cancelled():
 
 
 def test_ctrl_c_stops_a_long_call_in_another_process():
-    # 4,000 requests on synthetic:small run for minutes here; Ctrl-C must end the call within a batch or two.
+    # 4,000 requests on synthetic:small run for minutes here; Ctrl-C must end the call within a batch or two. No
+    # Python code runs during the call (no progress callback), so only the scorer's own check can see the signal.
     child = textwrap.dedent("""
-        import sys, prefix_scorer
+        import signal, sys, prefix_scorer
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started with SIGINT ignored
         scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:small", max_batch_rows=8)
         pairs = [([5 + (q * 7 + i) % 4000 for i in range(100 + q % 50)], [c + 1]) for q in range(1000) for c in range(4)]
-        print("scoring", flush=True)
         try:
+            print("scoring", flush=True)
             scorer.loglikelihood(pairs)
             print("finished", flush=True)
         except KeyboardInterrupt:
-            print("interrupted", len(scorer.loglikelihood(pairs[:4])), flush=True)
+            # A finished call adds to the totals; one stopped part way does not.
+            early = scorer.stats["requests"] == 0
+            print("interrupted", "early" if early else "at the end", len(scorer.loglikelihood(pairs[:4])))
     """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(prefix_scorer.__file__)))  # the one under test
     proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ.copy())
+                            env=env)
     assert proc.stdout.readline().strip() == "scoring"
+    time.sleep(1)  # into the call, which runs for minutes
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert out.strip() == "interrupted 4", err
+    assert out.strip() == "interrupted early 4", err
 
 
 def test_the_benchmark_stops_on_sigint(bench):

@@ -29,6 +29,15 @@ def scorer_stopped_by(stop):
     return holder["scorer"], reports
 
 
+def assert_usable(scorer):
+    """Nothing left cached by the stopped call, and the next call gives a fresh scorer's numbers."""
+    assert scorer.stats["entries_held"] == 0
+    want = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny").loglikelihood(PAIRS)
+    got = scorer.loglikelihood(PAIRS)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-5)
+
+
 @pytest.fixture
 def sigint_raises():
     """Python's own SIGINT handler, also where the test runner was started with SIGINT ignored (in the background)."""
@@ -42,11 +51,7 @@ def test_sigint_raises_keyboard_interrupt_within_one_batch_and_the_scorer_stays_
     with pytest.raises(KeyboardInterrupt):
         scorer.loglikelihood(PAIRS)
     assert len(reports) == 2  # the signal was seen at the report that sent it: no further forward ran
-    assert scorer.stats["entries_held"] == 0
-    want = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny").loglikelihood(PAIRS)
-    got = scorer.loglikelihood(PAIRS)
-    assert [g[1] for g in got] == [w[1] for w in want]
-    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-5)
+    assert_usable(scorer)
 
 
 def test_cancel_raises_cancelled():
@@ -54,7 +59,7 @@ def test_cancel_raises_cancelled():
     with pytest.raises(prefix_scorer.Cancelled, match="cancelled after"):
         scorer.loglikelihood(PAIRS)
     assert len(reports) == 2
-    assert len(scorer.loglikelihood(PAIRS)) == len(PAIRS)
+    assert_usable(scorer)
 
 
 def test_ctrl_c_stops_a_long_call_in_another_process():
@@ -95,3 +100,15 @@ def test_the_benchmark_stops_on_sigint(bench):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "prefix-scorer-bench: interrupted"
+
+
+@pytest.mark.parametrize("error", [MemoryError, RuntimeError])
+def test_an_error_between_forwards_reaches_the_caller_and_the_scorer_stays_usable(error):
+    def fail(_):
+        raise error("injected")
+
+    scorer, reports = scorer_stopped_by(fail)
+    with pytest.raises(error, match="injected"):
+        scorer.loglikelihood(PAIRS)
+    assert len(reports) == 2
+    assert_usable(scorer)

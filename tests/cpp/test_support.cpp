@@ -9,15 +9,6 @@
 
 namespace prefix_scorer::test {
 
-std::string data_dir() { return PREFIX_SCORER_TEST_DATA; }
-
-std::string model_dir(const std::string& name) { return data_dir() + "/models/" + name; }
-
-const std::vector<std::string>& fixture_models() {
-  static const std::vector<std::string> names{"llama3", "mistral", "qwen2", "qwen3"};
-  return names;
-}
-
 std::vector<ExpectedScore> expected_scores(const std::string& model_name) {
   std::ifstream in(model_dir(model_name) + "/expected_loglikelihood.json");
   const auto j = nlohmann::json::parse(in);

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the tests: fixture paths, fixture readers, and a safetensors writer for broken checkpoints.
 
+#include "test_basics.h"
 #include "prefix_scorer/prefix_scorer.h"
 
 // The units behind the public API, which the tests reach too.
@@ -23,10 +24,6 @@
 
 namespace prefix_scorer::test {
 
-std::string data_dir();
-std::string model_dir(const std::string& name);
-const std::vector<std::string>& fixture_models();
-
 // A fixture row of expected_loglikelihood.json.
 struct ExpectedScore {
   Request request;
@@ -44,17 +41,6 @@ void write_safetensors(const std::string& path, const std::map<std::string, at::
 void copy_model(const std::string& name, const std::string& dir);
 // A copy of a fixture model in a fresh directory, with `from` replaced by `to` in its config.json.
 std::string model_with_config_edit(const std::string& name, const std::string& from, const std::string& to);
-
-// The message `f` throws as `Exception`, or "<nothing thrown>".
-template <typename Exception, typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const Exception& e) {
-    return e.what();
-  }
-  return "<nothing thrown>";
-}
 
 // Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache.
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);

@@ -1,6 +1,7 @@
 // The native tokenizer against Hugging Face tokenizers' encodings, and tokenizer.json files written by hand.
 
-#include "test_support.h"
+#include "test_basics.h"
+#include "prefix_scorer/tokenizer.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -29,7 +29,7 @@ std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& 
     while (end < lengths_descending.size() && end - begin < static_cast<size_t>(fit)) {
       const int64_t next_prefix = std::max(prefix, prefix_lengths.empty() ? 0 : prefix_lengths[end]);
       const auto rows = static_cast<int64_t>(end - begin + 1);
-      if (memory.max_bytes > 0 && forward_bytes(memory, rows, longest, next_prefix) > memory.max_bytes) break;
+      if (!within_memory(memory, rows, longest, next_prefix)) break;
       prefix = next_prefix;
       ++end;
     }

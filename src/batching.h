@@ -23,6 +23,11 @@ BatchMemory batch_memory(const Model& model, int64_t max_bytes);
 // The memory a forward of `rows` rows takes, the longest `suffix` tokens long after a `prefix` of cached keys.
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix);
 
+// Whether such a forward fits memory.max_bytes (0: unbounded).
+inline bool within_memory(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {
+  return memory.max_bytes == 0 || forward_bytes(memory, rows, suffix, prefix) <= memory.max_bytes;
+}
+
 // A forward pads at most an eighth of its tokens (a single row aside): a padded token costs as much as a real
 // one, a further forward only its fixed overhead.
 inline bool within_padding(int64_t padded_tokens, int64_t real_tokens) {

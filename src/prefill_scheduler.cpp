@@ -58,7 +58,7 @@ void PrefillScheduler::prefill(std::vector<int64_t> missing, bool may_evict) {
       const int64_t after = std::max(parents_longest, prefixes_.depth(parent));
       const bool fits_batch = count <= options_.prefill_batch &&
                               std::max(longest, len) * count <= options_.max_batch_tokens &&
-                              forward_bytes(memory_, count, std::max(longest, len), after) <= memory_.max_bytes &&
+                              within_memory(memory_, count, std::max(longest, len), after) &&
                               within_padding(std::max(longest, len) * count, real + len);
       const bool room = may_evict ? cache.can_fit(bytes + need, count) : cache.has_room(bytes + need, count);
       if (ready && (wave.empty() || fits_batch) && room) {

@@ -124,7 +124,7 @@ std::vector<std::vector<UnitRow>> plan_unit_batches(const std::vector<RowUnit>& 
       const auto rows = static_cast<int64_t>(batch.size()) + 1;
       const int64_t row_prefix = std::max(prefix, units[row.units.front()].start);
       const bool fits = rows <= options.max_batch_rows && rows * width <= options.max_batch_tokens &&
-                        (memory.max_bytes == 0 || forward_bytes(memory, rows, width, row_prefix) <= memory.max_bytes) &&
+                        within_memory(memory, rows, width, row_prefix) &&
                         within_padding(rows * width, real + row.length);
       if (!batch.empty() && !fits) break;
       for (size_t u : row.units) {

@@ -39,7 +39,8 @@ void SuffixRunner::run_batch(const std::vector<RowUnit>& units, const std::vecto
   std::vector<std::pair<int64_t, int64_t>> spans;  // (packed row, first scored index) of each scored row
   for (const UnitRow& unit_row : unit_rows) {
     const auto row_index = static_cast<int64_t>(packed.size());
-    held.push_back(units[unit_row.units.front()].after < 0 ? nullptr : prefixes_.held(units[unit_row.units.front()].after));
+    const int64_t after = units[unit_row.units.front()].after;  // the same for every unit of the row
+    held.push_back(after < 0 ? nullptr : prefixes_.held(after));
     prefixes.push_back(held.back().get());
     PackedRow row;
     for (size_t s = 0; s < unit_row.units.size(); ++s) {

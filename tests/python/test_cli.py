@@ -211,6 +211,7 @@ def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
         (["--workload", "arc"], "unknown workload"),
         (["--workload", "mmlu-text", "--prefix-len", "5"], "--prefix-len does not apply to the text workload"),
         (["--workload", "hellaswag-text", "--shots", "-1"], "shots >= 0"),
+        (["--pack-rows", "yes"], "--pack-rows expects true or false, got 'yes'"),
         (["--model", "synthetic:tiny", "--prefill-batch", "0"], "prefill_batch"),
     ],
 )

@@ -4,6 +4,7 @@
 
 #include "attention.h"
 #include "checkpoint.h"
+#include "fault_injection.h"
 #include "rope.h"
 #include "weights.h"
 
@@ -124,6 +125,7 @@ Model Model::open(const std::string& spec, const ModelOptions& options) {
 at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
                           const SharedPrefixes* shared) const {
   try {
+    testing::forward_fault_point();
     return run_forward(batch, cache, score_rows, shared);
   } catch (c10::Error& e) {  // out of memory among them: say which forward, keep the type
     e.add_context(fmt::format("in a forward of {} rows x {} tokens after {} cached slots, scoring {} positions",

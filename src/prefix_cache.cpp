@@ -1,5 +1,7 @@
 #include "prefix_cache.h"
 
+#include <algorithm>
+
 namespace prefix_scorer {
 
 size_t PrefixCache::TokensHash::operator()(const TokenIds& tokens) const {
@@ -13,6 +15,10 @@ EntryPtr PrefixCache::find(const TokenIds& tokens) {
   if (it == index_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
   return *it->second;
+}
+
+int64_t PrefixCache::pinned() const {
+  return std::count_if(lru_.begin(), lru_.end(), [](const EntryPtr& e) { return e->pins > 0; });
 }
 
 std::pair<int64_t, int64_t> PrefixCache::evictable() const {

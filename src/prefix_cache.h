@@ -48,6 +48,7 @@ class PrefixCache {
 
   int64_t bytes() const { return bytes_; }
   int64_t entries() const { return static_cast<int64_t>(lru_.size()); }
+  int64_t pinned() const;  // entries with pins
   int64_t evictions() const { return evictions_; }
   int64_t peak_bytes() const { return peak_bytes_; }
   void reset_peak() { peak_bytes_ = bytes_; }

@@ -92,7 +92,9 @@ class Call {
 // Adds a call's counters to the totals; the cache's size is a state, not a count, and peak is a maximum.
 void add_stats(ScoringStats& total, const ScoringStats& s) {
   for (const StatsField& f : stats_fields()) {
-    if (f.member == &ScoringStats::entries_held || f.member == &ScoringStats::bytes_held) continue;
+    if (f.member == &ScoringStats::entries_held || f.member == &ScoringStats::bytes_held ||
+        f.member == &ScoringStats::entries_pinned)
+      continue;
     total.*f.member = f.member == &ScoringStats::peak_bytes ? std::max(total.*f.member, s.*f.member)
                                                              : total.*f.member + s.*f.member;
   }
@@ -148,6 +150,7 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
   result.stats.peak_bytes = cache_->peak_bytes();
   result.stats.entries_held = cache_->entries();
   result.stats.bytes_held = cache_->bytes();
+  result.stats.entries_pinned = cache_->pinned();
   add_stats(totals_, result.stats);
   return result;
 }
@@ -184,6 +187,7 @@ ScoringStats PrefixScorer::stats() const {
   ScoringStats s = totals_;
   s.entries_held = cache_->entries();
   s.bytes_held = cache_->bytes();
+  s.entries_pinned = cache_->pinned();
   return s;
 }
 

@@ -25,6 +25,7 @@ const std::vector<StatsField>& stats_fields() {
       {"suffix_padding", &ScoringStats::suffix_padding},
       {"entries_held", &ScoringStats::entries_held},
       {"bytes_held", &ScoringStats::bytes_held},
+      {"entries_pinned", &ScoringStats::entries_pinned},
       {"peak_bytes", &ScoringStats::peak_bytes},
   };
   return fields;

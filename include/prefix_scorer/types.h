@@ -81,6 +81,7 @@ struct ScoringStats {
   int64_t suffix_padding = 0;      // ... and in suffix batches
   int64_t entries_held = 0;        // after the call
   int64_t bytes_held = 0;          // after the call
+  int64_t entries_pinned = 0;      // after the call: 0, unless a call failed to unpin what it used
   int64_t peak_bytes = 0;          // largest cache size during the call
 };
 

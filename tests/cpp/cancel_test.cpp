@@ -1,10 +1,12 @@
 // A call stopped part way, by cancel() or by an error thrown between forwards, leaves the scorer as after a
 // finished call: nothing pinned, the cache within its budget (and empty without keep_cache), the next call exact.
 
+#include "fault_injection.h"
 #include "prefix_scorer/errors.h"
 #include "test_support.h"
 
 #include <c10/util/Exception.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -36,8 +38,26 @@ PrefixScorerOptions two_rows_a_forward(bool keep_cache) {
   return o;
 }
 
-// Runs a call whose `nth` progress report does `stop`, expects it to throw E, then checks the scorer's state and
-// that the next call gives the plain numbers.
+// After a call that threw: nothing pinned, the cache within its budget (and empty without keep_cache), and the
+// next call gives the plain numbers.
+void expect_sound_after_failure(PrefixScorer& scorer, const PrefixScorerOptions& options, const Model& model,
+                                const std::vector<Request>& requests) {
+  const ScoringStats after = scorer.stats();
+  EXPECT_EQ(after.entries_pinned, 0);
+  if (!options.keep_cache) EXPECT_EQ(after.entries_held, 0);
+  EXPECT_LE(after.bytes_held, options.max_cache_bytes);
+
+  const ScoringResult next = scorer.loglikelihood(requests);
+  EXPECT_EQ(next.stats.entries_pinned, 0);
+  const ScoringResult plain = score_plain(model, requests);
+  ASSERT_EQ(next.scores.size(), plain.scores.size());
+  for (size_t i = 0; i < plain.scores.size(); ++i) {
+    EXPECT_NEAR(next.scores[i].logprob, plain.scores[i].logprob, 1e-5) << i;
+    EXPECT_EQ(next.scores[i].is_greedy, plain.scores[i].is_greedy) << i;
+  }
+}
+
+// Runs a call whose `nth` progress report does `stop`, expects it to throw E and the scorer to be sound after.
 template <typename E>
 void expect_stopped_cleanly(bool keep_cache, int nth, const std::function<void(PrefixScorer&)>& stop) {
   const Model model = Model::load(model_dir("llama3"));
@@ -53,17 +73,7 @@ void expect_stopped_cleanly(bool keep_cache, int nth, const std::function<void(P
   self = &scorer;
   EXPECT_THROW(scorer.loglikelihood(requests), E);
   EXPECT_EQ(reports, nth);  // stopped before the next forward
-  const ScoringStats after = scorer.stats();
-  if (!keep_cache) EXPECT_EQ(after.entries_held, 0);
-  EXPECT_LE(after.bytes_held, options.max_cache_bytes);
-
-  const ScoringResult next = scorer.loglikelihood(requests);
-  const ScoringResult plain = score_plain(model, requests);
-  ASSERT_EQ(next.scores.size(), plain.scores.size());
-  for (size_t i = 0; i < plain.scores.size(); ++i) {
-    EXPECT_NEAR(next.scores[i].logprob, plain.scores[i].logprob, 1e-5) << i;
-    EXPECT_EQ(next.scores[i].is_greedy, plain.scores[i].is_greedy) << i;
-  }
+  expect_sound_after_failure(scorer, options, model, requests);
 }
 
 TEST(Cancel, ACancelledCallThrowsAndTheNextIsExact) {
@@ -88,6 +98,45 @@ TEST(Faults, AnOutOfMemoryErrorBetweenForwardsPropagatesWithItsType) {
 TEST(Faults, APlainErrorBetweenForwardsPropagates) {
   for (const bool keep : {false, true})
     expect_stopped_cleanly<std::runtime_error>(keep, 4, [](PrefixScorer&) { throw std::runtime_error("injected"); });
+}
+
+// Every forward of the call in turn, prefill waves and suffix batches alike, throws inside the model; the error
+// keeps its type and says which forward it was.
+template <typename E>
+void expect_each_forward_fault_handled(testing::ForwardFault fault) {
+  const Model model = Model::load(model_dir("llama3"));
+  const auto shared = std::make_shared<const Model>(model);
+  const auto requests = workload();
+  const int64_t forwards = PrefixScorer(shared, two_rows_a_forward(false)).loglikelihood(requests).stats.forwards;
+  ASSERT_GT(forwards, 3);
+  for (const bool keep : {false, true}) {
+    for (int64_t nth = 1; nth <= forwards; ++nth) {
+      SCOPED_TRACE(fmt::format("keep_cache {}, forward {} of {}", keep, nth, forwards));
+      const PrefixScorerOptions options = two_rows_a_forward(keep);
+      PrefixScorer scorer(shared, options);
+      testing::fail_forward(nth, fault);
+      const std::string message = message_of<E>([&] { scorer.loglikelihood(requests); });
+      testing::fail_forward(0, fault);
+      EXPECT_NE(message.find("injected"), std::string::npos) << message;
+      EXPECT_NE(message.find("in a forward of"), std::string::npos) << message;
+      expect_sound_after_failure(scorer, options, model, requests);
+    }
+  }
+}
+
+TEST(Faults, AnOutOfMemoryErrorInsideAnyForwardLeavesTheScorerSound) {
+  expect_each_forward_fault_handled<c10::OutOfMemoryError>(testing::ForwardFault::out_of_memory);
+}
+
+TEST(Faults, ATorchErrorInsideAnyForwardLeavesTheScorerSound) {
+  expect_each_forward_fault_handled<c10::Error>(testing::ForwardFault::torch_error);
+}
+
+TEST(Faults, ADisarmedFaultNeverFires) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir("llama3")));
+  testing::fail_forward(1, testing::ForwardFault::torch_error);
+  testing::fail_forward(0, testing::ForwardFault::torch_error);
+  EXPECT_EQ(PrefixScorer(model, two_rows_a_forward(false)).loglikelihood(workload()).scores.size(), workload().size());
 }
 
 }  // namespace

@@ -8,8 +8,10 @@ import textwrap
 import time
 
 import pytest
+import torch
 
 import prefix_scorer
+from prefix_scorer import _core
 
 PAIRS = [([5 + (q * 7 + i) % 400 for i in range(30 + q)], [c + 1]) for q in range(12) for c in range(4)]
 
@@ -112,3 +114,21 @@ def test_an_error_between_forwards_reaches_the_caller_and_the_scorer_stays_usabl
         scorer.loglikelihood(PAIRS)
     assert len(reports) == 2
     assert_usable(scorer)
+
+
+@pytest.mark.parametrize("fault, error", [("out_of_memory", torch.cuda.OutOfMemoryError), ("torch_error", RuntimeError)])
+def test_an_error_inside_any_forward_keeps_its_type_and_context_and_the_scorer_stays_usable(fault, error):
+    counter = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2)
+    counter.loglikelihood(PAIRS)
+    forwards = counter.stats["forwards"]
+    assert forwards > 3
+    for nth in range(1, forwards + 1):
+        scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2)
+        _core._fail_forward(nth, fault)
+        try:
+            with pytest.raises(error, match=r"injected (?s:.)*in a forward of \d+ rows"):
+                scorer.loglikelihood(PAIRS)
+        finally:
+            _core._fail_forward(0, fault)
+        assert scorer.stats["entries_pinned"] == 0
+        assert_usable(scorer)

@@ -24,29 +24,40 @@ TokenIds id_list(const nlohmann::json& line, const char* field) {
 
 }  // namespace
 
+Request parse_request_line(const std::string& text, const std::function<const TextEncoding&()>& text_encoding) {
+  const auto line = [&] {
+    try {
+      return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(fmt::format("not valid JSON ({})", e.what()));
+    }
+  }();
+  if (!line.is_object()) throw std::invalid_argument("not a JSON object");
+  const bool is_text = line.contains("context") && line["context"].is_string();
+  if (!is_text) return {id_list(line, "context"), id_list(line, "continuation")};
+  const TextEncoding& encoding = text_encoding();
+  if (encoding.tokenizer == nullptr)
+    throw std::invalid_argument("text requests need a tokenizer (tokenizer.json in the model directory)");
+  if (!line.contains("continuation") || !line["continuation"].is_string())
+    throw std::invalid_argument("field 'continuation' must be a string like 'context'");
+  return encode_pair(*encoding.tokenizer, line["context"].get<std::string>(), line["continuation"].get<std::string>(),
+                     encoding.add_special_tokens);
+}
+
 std::vector<Request> read_requests(const std::string& path, const std::function<TextEncoding()>& text_encoding) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(fmt::format("cannot read requests file '{}'", path));
   std::vector<Request> requests;
   std::optional<TextEncoding> encoding;
+  const auto encoding_once = [&]() -> const TextEncoding& {
+    if (!encoding) encoding = text_encoding();
+    return *encoding;
+  };
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      const auto line = nlohmann::json::parse(text);
-      if (!line.is_object()) throw std::invalid_argument("not a JSON object");
-      const bool text = line.contains("context") && line["context"].is_string();
-      if (!text) {
-        requests.push_back({id_list(line, "context"), id_list(line, "continuation")});
-        continue;
-      }
-      if (!encoding) encoding = text_encoding();
-      if (encoding->tokenizer == nullptr)
-        throw std::invalid_argument("text requests need a tokenizer (tokenizer.json in the model directory)");
-      if (!line.contains("continuation") || !line["continuation"].is_string())
-        throw std::invalid_argument("field 'continuation' must be a string like 'context'");
-      requests.push_back(encode_pair(*encoding->tokenizer, line["context"].get<std::string>(),
-                                     line["continuation"].get<std::string>(), encoding->add_special_tokens));
+      requests.push_back(parse_request_line(text, encoding_once));
     } catch (const std::exception& e) {
       throw std::invalid_argument(fmt::format("{}:{}: {}", path, line_no, e.what()));
     }

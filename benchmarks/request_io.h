@@ -16,7 +16,12 @@ struct TextEncoding {
   bool add_special_tokens = false;
 };
 
-// Lines {"context": [ids...], "continuation": [ids...]}, or with both as strings, encoded the way
+// One line {"context": [ids...], "continuation": [ids...]}, or with both as strings encoded the way
+// lm-evaluation-harness encodes pairs with what `text_encoding` gives (asked for text lines only). Throws
+// std::invalid_argument saying what is wrong with the line.
+Request parse_request_line(const std::string& line, const std::function<const TextEncoding&()>& text_encoding);
+
+// Lines as parse_request_line reads them, or with both as strings, encoded the way
 // lm-evaluation-harness encodes pairs with what `text_encoding` gives (asked on the first text line only);
 // blank lines are skipped. Throws std::invalid_argument naming the file and line of the first malformed one.
 std::vector<Request> read_requests(const std::string& path, const std::function<TextEncoding()>& text_encoding);

@@ -1,11 +1,13 @@
 #include "prefix_scorer/model_config.h"
 
+#include "json_integer.h"
 #include "prefix_scorer/errors.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <type_traits>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -20,8 +22,9 @@ template <typename T>
 T get_or(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
+  if constexpr (std::is_same_v<T, int64_t>) return json_integer(*it, fmt::format("config.json: field '{}'", key));
   try {
-    return it->get<T>();
+    return it->template get<T>();
   } catch (const json::exception&) {
     throw std::invalid_argument(fmt::format("config.json: field '{}' has the wrong type ({})", key, it->dump()));
   }

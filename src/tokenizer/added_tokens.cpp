@@ -1,6 +1,10 @@
 #include "tokenizer/added_tokens.h"
 
+#include "json_integer.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/unicode.h"
+
+#include <fmt/format.h>
 
 namespace prefix_scorer::tok {
 namespace {
@@ -29,7 +33,10 @@ std::vector<AddedToken> parse_added_tokens(const nlohmann::json& list) {
   if (!list.is_array()) return tokens;
   for (const auto& t : list) {
     const std::string content = t.at("content").get<std::string>();
-    tokens.push_back({t.at("id").get<int64_t>(), content, content, t.value("single_word", false),
+    const int64_t id = json_integer(t.at("id"), fmt::format("added token '{}': its id", content));
+    if (id < 0 || id > kMaxTokenId)
+      throw std::invalid_argument(fmt::format("added token '{}' has id {} outside [0, {}]", content, id, kMaxTokenId));
+    tokens.push_back({id, content, content, t.value("single_word", false),
                       t.value("lstrip", false), t.value("rstrip", false), t.value("normalized", false),
                       t.value("special", false)});
   }

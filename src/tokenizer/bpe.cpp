@@ -1,9 +1,11 @@
 #include "tokenizer/bpe.h"
 
+#include "json_integer.h"
 #include "tokenizer/unicode.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -30,11 +32,12 @@ Bpe::Bpe(const nlohmann::json& model) {
       throw std::invalid_argument(fmt::format("unsupported BPE option '{}'", field));
   }
   for (const auto& [token, id] : model["vocab"].items()) {
-    const auto i = id.get<int64_t>();
-    if (i < 0) throw std::invalid_argument(fmt::format("vocab token '{}' has negative id {}", token, i));
+    const int64_t i = json_integer(id, fmt::format("vocab token '{}': its id", token));
+    if (i < 0 || i > kMaxTokenId)
+      throw std::invalid_argument(fmt::format("vocab token '{}' has id {} outside [0, {}]", token, i, kMaxTokenId));
     vocab_[token] = i;
-    if (static_cast<int64_t>(tokens_.size()) <= i) tokens_.resize(i + 1);
     tokens_[i] = token;
+    vocab_size_ = std::max(vocab_size_, i + 1);
   }
   int64_t rank = 0;
   for (const auto& merge : model["merges"]) {
@@ -72,8 +75,8 @@ std::optional<int64_t> Bpe::token_to_id(const std::string& token) const {
 }
 
 const std::string* Bpe::id_to_token(int64_t id) const {
-  if (id < 0 || id >= vocab_size() || tokens_[id].empty()) return nullptr;
-  return &tokens_[id];
+  const auto it = tokens_.find(id);
+  return it == tokens_.end() ? nullptr : &it->second;
 }
 
 void Bpe::encode(const std::string& word, TokenIds& out) const {

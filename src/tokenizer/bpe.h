@@ -13,6 +13,9 @@
 
 namespace prefix_scorer::tok {
 
+// Token ids are below 2^31, as Hugging Face's u32 ids are in practice (merges pack two ids in 64 bits).
+constexpr int64_t kMaxTokenId = (int64_t{1} << 31) - 1;
+
 class Bpe {
  public:
   // Throws std::invalid_argument for a missing vocabulary or merges, or a merge whose parts are unknown.
@@ -23,13 +26,14 @@ class Bpe {
 
   std::optional<int64_t> token_to_id(const std::string& token) const;
   const std::string* id_to_token(int64_t id) const;
-  int64_t vocab_size() const { return static_cast<int64_t>(tokens_.size()); }
+  int64_t vocab_size() const { return vocab_size_; }  // one past the largest id
 
  private:
   TokenIds merge_word(const std::string& word) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
-  std::vector<std::string> tokens_;  // by id; empty where an id is unused
+  std::unordered_map<int64_t, std::string> tokens_;  // by id (ids may be sparse)
+  int64_t vocab_size_ = 0;
   std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> merges_;  // (left, right) -> (rank, merged id)
   std::optional<int64_t> unk_;
   bool byte_fallback_ = false, fuse_unk_ = false, ignore_merges_ = false;

@@ -85,6 +85,17 @@ TEST(ConfigJson, MalformedConfigsAreNamedErrors) {
   EXPECT_NE(error(R"({"model_type": 3})").find("'model_type'"), std::string::npos);
   EXPECT_NE(error(R"({"model_type": "llama"})").find("required field"), std::string::npos);
   EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": "many"})").find("'vocab_size'"), std::string::npos);
+  // Found by fuzz_config_json: a float too large for an integer field was cast, which is undefined.
+  EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 2e101})").find("must be an integer"), std::string::npos);
+  EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 512.5})").find("must be an integer"), std::string::npos);
+  EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 18446744073709551615})").find("out of range"),
+            std::string::npos);
+}
+
+TEST(ConfigJson, AnIntegerWrittenAsAFloatIsRead) {
+  const ModelConfig c = ModelConfig::from_json(R"({"model_type": "llama", "vocab_size": 512, "hidden_size": 64,
+    "intermediate_size": 160, "num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 4096.0})");
+  EXPECT_EQ(c.max_position_embeddings, 4096);
 }
 
 }  // namespace

@@ -169,6 +169,32 @@ TEST(Tokenizer, MalformedFilesAreNamed) {
   EXPECT_THROW(Tokenizer::from_file("/nonexistent/tokenizer.json"), std::runtime_error);
 }
 
+// Found by fuzz_tokenizer_json: a float id was cast to an integer (undefined), and a huge id sized a table by it.
+TEST(Tokenizer, IdsThatAreNotSmallIntegersAreNamed) {
+  const auto error = [](const json& spec) {
+    return message_of<std::invalid_argument>([&] { Tokenizer::from_json(spec.dump()); });
+  };
+  json spec = metaspace_tokenizer(false);
+  const std::string token = spec["model"]["vocab"].begin().key();
+  spec["model"]["vocab"][token] = 2.4e99;
+  EXPECT_NE(error(spec).find("must be an integer"), std::string::npos) << error(spec);
+  spec["model"]["vocab"][token] = int64_t{1} << 40;
+  EXPECT_NE(error(spec).find("outside [0, 2147483647]"), std::string::npos) << error(spec);
+  spec = metaspace_tokenizer(false);
+  spec["added_tokens"] = json::array({{{"id", 3.5}, {"content", "<x>"}}});
+  EXPECT_NE(error(spec).find("added token '<x>'"), std::string::npos) << error(spec);
+}
+
+TEST(Tokenizer, SparseIdsKeepTheirPlaces) {
+  json spec = metaspace_tokenizer(false);
+  const std::string token = spec["model"]["vocab"].begin().key();
+  spec["model"]["vocab"][token] = 100000;
+  const Tokenizer tokenizer = Tokenizer::from_json(spec.dump());
+  EXPECT_EQ(tokenizer.vocab_size(), 100001);
+  EXPECT_EQ(tokenizer.id_to_token(100000), token);
+  EXPECT_EQ(tokenizer.id_to_token(99999), std::nullopt);
+}
+
 TEST(Tokenizer, InvalidUtf8IsAnError) {
   const Tokenizer tokenizer = Tokenizer::from_file(data_dir() + "/tokenizer/tokenizer.json");
   EXPECT_NE(message_of<std::invalid_argument>([&] { tokenizer.encode("ok \xC3\x28 no"); }).find("byte 3"),

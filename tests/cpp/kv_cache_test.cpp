@@ -81,7 +81,7 @@ TEST(ForwardErrors, SharedPrefixesMustFitTheBatchAndTheModel) {
               model.forward(make_batch({&row}, {4}), nullptr, at::zeros({1}, at::kLong), &shared);
             }).find("do not match"),
             std::string::npos);
-  const Model windowed = Model::load(model_with_config_edit("mistral", "\"sliding_window\": null", "\"sliding_window\": 8"));
+  const Model windowed = Model::load(model_with_config_edit("mistral", "\"sliding_window\": 16", "\"sliding_window\": 8"));
   shared.row_prefix = at::zeros({1}, at::kLong);
   EXPECT_NE(message_of<std::invalid_argument>([&] {
               windowed.forward(make_batch({&row}, {4}), nullptr, at::zeros({1}, at::kLong), &shared);

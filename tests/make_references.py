@@ -1,0 +1,127 @@
+"""Makes the golden fixtures under tests/data/models/: for each model family a tiny random-weight checkpoint,
+saved by Hugging Face transformers, and the numbers transformers computes for it in fp32 with eager attention.
+
+    .venv/bin/python tests/make_references.py            # every family
+    .venv/bin/python tests/make_references.py gemma2     # some
+
+Each model's norm weights and biases are drawn away from their initial values, so that a missing (1 + w), a
+skipped norm or a dropped bias changes the numbers. Written per family:
+- config.json, model.safetensors, generation_config.json: save_pretrained's output;
+- tokenizer.json, tokenizer_config.json: the byte-level BPE tokenizer of tests/data/tokenizer;
+- expected_logits.safetensors: tokens_i (int64) and logits_i (float32 [len, vocab]) of one forward each, lengths
+  1, 7, 33, 70 and 150 (longer than every sliding window here);
+- expected_loglikelihood.json: text pairs scored the way lm-evaluation-harness's HF backend scores them
+  (add_bos_token off): trailing whitespace of the context moves to the continuation, the pair is encoded whole and
+  the context alone, an empty context becomes the tokenizer's BOS.
+"""
+
+import json
+import pathlib
+import shutil
+import sys
+
+import torch
+import transformers
+from safetensors.torch import save_file
+from tokenizers import Tokenizer
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
+VOCAB = 512  # the tokenizer has 500 tokens; ids 500-511 are unused
+COMMON = dict(vocab_size=VOCAB, hidden_size=64, max_position_embeddings=2048, bos_token_id=0, eos_token_id=2)
+
+FAMILIES = {
+    "llama3": dict(model_type="llama", intermediate_size=160, num_hidden_layers=3, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                   rope_parameters=dict(rope_type="llama3", rope_theta=500000.0, factor=32.0, low_freq_factor=1.0,
+                                        high_freq_factor=4.0, original_max_position_embeddings=64)),
+    "qwen2": dict(model_type="qwen2", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=True,
+                  rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    "qwen3": dict(model_type="qwen3", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6, tie_word_embeddings=True,
+                  rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    "mistral": dict(model_type="mistral", intermediate_size=192, num_hidden_layers=2, num_attention_heads=8,
+                    num_key_value_heads=2, head_dim=8, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                    sliding_window=16, rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+}
+
+PAIRS = [
+    ("The following are multiple choice questions (with answers) about anatomy.\n\nWhat is 2+2?\nA. 3\nB. 4\n"
+     "Answer:", " B"),
+    ("The following are multiple choice questions (with answers) about anatomy.\n\nWhat is 2+2?\nA. 3\nB. 4\n"
+     "Answer:", " A"),
+    ("def add(a, b):\n    return", " a + b\n"),
+    ("Question: Is the sky blue? ", "Yes, it is."),
+    ("", "Hello world"),
+    ("naïve café ", "日本語"),
+    ("The capital of France is", " Paris."),
+    ("x" * 30, "y" * 5),
+    ("A long story. " * 12 + "It ended", " well, after all."),  # longer than every sliding window
+]
+LOGIT_LENGTHS = [1, 7, 33, 70, 150]
+
+
+def make_model(family):
+    torch.manual_seed(0)
+    spec = dict(COMMON, **FAMILIES[family])
+    config = transformers.AutoConfig.for_model(spec.pop("model_type"), **spec)
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").float().eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(0.3 * torch.randn_like(p))
+            elif name.endswith(".bias"):
+                p.normal_(0.0, 0.05)
+    return model
+
+
+def logits(model, ids):
+    with torch.no_grad():
+        return model(torch.tensor([ids])).logits[0].float()
+
+
+def score_pair(model, tokenizer, context, continuation):
+    """lm-evaluation-harness's HF backend, add_bos_token off."""
+    if context == "":
+        context_ids = [tokenizer.token_to_id("<|begin_of_text|>")]
+        continuation_ids = tokenizer.encode(continuation, add_special_tokens=False).ids
+    else:
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        whole = tokenizer.encode(context + continuation, add_special_tokens=False).ids
+        context_ids = tokenizer.encode(context, add_special_tokens=False).ids
+        continuation_ids = whole[len(context_ids):]
+    scores = torch.log_softmax(logits(model, context_ids + continuation_ids), -1)[len(context_ids) - 1:-1]
+    target = torch.tensor(continuation_ids)
+    return dict(context_ids=context_ids, continuation_ids=continuation_ids,
+                logprob=scores.gather(1, target[:, None]).sum().item(),
+                is_greedy=bool((scores.argmax(-1) == target).all()))
+
+
+def make(family):
+    out = DATA / "models" / family
+    shutil.rmtree(out, ignore_errors=True)
+    model = make_model(family)
+    model.save_pretrained(out)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(DATA / "tokenizer" / name, out / name)
+    generator = torch.Generator().manual_seed(1)
+    tensors = {}
+    for i, length in enumerate(LOGIT_LENGTHS):
+        ids = torch.randint(0, 500, (length,), generator=generator)
+        tensors[f"tokens_{i}"] = ids
+        tensors[f"logits_{i}"] = logits(model, ids.tolist())
+    save_file(tensors, out / "expected_logits.safetensors")
+    tokenizer = Tokenizer.from_file(str(DATA / "tokenizer" / "tokenizer.json"))
+    rows = [dict(context=c, continuation=x, **score_pair(model, tokenizer, c, x)) for c, x in PAIRS]
+    (out / "expected_loglikelihood.json").write_text(json.dumps(
+        dict(transformers_version=transformers.__version__, torch_version=torch.__version__, loglikelihood=rows),
+        ensure_ascii=False, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(2)
+    for family in sys.argv[1:] or FAMILIES:
+        make(family)
+        print("made", DATA / "models" / family)

@@ -1,0 +1,42 @@
+"""The native model against Hugging Face transformers itself, at test time: every fixture checkpoint loaded by
+transformers (fp32, eager attention) and by prefix_scorer scores the same pairs within 1e-4, with shared prefixes
+cached and packed as trees. The committed numbers (expected_*) are checked by the C++ golden tests."""
+
+import json
+import pathlib
+
+import pytest
+import torch
+
+import prefix_scorer
+
+transformers = pytest.importorskip("transformers")
+
+MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
+FAMILIES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
+
+
+def hf_scores(model_dir, pairs):
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
+                                                              attn_implementation="eager").eval()
+    scores = []
+    with torch.no_grad():
+        for context, continuation in pairs:
+            logprobs = torch.log_softmax(model(torch.tensor([context + continuation])).logits[0], -1)
+            rows = logprobs[len(context) - 1:-1]
+            target = torch.tensor(continuation)
+            scores.append((rows.gather(1, target[:, None]).sum().item(), bool((rows.argmax(-1) == target).all())))
+    return scores
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_native_scores_equal_transformers(family):
+    rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    # Shared prefixes for the prefix path: every context again with a second continuation.
+    pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
+    want = hf_scores(MODELS / family, pairs)
+    for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
+        got = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, **options).loglikelihood(pairs)
+        assert [g[1] for g in got] == [w[1] for w in want], options
+        assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -53,21 +54,30 @@ at::Tensor packed_attention_mask(const at::Tensor& query_positions, const at::Te
   return mask;
 }
 
-at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
+at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                            const ScoreOptions& options) {
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor qf = fold_groups(q, kv_heads);
-  const at::Tensor mf = fold_mask(mask.to(q.device()), heads / kv_heads);
-  at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
-  scores = scores.to(at::kFloat).masked_fill(mf.logical_not(), -std::numeric_limits<float>::infinity());
+  const at::Tensor visible = mask.defined() ? mask : at::ones({q.size(2), k.size(2)}, at::kBool).tril().view(
+                                                         {1, 1, q.size(2), k.size(2)});
+  const at::Tensor mf = fold_mask(visible.to(q.device()), heads / kv_heads);
+  const double scale = options.scale > 0 ? options.scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)) * scale;
+  if (options.softcap > 0) scores = at::tanh(scores / options.softcap) * options.softcap;
+  // The lowest finite score, not -inf: a query that sees no key (padding) gets finite weights, never NaN.
+  scores = scores.to(at::kFloat).masked_fill(mf.logical_not(), std::numeric_limits<float>::lowest());
   const at::Tensor probs = at::softmax(scores, -1).to(q.scalar_type());
   return unfold_groups(at::matmul(probs, v), heads);
 }
 
-at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
-  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, std::nullopt, true);
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                  const ScoreOptions& options) {
+  if (options.softcap > 0) return attend_reference(q, k, v, mask, options);
+  const std::optional<double> scale = options.scale > 0 ? std::optional<double>(options.scale) : std::nullopt;
+  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale, true);
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor mf = fold_mask(mask.to(q.device()), heads / kv_heads);
-  return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mf), heads);
+  return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mf, 0.0, false, scale), heads);
 }
 
 }  // namespace prefix_scorer

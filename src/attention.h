@@ -22,10 +22,19 @@ struct PackedKeys {
 at::Tensor packed_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
                                  const at::Tensor& key_valid, int64_t sliding_window, const PackedKeys& packed);
 
+// How attention scores are formed: q . k times `scale` (0: 1 / sqrt(dim)), then, for `softcap` > 0, soft-capped
+// to softcap * tanh(score / softcap) (gemma2).
+struct ScoreOptions {
+  double scale = 0;
+  double softcap = 0;
+};
+
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
-// returns [batch, heads, queries, dim], through at::scaled_dot_product_attention. An undefined mask means plain
-// causal attention over as many keys as queries.
-at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask);
+// returns [batch, heads, queries, dim], through at::scaled_dot_product_attention (through matmul and softmax when
+// soft-capped, as transformers' eager attention). An undefined mask means plain causal attention over as many
+// keys as queries.
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                  const ScoreOptions& scores = {});
 
 // Which queries share a prefix: the rows of each prefix padded to the same count, and each row's slot.
 struct PrefixGroups {
@@ -50,6 +59,6 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
 
 // The same through matmul and softmax: the test oracle for attend and attend_cascade.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                            const at::Tensor& mask);
+                            const at::Tensor& mask, const ScoreOptions& scores = {});
 
 }  // namespace prefix_scorer

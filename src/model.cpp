@@ -12,23 +12,36 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
 namespace prefix_scorer {
 namespace {
 
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+// Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; Gemma's scales it by (1 + w) in fp32.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const ModelConfig& c) {
   const at::Tensor xf = x.to(at::kFloat);
-  return weight * (xf * at::rsqrt(xf.pow(2).mean(-1, true) + eps)).to(x.scalar_type());
+  const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + c.rms_norm_eps);
+  if (c.norm_plus_one) return (normalized * (weight.to(at::kFloat) + 1)).to(x.scalar_type());
+  return weight * normalized.to(x.scalar_type());
 }
 
-// What every layer on one device shares during a forward: the attention mask, the rotary tables, and the rows'
-// prefix groups for cascade attention.
+at::Tensor activate(const at::Tensor& x, const std::string& activation) {
+  if (activation == "gelu_pytorch_tanh") return at::gelu(x, "tanh");
+  if (activation == "gelu") return at::gelu(x);
+  return at::silu(x);
+}
+
+// cap * tanh(x / cap), or x for cap 0.
+at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
+
+// What every layer on one device shares during a forward: the attention masks and rotary tables (of full-attention
+// layers, and of sliding-window layers where they differ), and the rows' prefix groups for cascade attention.
 struct DeviceInputs {
   c10::Device device;
-  at::Tensor mask;
-  RotaryTables rotary;
+  at::Tensor mask, sliding_mask;
+  RotaryTables rotary, sliding_rotary;
   PrefixGroups groups;
 };
 
@@ -44,30 +57,39 @@ std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt
 at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
                          KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   const int64_t b = x.size(0), t = x.size(1);
-  const at::Tensor h = rms_norm(x, l.input_norm, c.rms_norm_eps);
+  const bool sliding = c.layer_window(index) > 0;
+  const at::Tensor h = rms_norm(x, l.input_norm, c);
   at::Tensor q = at::linear(h, l.q, l.q_bias).view({b, t, c.num_heads, c.head_dim});
   at::Tensor k = at::linear(h, l.k, l.k_bias).view({b, t, c.num_kv_heads, c.head_dim});
   at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, c.num_kv_heads, c.head_dim}).transpose(1, 2);
   if (c.qk_norm) {
-    q = rms_norm(q, l.q_norm, c.rms_norm_eps);
-    k = rms_norm(k, l.k_norm, c.rms_norm_eps);
+    q = rms_norm(q, l.q_norm, c);
+    k = rms_norm(k, l.k_norm, c);
   }
-  q = apply_rotary(q.transpose(1, 2), in.rotary);
-  k = apply_rotary(k.transpose(1, 2), in.rotary);
+  const RotaryTables& rotary = sliding && c.sliding_rope ? in.sliding_rotary : in.rotary;
+  q = apply_rotary(q.transpose(1, 2), rotary);
+  k = apply_rotary(k.transpose(1, 2), rotary);
   if (cache != nullptr) {
     cache->append_layer(index, k, v);
     k = cache->layer(index).keys;
     v = cache->layer(index).values;
   }
+  const at::Tensor& mask = sliding ? in.sliding_mask : in.mask;
+  const ScoreOptions scores{c.query_pre_attn_scalar > 0 ? 1.0 / std::sqrt(c.query_pre_attn_scalar) : 0.0,
+                            c.attn_softcap};
   const at::Tensor heads =
       shared == nullptr
-          ? attend(q, k, v, in.mask)
-          : attend_cascade(q, k, v, in.mask, shared->layers[index].keys, shared->layers[index].values, in.groups);
+          ? attend(q, k, v, mask, scores)
+          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups);
   const at::Tensor attn = heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim});
-  const at::Tensor y = x + at::linear(attn, l.o, l.o_bias);
-  const at::Tensor g = rms_norm(y, l.post_norm, c.rms_norm_eps);
-  const at::Tensor mlp = at::silu(at::linear(g, l.gate, l.gate_bias)) * at::linear(g, l.up, l.up_bias);
-  return y + at::linear(mlp, l.down, l.down_bias);
+  at::Tensor attn_out = at::linear(attn, l.o, l.o_bias);
+  if (l.attn_out_norm.defined()) attn_out = rms_norm(attn_out, l.attn_out_norm, c);
+  const at::Tensor y = x + attn_out;
+  const at::Tensor g = rms_norm(y, l.post_norm, c);
+  at::Tensor mlp = at::linear(
+      activate(at::linear(g, l.gate, l.gate_bias), c.activation) * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
+  if (l.mlp_out_norm.defined()) mlp = rms_norm(mlp, l.mlp_out_norm, c);
+  return y + mlp;
 }
 
 }  // namespace
@@ -76,7 +98,9 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
     : config_(std::move(config)),
       weights_(std::move(weights)),
       dtype_(dtype),
-      inv_freq_(inverse_frequencies(config_.rope, config_.head_dim)) {}
+      inv_freq_(inverse_frequencies(config_.rope, config_.head_dim)),
+      sliding_inv_freq_(config_.sliding_rope ? inverse_frequencies(*config_.sliding_rope, config_.head_dim)
+                                             : at::Tensor()) {}
 
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
 
@@ -104,11 +128,11 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
   const at::ScalarType dtype = parse_dtype(options.dtype);
   const auto devices = layer_placement(options, config.num_layers);
   at::manual_seed(options.seed);
-  auto source = [](const TensorSpec& spec, c10::Device device) {
+  auto source = [&config](const TensorSpec& spec, c10::Device device) {
     const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
-    if (spec.shape.size() == 1) {  // norms start at one, biases at zero
+    if (spec.shape.size() == 1) {  // norms start as the identity (w = 1, or 0 in (1 + w)), biases at zero
       const bool is_norm = spec.name.find("norm") != std::string::npos;
-      return is_norm ? at::ones(spec.shape, opts) : at::zeros(spec.shape, opts);
+      return is_norm && !config.norm_plus_one ? at::ones(spec.shape, opts) : at::zeros(spec.shape, opts);
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
@@ -166,18 +190,24 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     if (keys.key_segment.defined()) keys.key_segment = at::cat({cached - 1, keys.query_segment}, 1);
     if (keys.key_branch.defined()) keys.key_branch = at::cat({cached, keys.query_branch}, 1);
   }
-  // A batch of whole unpadded sequences needs no mask: plain causal attention, on torch's fastest kernels.
+  // A batch of whole unpadded sequences needs no mask in full-attention layers: plain causal attention, on torch's
+  // fastest kernels. Sliding-window layers always need theirs.
   const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !packed &&
-                      config_.sliding_window == 0 && valid.all().item<bool>();
-  at::Tensor mask;
-  if (packed)
-    mask = packed_attention_mask(positions, key_positions, key_valid, config_.sliding_window, keys);
-  else if (!causal)
-    mask = attention_mask(positions, key_positions, key_valid, config_.sliding_window);
+                      valid.all().item<bool>();
+  auto mask_for = [&](int64_t window) {
+    if (packed) return packed_attention_mask(positions, key_positions, key_valid, window, keys);
+    if (causal && window == 0) return at::Tensor();
+    return attention_mask(positions, key_positions, key_valid, window);
+  };
+  bool any_full = false;
+  for (int64_t i = 0; i < config_.num_layers; ++i) any_full = any_full || config_.layer_window(i) == 0;
+  const at::Tensor mask = any_full ? mask_for(0) : at::Tensor();
+  const at::Tensor sliding_mask = config_.has_window() ? mask_for(config_.sliding_window) : at::Tensor();
   PrefixGroups groups;
   if (shared != nullptr) {
-    if (config_.sliding_window > 0)
-      throw std::invalid_argument("forward: cascade attention does not support a sliding window");
+    if (!config_.cascade_exact())
+      throw std::invalid_argument(
+          "forward: cascade attention does not support this model (a sliding window, soft-capping or a query scale)");
     if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_.num_layers)
       throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
     groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().keys.size(2));
@@ -189,7 +219,11 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     for (const auto& in : per_device) {
       if (in.device == device) return in;
     }
-    per_device.push_back({device, mask.defined() ? mask.to(device) : mask, rotary_tables(inv_freq_.to(device), positions, dtype_),
+    auto on_device = [&](const at::Tensor& m) { return m.defined() ? m.to(device) : m; };
+    per_device.push_back({device, on_device(mask), on_device(sliding_mask),
+                          rotary_tables(inv_freq_.to(device), positions, dtype_),
+                          sliding_inv_freq_.defined() ? rotary_tables(sliding_inv_freq_.to(device), positions, dtype_)
+                                                      : RotaryTables{},
                           shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
     return per_device.back();
   };
@@ -197,6 +231,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   const LayerWeights& first = weights_->layers.front();
   at::Tensor x = weights_->embed.index_select(0, batch.tokens.reshape({-1}).to(first.device))
                      .view({b, t, config_.hidden_size});
+  if (config_.scale_embeddings)  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
+    x = x * at::scalar_tensor(static_cast<float>(std::sqrt(static_cast<double>(config_.hidden_size))), at::kFloat)
+                .to(x.options());
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
@@ -210,7 +247,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   }
 
   const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
-  const at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_.rms_norm_eps), weights_->lm_head);
+  const at::Tensor logits =
+      soft_cap(at::linear(rms_norm(rows, weights_->final_norm, config_), weights_->lm_head), config_.final_softcap);
   return at::log_softmax(logits.to(at::kFloat), -1);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <type_traits>
 #include <fstream>
@@ -38,28 +39,72 @@ T require(const json& j, const char* key) {
   return get_or<T>(j, key, T{});
 }
 
-// Rope settings live in `rope_parameters` (newer transformers) or in `rope_theta` + `rope_scaling` (older).
-RopeConfig parse_rope(const json& j) {
+// One rope's settings from a dict of rope_type (or type), rope_theta, factor and the llama3 keys.
+RopeConfig parse_rope_dict(const json& d, double theta) {
   RopeConfig rope;
-  const json* scaling = nullptr;
-  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
-    scaling = &j["rope_parameters"];
-    rope.theta = get_or<double>(*scaling, "rope_theta", get_or<double>(j, "rope_theta", rope.theta));
-  } else {
-    rope.theta = get_or<double>(j, "rope_theta", rope.theta);
-    if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) scaling = &j["rope_scaling"];
-  }
-  if (scaling == nullptr) return rope;
-  rope.type = get_or<std::string>(*scaling, "rope_type", get_or<std::string>(*scaling, "type", "default"));
+  rope.theta = get_or<double>(d, "rope_theta", theta);
+  rope.type = get_or<std::string>(d, "rope_type", get_or<std::string>(d, "type", "default"));
   if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3")
     throw std::invalid_argument(
         fmt::format("config.json: unsupported rope type '{}' (supported: default, linear, llama3)", rope.type));
-  rope.factor = get_or<double>(*scaling, "factor", 1.0);
-  rope.low_freq_factor = get_or<double>(*scaling, "low_freq_factor", rope.low_freq_factor);
-  rope.high_freq_factor = get_or<double>(*scaling, "high_freq_factor", rope.high_freq_factor);
+  rope.factor = get_or<double>(d, "factor", 1.0);
+  rope.low_freq_factor = get_or<double>(d, "low_freq_factor", rope.low_freq_factor);
+  rope.high_freq_factor = get_or<double>(d, "high_freq_factor", rope.high_freq_factor);
   rope.original_max_position_embeddings =
-      get_or<int64_t>(*scaling, "original_max_position_embeddings", rope.original_max_position_embeddings);
+      get_or<int64_t>(d, "original_max_position_embeddings", rope.original_max_position_embeddings);
   return rope;
+}
+
+const json* object_at(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_object() ? &j[key] : nullptr;
+}
+
+// Rope settings live in `rope_parameters` (newer transformers) or in `rope_theta` + `rope_scaling` (older); gemma3
+// gives full-attention and sliding layers a rope each (`rope_parameters` by layer type, or `rope_local_base_freq`).
+void parse_rope(const json& j, double default_theta, ModelConfig& c) {
+  const double theta = get_or<double>(j, "rope_theta", default_theta);
+  const json* parameters = object_at(j, "rope_parameters");
+  const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
+  if (parameters != nullptr && object_at(*parameters, "full_attention") != nullptr) {
+    c.rope = parse_rope_dict((*parameters)["full_attention"], theta);
+    const json* sliding = object_at(*parameters, "sliding_attention");
+    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(), 10000.0);
+    return;
+  }
+  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta);
+  if (c.model_type == "gemma3_text") {  // the older spelling: the local base, no scaling
+    RopeConfig local;
+    local.theta = get_or<double>(j, "rope_local_base_freq", 10000.0);
+    c.sliding_rope = local;
+  }
+}
+
+// A field that is absent takes `absent`; one that is null means "none" (0).
+double optional_number(const json& j, const char* key, double absent) {
+  if (!j.contains(key)) return absent;
+  return get_or<double>(j, key, 0.0);
+}
+
+// gemma2 and gemma3's layer_types, or their default pattern: every `period`-th layer full, the others sliding.
+std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t period) {
+  std::vector<bool> sliding;
+  if (!j.contains("layer_types") || j["layer_types"].is_null()) {
+    for (int64_t i = 0; i < num_layers; ++i) sliding.push_back((i + 1) % period != 0);
+    return sliding;
+  }
+  for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
+    if (type != "sliding_attention" && type != "full_attention")
+      throw std::invalid_argument(fmt::format(
+          "config.json: unsupported layer type '{}' (supported: sliding_attention, full_attention)", type));
+    sliding.push_back(type == "sliding_attention");
+  }
+  return sliding;
+}
+
+const char* const kModelTypes = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text";
+
+bool is_gemma(const std::string& model_type) {
+  return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text";
 }
 
 }  // namespace
@@ -74,12 +119,29 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (!j.is_object()) throw std::invalid_argument("config.json is not a JSON object");
   ModelConfig c;
   c.model_type = require<std::string>(j, "model_type");
-  if (c.model_type != "llama" && c.model_type != "mistral" && c.model_type != "qwen2" && c.model_type != "qwen3")
+  const bool llama_like = c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2" ||
+                          c.model_type == "qwen3";
+  const bool gemma = is_gemma(c.model_type), gemma2 = c.model_type == "gemma2",
+             gemma3 = c.model_type == "gemma3_text";
+  if (!llama_like && !gemma)
+    throw std::invalid_argument(
+        fmt::format("config.json: unsupported model_type '{}' (supported: {})", c.model_type, kModelTypes));
+  for (const char* key : {"quantization_config", "vision_config"}) {
+    if (j.contains(key) && !j[key].is_null())
+      throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
+                                              c.model_type));
+  }
+  if (get_or<bool>(j, "use_bidirectional_attention", false))
+    throw std::invalid_argument("config.json: 'use_bidirectional_attention' is not supported (causal models are)");
+
+  // gemma reads hidden_act and takes its "gelu" to mean the tanh approximation; gemma2 and gemma3 read
+  // hidden_activation.
+  c.activation = gemma2 || gemma3 ? get_or<std::string>(j, "hidden_activation", "gelu_pytorch_tanh")
+                                  : get_or<std::string>(j, "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
+  if (c.model_type == "gemma" && c.activation == "gelu") c.activation = "gelu_pytorch_tanh";
+  if (c.activation != "silu" && c.activation != "gelu_pytorch_tanh" && c.activation != "gelu")
     throw std::invalid_argument(fmt::format(
-        "config.json: unsupported model_type '{}' (supported: llama, mistral, qwen2, qwen3)", c.model_type));
-  const auto act = get_or<std::string>(j, "hidden_act", "silu");
-  if (act != "silu")
-    throw std::invalid_argument(fmt::format("config.json: unsupported hidden_act '{}' (supported: silu)", act));
+        "config.json: unsupported activation '{}' (supported: silu, gelu_pytorch_tanh, gelu)", c.activation));
 
   c.vocab_size = require<int64_t>(j, "vocab_size");
   c.hidden_size = require<int64_t>(j, "hidden_size");
@@ -87,19 +149,31 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.num_layers = require<int64_t>(j, "num_hidden_layers");
   c.num_heads = require<int64_t>(j, "num_attention_heads");
   c.num_kv_heads = get_or<int64_t>(j, "num_key_value_heads", c.num_heads);
-  c.head_dim = get_or<int64_t>(j, "head_dim", c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+  const int64_t default_head_dim = gemma ? 256 : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+  c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
   c.max_position_embeddings = get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings);
   c.rms_norm_eps = get_or<double>(j, "rms_norm_eps", c.rms_norm_eps);
-  c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", false);
-  c.rope = parse_rope(j);
+  c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", gemma);
+  parse_rope(j, gemma3 ? 1e6 : 10000.0, c);
 
   const bool attention_bias = get_or<bool>(j, "attention_bias", false);
   c.qkv_bias = c.model_type == "qwen2" || attention_bias;
-  c.o_bias = c.model_type == "llama" && attention_bias;
+  c.o_bias = (c.model_type == "llama" || gemma) && attention_bias;
   c.mlp_bias = c.model_type == "llama" && get_or<bool>(j, "mlp_bias", false);
-  c.qk_norm = c.model_type == "qwen3";
-  const bool windowed = c.model_type == "mistral" || get_or<bool>(j, "use_sliding_window", false);
-  if (windowed) c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
+  c.qk_norm = c.model_type == "qwen3" || gemma3;
+  c.norm_plus_one = c.scale_embeddings = gemma;
+  if (gemma2 || gemma3) {
+    c.sandwich_norms = true;
+    c.query_pre_attn_scalar = get_or<double>(j, "query_pre_attn_scalar", 256.0);
+    c.attn_softcap = optional_number(j, "attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
+    c.final_softcap = optional_number(j, "final_logit_softcapping", gemma2 ? 30.0 : 0.0);
+    c.sliding_window = j.contains("sliding_window") ? get_or<int64_t>(j, "sliding_window", 0) : 4096;
+    c.sliding_layers =
+        parse_layer_types(j, c.num_layers, gemma2 ? 2 : get_or<int64_t>(j, "sliding_window_pattern", 6));
+  } else {
+    const bool windowed = c.model_type == "mistral" || get_or<bool>(j, "use_sliding_window", false);
+    if (windowed) c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
+  }
   c.validate();
   return c;
 }
@@ -133,18 +207,45 @@ void ModelConfig::validate() const {
     throw std::invalid_argument(fmt::format("config: num_attention_heads ({}) is not a multiple of "
                                             "num_key_value_heads ({})", num_heads, num_kv_heads));
   if (head_dim % 2 != 0) throw std::invalid_argument(fmt::format("config: head_dim ({}) must be even", head_dim));
-  if (rope.theta <= 0 || rope.factor <= 0)
-    throw std::invalid_argument("config: rope_theta and the rope factor must be positive");
+  for (const RopeConfig* r : {&rope, sliding_rope ? &*sliding_rope : &rope}) {
+    if (r->theta <= 0 || r->factor <= 0)
+      throw std::invalid_argument("config: rope_theta and the rope factor must be positive");
+  }
+  if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != num_layers)
+    throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", sliding_layers.size(),
+                                            num_layers));
+  if (sliding_window < 0 || attn_softcap < 0 || final_softcap < 0 || query_pre_attn_scalar < 0)
+    throw std::invalid_argument("config: sliding_window, the soft-caps and query_pre_attn_scalar must not be negative");
 }
 
-std::string ModelConfig::to_json() const {
-  json rope_parameters = {{"rope_type", rope.type}, {"rope_theta", rope.theta}};
-  if (rope.type != "default") rope_parameters["factor"] = rope.factor;
+int64_t ModelConfig::layer_window(int64_t layer) const {
+  return sliding_layers.empty() || sliding_layers.at(layer) ? sliding_window : 0;
+}
+
+bool ModelConfig::has_window() const {
+  if (sliding_window == 0) return false;
+  return sliding_layers.empty() || std::find(sliding_layers.begin(), sliding_layers.end(), true) != sliding_layers.end();
+}
+
+namespace {
+
+json rope_json(const RopeConfig& rope) {
+  json parameters = {{"rope_type", rope.type}, {"rope_theta", rope.theta}};
+  if (rope.type != "default") parameters["factor"] = rope.factor;
   if (rope.type == "llama3") {
-    rope_parameters["low_freq_factor"] = rope.low_freq_factor;
-    rope_parameters["high_freq_factor"] = rope.high_freq_factor;
-    rope_parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+    parameters["low_freq_factor"] = rope.low_freq_factor;
+    parameters["high_freq_factor"] = rope.high_freq_factor;
+    parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
+  return parameters;
+}
+
+json optional_json(double value) { return value == 0 ? json() : json(value); }
+
+}  // namespace
+
+std::string ModelConfig::to_json() const {
+  const json rope_parameters = rope_json(rope);
   json j = {{"model_type", model_type},
             {"vocab_size", vocab_size},
             {"hidden_size", hidden_size},
@@ -156,15 +257,26 @@ std::string ModelConfig::to_json() const {
             {"max_position_embeddings", max_position_embeddings},
             {"rms_norm_eps", rms_norm_eps},
             {"tie_word_embeddings", tie_word_embeddings},
-            {"hidden_act", "silu"},
+            {"hidden_act", activation},
             {"rope_theta", rope.theta},
             {"rope_parameters", rope_parameters},
             {"rope_scaling", rope.type == "default" ? json() : rope_parameters}};
-  if (model_type == "llama") {
-    j["attention_bias"] = qkv_bias;
-    j["mlp_bias"] = mlp_bias;
+  if (model_type == "llama" || is_gemma(model_type)) j["attention_bias"] = qkv_bias;
+  if (model_type == "llama") j["mlp_bias"] = mlp_bias;
+  if (sliding_window > 0 || !sliding_layers.empty()) j["sliding_window"] = optional_json(sliding_window);
+  if (sandwich_norms) {  // gemma2 and gemma3_text
+    j["hidden_activation"] = activation;
+    j["query_pre_attn_scalar"] = query_pre_attn_scalar;
+    j["attn_logit_softcapping"] = optional_json(attn_softcap);
+    j["final_logit_softcapping"] = optional_json(final_softcap);
+    json types = json::array();
+    for (bool sliding : sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
+    j["layer_types"] = types;
   }
-  if (sliding_window > 0) j["sliding_window"] = sliding_window;
+  if (sliding_rope) {
+    j["rope_parameters"] = {{"full_attention", rope_parameters}, {"sliding_attention", rope_json(*sliding_rope)}};
+    j["rope_scaling"] = nullptr;
+  }
   return j.dump(2);
 }
 

@@ -26,13 +26,13 @@ PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& opt
                               const at::Tensor& score_rows, ScoringStats& stats) {
   if (use_cascade(prefixes, options.cascade_min_prefix_len)) {
     if (auto shared = shared_prefixes(model, prefixes)) {
-      if (model.config().sliding_window == 0) {
+      if (model.config().cascade_exact()) {
         KvCache own(model.config().num_layers);
         at::Tensor logprobs = model.forward(batch, &own, score_rows, &*shared);
         ++stats.cascade_forwards;
         return {std::move(logprobs), std::move(own), 0};
       }
-      ++stats.cascade_fallbacks;  // the window's mask needs each row's prefix positions: gather
+      ++stats.cascade_fallbacks;  // a window's mask needs each row's prefix positions, soft-capping the scores: gather
     }
   }
   KvCache view = prefix_view(model, prefixes);

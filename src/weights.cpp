@@ -39,6 +39,10 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
       add("self_attn.k_norm.weight", {c.head_dim});
     }
     add("post_attention_layernorm.weight", {h});
+    if (c.sandwich_norms) {
+      add("pre_feedforward_layernorm.weight", {h});
+      add("post_feedforward_layernorm.weight", {h});
+    }
     add("mlp.gate_proj.weight", {ff, h});
     add("mlp.up_proj.weight", {ff, h});
     add("mlp.down_proj.weight", {h, ff});
@@ -74,7 +78,13 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     LayerWeights l;
     l.device = d;
     l.input_norm = get("input_layernorm.weight");
-    l.post_norm = get("post_attention_layernorm.weight");
+    if (config.sandwich_norms) {  // post_attention_layernorm is on the attention's output there
+      l.attn_out_norm = get("post_attention_layernorm.weight");
+      l.post_norm = get("pre_feedforward_layernorm.weight");
+      l.mlp_out_norm = get("post_feedforward_layernorm.weight");
+    } else {
+      l.post_norm = get("post_attention_layernorm.weight");
+    }
     l.q = get("self_attn.q_proj.weight");
     l.k = get("self_attn.k_proj.weight");
     l.v = get("self_attn.v_proj.weight");

@@ -1,5 +1,5 @@
 #pragma once
-// The tensors of a Llama-family model: which ones a config needs, and their placement on devices.
+// The tensors of a model: which ones a config needs, and their placement on devices.
 
 #include "prefix_scorer/model_config.h"
 
@@ -13,10 +13,12 @@ namespace prefix_scorer {
 
 struct LayerWeights {
   c10::Device device = c10::kCPU;
-  at::Tensor input_norm, post_norm;
+  at::Tensor input_norm;                 // before attention
+  at::Tensor post_norm;                  // before the MLP (post_attention_layernorm, or gemma2's pre_feedforward)
+  at::Tensor attn_out_norm, mlp_out_norm;  // on the attention's and the MLP's outputs (sandwich norms only)
   at::Tensor q, k, v, o;                   // projection weights [out, in]
   at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
-  at::Tensor q_norm, k_norm;               // qwen3 only
+  at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
   at::Tensor gate, up, down;
   at::Tensor gate_bias, up_bias, down_bias;
 };

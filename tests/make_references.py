@@ -43,6 +43,19 @@ FAMILIES = {
     "mistral": dict(model_type="mistral", intermediate_size=192, num_hidden_layers=2, num_attention_heads=8,
                     num_key_value_heads=2, head_dim=8, rms_norm_eps=1e-5, tie_word_embeddings=False,
                     sliding_window=16, rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    "gemma": dict(model_type="gemma", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=1, head_dim=16, rms_norm_eps=1e-6, hidden_act="gelu_pytorch_tanh",
+                  rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    "gemma2": dict(model_type="gemma2", intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6, query_pre_attn_scalar=24,
+                   attn_logit_softcapping=0.05, final_logit_softcapping=0.5, sliding_window=16,
+                   rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    "gemma3_text": dict(model_type="gemma3_text", intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+                        num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6, query_pre_attn_scalar=24,
+                        sliding_window=16, final_logit_softcapping=0.5,
+                        layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
+                        rope_parameters=dict(full_attention=dict(rope_type="linear", factor=8.0, rope_theta=1e6),
+                                             sliding_attention=dict(rope_type="default", rope_theta=10000.0))),
 }
 
 PAIRS = [

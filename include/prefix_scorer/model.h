@@ -66,7 +66,8 @@ class Model {
   ModelConfig config_;
   std::shared_ptr<const ModelWeights> weights_;
   at::ScalarType dtype_;
-  at::Tensor inv_freq_;  // float32, on the CPU
+  at::Tensor inv_freq_;          // float32, on the CPU
+  at::Tensor sliding_inv_freq_;  // of sliding-window layers with a rope of their own; else undefined
 };
 
 }  // namespace prefix_scorer

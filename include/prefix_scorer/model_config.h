@@ -1,8 +1,11 @@
 #pragma once
-// The architecture hyper-parameters of a Llama-family causal LM, read from a Hugging Face config.json.
+// The architecture hyper-parameters of a decoder-only causal LM (the Llama, Qwen and Gemma families), read from a
+// Hugging Face config.json as transformers reads it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace prefix_scorer {
 
@@ -16,7 +19,7 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string model_type;  // llama, mistral, qwen2 or qwen3
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2 or gemma3_text
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -26,13 +29,30 @@ struct ModelConfig {
   int64_t head_dim = 0;
   int64_t max_position_embeddings = 2048;
   int64_t sliding_window = 0;  // 0: attention over the whole sequence
+  std::vector<bool> sliding_layers;  // which layers use sliding_window; empty: all (gemma2 and gemma3 alternate)
   double rms_norm_eps = 1e-6;
   bool tie_word_embeddings = false;
   bool qkv_bias = false;     // bias on q, k and v projections (qwen2, or llama attention_bias)
-  bool o_bias = false;       // bias on the output projection (llama attention_bias)
+  bool o_bias = false;       // bias on the output projection (llama and gemma attention_bias)
   bool mlp_bias = false;     // bias on gate, up and down projections (llama mlp_bias)
-  bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3)
-  RopeConfig rope;
+  bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3)
+  std::string activation = "silu";  // of the MLP's gate: silu, gelu_pytorch_tanh or gelu
+  bool norm_plus_one = false;       // RMSNorm scales by (1 + w), in fp32 (gemma)
+  bool scale_embeddings = false;    // embeddings times sqrt(hidden_size) in the model dtype (gemma)
+  bool sandwich_norms = false;      // norms after attention and before and after the MLP (gemma2, gemma3)
+  double query_pre_attn_scalar = 0;  // attention scores scale by its -1/2 power; 0: by head_dim's (gemma2, gemma3)
+  double attn_softcap = 0;           // attention scores become cap * tanh(score / cap); 0: none (gemma2)
+  double final_softcap = 0;          // the same for the logits (gemma2)
+  RopeConfig rope;                          // of every layer, or of the full-attention layers ...
+  std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3)
+
+  // The window of one layer (0: none).
+  int64_t layer_window(int64_t layer) const;
+  // Whether any layer attends through a sliding window.
+  bool has_window() const;
+  // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,
+  // no soft-capping, the default scale.
+  bool cascade_exact() const { return !has_window() && attn_softcap == 0 && query_pre_attn_scalar == 0; }
 
   // Parses config.json text; throws std::invalid_argument naming an unsupported model_type, rope type,
   // activation, or a missing or inconsistent field.

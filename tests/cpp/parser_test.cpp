@@ -98,5 +98,77 @@ TEST(ConfigJson, AnIntegerWrittenAsAFloatIsRead) {
   EXPECT_EQ(c.max_position_embeddings, 4096);
 }
 
+const char* kGemma2 = R"({"model_type": "gemma2", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+  "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16})";
+
+std::string with(const char* base, const std::string& extra) {
+  std::string text = base;
+  return text.substr(0, text.size() - 1) + ", " + extra + "}";
+}
+
+TEST(ConfigJson, GemmaFamiliesTakeTransformersDefaults) {
+  const ModelConfig g2 = ModelConfig::from_json(kGemma2);
+  EXPECT_EQ(g2.activation, "gelu_pytorch_tanh");
+  EXPECT_TRUE(g2.norm_plus_one && g2.scale_embeddings && g2.sandwich_norms && g2.tie_word_embeddings);
+  EXPECT_EQ(g2.query_pre_attn_scalar, 256);
+  EXPECT_EQ(g2.attn_softcap, 50);
+  EXPECT_EQ(g2.final_softcap, 30);
+  EXPECT_EQ(g2.sliding_window, 4096);
+  EXPECT_EQ(g2.sliding_layers, (std::vector<bool>{true, false, true, false}));
+  EXPECT_FALSE(g2.cascade_exact());
+  // null means none, where absent means the default
+  const ModelConfig uncapped = ModelConfig::from_json(
+      with(kGemma2, R"("attn_logit_softcapping": null, "final_logit_softcapping": null, "sliding_window": null)"));
+  EXPECT_EQ(uncapped.attn_softcap, 0);
+  EXPECT_EQ(uncapped.final_softcap, 0);
+  EXPECT_FALSE(uncapped.has_window());
+
+  const ModelConfig gemma = ModelConfig::from_json(R"({"model_type": "gemma", "vocab_size": 512, "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_act": "gelu"})");
+  EXPECT_EQ(gemma.activation, "gelu_pytorch_tanh");  // gemma's "gelu" means the tanh approximation
+  EXPECT_EQ(gemma.head_dim, 256);                     // gemma's default, not hidden_size / heads
+  EXPECT_TRUE(gemma.cascade_exact());
+}
+
+TEST(ConfigJson, Gemma3ReadsBothRopeSpellings) {
+  const char* base = R"({"model_type": "gemma3_text", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16})";
+  const ModelConfig hub = ModelConfig::from_json(with(base, R"("rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+    "rope_scaling": {"rope_type": "linear", "factor": 8.0})"));
+  const ModelConfig v5 = ModelConfig::from_json(with(base, R"("rope_parameters": {
+    "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})"));
+  for (const ModelConfig* c : {&hub, &v5}) {
+    EXPECT_EQ(c->rope.type, "linear");
+    EXPECT_EQ(c->rope.factor, 8.0);
+    EXPECT_EQ(c->rope.theta, 1e6);
+    ASSERT_TRUE(c->sliding_rope.has_value());
+    EXPECT_EQ(c->sliding_rope->type, "default");
+    EXPECT_EQ(c->sliding_rope->theta, 1e4);
+    EXPECT_EQ(c->sliding_layers, (std::vector<bool>{true, true, true, true, true, false}));  // every sixth is full
+    EXPECT_TRUE(c->qk_norm);
+    EXPECT_EQ(c->attn_softcap, 0);
+  }
+  EXPECT_EQ(ModelConfig::from_json(v5.to_json()).to_json(), v5.to_json());
+}
+
+TEST(ConfigJson, FeaturesTheEngineLacksAreNamed) {
+  const auto error = [](const std::string& text) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json(text); });
+  };
+  EXPECT_NE(error(with(kGemma2, R"("quantization_config": {"quant_method": "gptq"})")).find("'quantization_config'"),
+            std::string::npos);
+  EXPECT_NE(error(with(kGemma2, R"("vision_config": {})")).find("'vision_config'"), std::string::npos);
+  EXPECT_NE(error(with(kGemma2, R"("layer_types": ["sliding_attention", "chunked_attention", "full_attention",
+    "full_attention"])")).find("'chunked_attention'"), std::string::npos);
+  EXPECT_NE(error(with(kGemma2, R"("layer_types": ["full_attention"])")).find("layer_types has 1 entries for 4"),
+            std::string::npos);
+  EXPECT_NE(error(with(kGemma2, R"("hidden_activation": "relu")")).find("'relu'"), std::string::npos);
+  EXPECT_NE(error(with(kGemma2, R"("use_bidirectional_attention": true)")).find("use_bidirectional_attention"),
+            std::string::npos);
+  const std::string unknown = error(R"({"model_type": "falcon"})");
+  EXPECT_NE(unknown.find("gemma3_text"), std::string::npos) << unknown;
+}
+
 }  // namespace
 }  // namespace prefix_scorer::test

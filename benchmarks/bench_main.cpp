@@ -31,7 +31,8 @@ namespace {
 using namespace prefix_scorer;
 
 constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
-  --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b)
+  --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b,
+                            tiny-gemma2, tiny-gemma3, gemma2-2b, gemma3-1b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded

@@ -101,6 +101,7 @@ std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t p
   return sliding;
 }
 
+const char* const kSyntheticNames = "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, gemma2-2b, gemma3-1b";
 const char* const kModelTypes = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text";
 
 bool is_gemma(const std::string& model_type) {
@@ -280,14 +281,39 @@ std::string ModelConfig::to_json() const {
   return j.dump(2);
 }
 
+namespace {
+
+// Gemma 2 and 3 traits on a shape: the sandwich norms, every `period`-th layer full and the others windowed.
+void make_gemma(ModelConfig& c, const std::string& model_type, int64_t window, int64_t period) {
+  c.model_type = model_type;
+  c.activation = "gelu_pytorch_tanh";
+  c.norm_plus_one = c.scale_embeddings = c.sandwich_norms = c.tie_word_embeddings = true;
+  c.rms_norm_eps = 1e-6;
+  c.query_pre_attn_scalar = static_cast<double>(c.head_dim);
+  c.sliding_window = window;
+  c.sliding_layers.clear();
+  for (int64_t i = 0; i < c.num_layers; ++i) c.sliding_layers.push_back((i + 1) % period != 0);
+  if (model_type == "gemma2") {
+    c.attn_softcap = 50.0, c.final_softcap = 30.0;
+  } else {
+    c.qk_norm = true;
+    c.rope.theta = 1e6;
+    c.sliding_rope = RopeConfig{};
+  }
+}
+
+}  // namespace
+
 ModelConfig ModelConfig::synthetic(const std::string& name) {
   ModelConfig c;
   c.model_type = "llama";
   c.rms_norm_eps = 1e-5;
-  if (name == "tiny") {
+  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3") {
     c.vocab_size = 2048, c.hidden_size = 128, c.intermediate_size = 384, c.num_layers = 4;
     c.num_heads = 4, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
     c.tie_word_embeddings = true;
+    c.head_dim = 32;
+    if (name != "tiny") make_gemma(c, name == "tiny-gemma2" ? "gemma2" : "gemma3_text", 32, name == "tiny-gemma2" ? 2 : 3);
   } else if (name == "small") {
     c.vocab_size = 8192, c.hidden_size = 512, c.intermediate_size = 1536, c.num_layers = 6;
     c.num_heads = 8, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
@@ -301,11 +327,18 @@ ModelConfig ModelConfig::synthetic(const std::string& name) {
     c.num_heads = 32, c.num_kv_heads = 8, c.max_position_embeddings = 131072;
     c.tie_word_embeddings = !big;
     c.rope = RopeConfig{"llama3", 500000.0, big ? 8.0 : 32.0, 1.0, 4.0, 8192};
+  } else if (name == "gemma2-2b") {
+    c.vocab_size = 256000, c.hidden_size = 2304, c.intermediate_size = 9216, c.num_layers = 26;
+    c.num_heads = 8, c.num_kv_heads = 4, c.head_dim = 256, c.max_position_embeddings = 8192;
+    make_gemma(c, "gemma2", 4096, 2);
+  } else if (name == "gemma3-1b") {
+    c.vocab_size = 262144, c.hidden_size = 1152, c.intermediate_size = 6912, c.num_layers = 26;
+    c.num_heads = 4, c.num_kv_heads = 1, c.head_dim = 256, c.max_position_embeddings = 32768;
+    make_gemma(c, "gemma3_text", 512, 6);
   } else {
-    throw std::invalid_argument(
-        fmt::format("unknown synthetic model '{}' (known: tiny, small, llama-1b, llama-8b)", name));
+    throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));
   }
-  c.head_dim = c.hidden_size / c.num_heads;
+  if (c.head_dim == 0) c.head_dim = c.hidden_size / c.num_heads;
   return c;
 }
 

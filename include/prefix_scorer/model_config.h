@@ -59,7 +59,8 @@ struct ModelConfig {
   static ModelConfig from_json(const std::string& text);
   // Reads DIR/config.json (or the file itself); throws std::runtime_error when it cannot be read.
   static ModelConfig from_file(const std::string& path);
-  // A built-in real shape: tiny, small, llama-1b, llama-8b.
+  // A built-in shape: tiny, small, llama-1b, llama-8b; tiny-gemma2 and tiny-gemma3 (tiny with the families'
+  // traits, windows of 32); gemma2-2b and gemma3-1b as released.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -80,6 +80,20 @@ def test_builtin_workload_on_synthetic_model(bench):
     assert "prefix" in proc.stderr
 
 
+@pytest.mark.parametrize("model", ["tiny-gemma2", "tiny-gemma3"])
+def test_all_modes_agree_on_the_gemma_shapes(bench, tmp_path, model):
+    # Windows of 32 tokens cut into 64-token prefixes: the prefix mode gathers where cascade would not be exact.
+    report_path = tmp_path / "report.json"
+    proc = run(bench, "--model", f"synthetic:{model}", "--mode", "all", "--workload", "arc25-shape", "--questions", 3,
+               "--prefix-len", 64, "--json", report_path)
+    assert proc.returncode == 0, proc.stderr
+    modes = {m["mode"]: m for m in json.loads(report_path.read_text())["modes"]}
+    for m in modes.values():
+        assert m["max_abs_logprob_diff_to_naive"] < 1e-4
+        assert m["is_greedy_agreement"] == 1.0
+    assert modes["prefix"]["stats"]["cascade_forwards"] == 0
+
+
 @pytest.mark.parametrize("workload", ["mmlu-shape", "hellaswag-shape", "arc25-shape", "hellaswag10-shape"])
 def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     sizes = {"mmlu-shape": ["--subjects", 2, "--questions", 4, "--prefix-len", 64, "--context-min", 5, "--context-max", 20],

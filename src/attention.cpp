@@ -133,11 +133,12 @@ PrefixGroups groups_on(const PrefixGroups& g, c10::Device device) {
 }
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups) {
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
+                          double score_scale) {
   const int64_t b = q.size(0), heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
   const int64_t group = heads / kv_heads, folded = group * q.size(2);
   const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const double scale = score_scale > 0 ? score_scale : 1.0 / std::sqrt(static_cast<double>(dim));
   const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
 
   // Suffix part: each row over its own keys, under the causal / validity mask.

@@ -53,9 +53,11 @@ PrefixGroups groups_on(const PrefixGroups& groups, c10::Device device);
 // Cascade attention: q [batch, heads, queries, dim] attends to its row's shared prefix (prefix_keys and
 // prefix_values [prefixes, kv_heads, longest, dim], every prefix slot visible) and to its own k and v under
 // `mask`, exactly as one attention over the concatenation would. The prefix part runs once per prefix with
-// all its rows' queries as one sequence; the two parts merge by log-sum-exp in fp32.
+// all its rows' queries as one sequence; the two parts merge by log-sum-exp in fp32. Scores scale by
+// `score_scale` (0: 1 / sqrt(dim)); soft-capped scores are not supported.
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups);
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
+                          double score_scale = 0);
 
 // The same through matmul and softmax: the test oracle for attend and attend_cascade.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -19,11 +19,14 @@
 namespace prefix_scorer {
 namespace {
 
-// Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; Gemma's scales it by (1 + w) in fp32.
+// Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; OLMo 2's by w in fp32; Gemma's by
+// (1 + w) in fp32. An undefined weight is a norm the family does not have.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const ModelConfig& c) {
+  if (!weight.defined()) return x;
   const at::Tensor xf = x.to(at::kFloat);
   const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + c.rms_norm_eps);
   if (c.norm_plus_one) return (normalized * (weight.to(at::kFloat) + 1)).to(x.scalar_type());
+  if (c.norm_in_fp32) return (weight.to(at::kFloat) * normalized).to(x.scalar_type());
   return weight * normalized.to(x.scalar_type());
 }
 
@@ -32,6 +35,9 @@ at::Tensor activate(const at::Tensor& x, const std::string& activation) {
   if (activation == "gelu") return at::gelu(x);
   return at::silu(x);
 }
+
+// A block's output times granite's residual_multiplier (a Python float in transformers).
+at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multiplier == 1 ? x : x * multiplier; }
 
 // cap * tanh(x / cap), or x for cap 0.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
@@ -54,13 +60,19 @@ std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t nu
 
 std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
-at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
-                         KvCache* cache, const SharedPrefixes* shared, int64_t index) {
-  const int64_t b = x.size(0), t = x.size(1);
+// Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result.
+at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                     KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+  const int64_t b = h.size(0), t = h.size(1);
   const bool sliding = c.layer_window(index) > 0;
-  const at::Tensor h = rms_norm(x, l.input_norm, c);
-  at::Tensor q = at::linear(h, l.q, l.q_bias).view({b, t, c.num_heads, c.head_dim});
-  at::Tensor k = at::linear(h, l.k, l.k_bias).view({b, t, c.num_kv_heads, c.head_dim});
+  at::Tensor q = at::linear(h, l.q, l.q_bias);
+  at::Tensor k = at::linear(h, l.k, l.k_bias);
+  if (c.qk_norm_full_width) {
+    q = rms_norm(q, l.q_norm, c);
+    k = rms_norm(k, l.k_norm, c);
+  }
+  q = q.view({b, t, c.num_heads, c.head_dim});
+  k = k.view({b, t, c.num_kv_heads, c.head_dim});
   at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, c.num_kv_heads, c.head_dim}).transpose(1, 2);
   if (c.qk_norm) {
     q = rms_norm(q, l.q_norm, c);
@@ -75,21 +87,28 @@ at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::
     v = cache->layer(index).values;
   }
   const at::Tensor& mask = sliding ? in.sliding_mask : in.mask;
-  const ScoreOptions scores{c.query_pre_attn_scalar > 0 ? 1.0 / std::sqrt(c.query_pre_attn_scalar) : 0.0,
-                            c.attn_softcap};
+  const ScoreOptions scores{c.attention_scale(), c.attn_softcap};
   const at::Tensor heads =
       shared == nullptr
           ? attend(q, k, v, mask, scores)
-          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups);
-  const at::Tensor attn = heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim});
-  at::Tensor attn_out = at::linear(attn, l.o, l.o_bias);
-  if (l.attn_out_norm.defined()) attn_out = rms_norm(attn_out, l.attn_out_norm, c);
-  const at::Tensor y = x + attn_out;
-  const at::Tensor g = rms_norm(y, l.post_norm, c);
-  at::Tensor mlp = at::linear(
-      activate(at::linear(g, l.gate, l.gate_bias), c.activation) * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
-  if (l.mlp_out_norm.defined()) mlp = rms_norm(mlp, l.mlp_out_norm, c);
-  return y + mlp;
+          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups,
+                           scores.scale);
+  return at::linear(heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim}), l.o, l.o_bias);
+}
+
+at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
+  const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), c.activation);
+  return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
+}
+
+// One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
+// scaled (granite) and added to the residual.
+at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
+                         KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+  const at::Tensor attn = attention(c, l, rms_norm(x, l.input_norm, c), in, cache, shared, index);
+  const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, c), c.residual_multiplier);
+  const at::Tensor out = mlp(c, l, rms_norm(y, l.post_norm, c));
+  return y + scale_residual(rms_norm(out, l.mlp_out_norm, c), c.residual_multiplier);
 }
 
 }  // namespace
@@ -207,7 +226,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   if (shared != nullptr) {
     if (!config_.cascade_exact())
       throw std::invalid_argument(
-          "forward: cascade attention does not support this model (a sliding window, soft-capping or a query scale)");
+          "forward: cascade attention does not support this model (a sliding window or soft-capping)");
     if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_.num_layers)
       throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
     groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().keys.size(2));
@@ -234,6 +253,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   if (config_.scale_embeddings)  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
     x = x * at::scalar_tensor(static_cast<float>(std::sqrt(static_cast<double>(config_.hidden_size))), at::kFloat)
                 .to(x.options());
+  if (config_.embedding_multiplier != 1) x = x * config_.embedding_multiplier;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
@@ -247,8 +267,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   }
 
   const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
-  const at::Tensor logits =
-      soft_cap(at::linear(rms_norm(rows, weights_->final_norm, config_), weights_->lm_head), config_.final_softcap);
+  at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_), weights_->lm_head);
+  if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
+  logits = soft_cap(logits, config_.final_softcap);
   return at::log_softmax(logits.to(at::kFloat), -1);
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <type_traits>
 #include <fstream>
@@ -102,7 +103,7 @@ std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t p
 }
 
 const char* const kSyntheticNames = "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, gemma2-2b, gemma3-1b";
-const char* const kModelTypes = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text";
+const char* const kModelTypes = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite";
 
 bool is_gemma(const std::string& model_type) {
   return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text";
@@ -121,7 +122,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   ModelConfig c;
   c.model_type = require<std::string>(j, "model_type");
   const bool llama_like = c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2" ||
-                          c.model_type == "qwen3";
+                          c.model_type == "qwen3" || c.model_type == "olmo2" || c.model_type == "granite";
   const bool gemma = is_gemma(c.model_type), gemma2 = c.model_type == "gemma2",
              gemma3 = c.model_type == "gemma3_text";
   if (!llama_like && !gemma)
@@ -159,8 +160,16 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
 
   const bool attention_bias = get_or<bool>(j, "attention_bias", false);
   c.qkv_bias = c.model_type == "qwen2" || attention_bias;
-  c.o_bias = (c.model_type == "llama" || gemma) && attention_bias;
-  c.mlp_bias = c.model_type == "llama" && get_or<bool>(j, "mlp_bias", false);
+  c.o_bias = (c.model_type == "llama" || c.model_type == "olmo2" || c.model_type == "granite" || gemma) &&
+             attention_bias;
+  c.mlp_bias = (c.model_type == "llama" || c.model_type == "granite") && get_or<bool>(j, "mlp_bias", false);
+  if (c.model_type == "olmo2") c.qk_norm_full_width = c.output_norms_only = c.norm_in_fp32 = true;
+  if (c.model_type == "granite") {
+    c.attention_multiplier = get_or<double>(j, "attention_multiplier", 1.0);
+    c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
+    c.residual_multiplier = get_or<double>(j, "residual_multiplier", 1.0);
+    c.logits_scaling = get_or<double>(j, "logits_scaling", 1.0);
+  }
   c.qk_norm = c.model_type == "qwen3" || gemma3;
   c.norm_plus_one = c.scale_embeddings = gemma;
   if (gemma2 || gemma3) {
@@ -215,8 +224,16 @@ void ModelConfig::validate() const {
   if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != num_layers)
     throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", sliding_layers.size(),
                                             num_layers));
-  if (sliding_window < 0 || attn_softcap < 0 || final_softcap < 0 || query_pre_attn_scalar < 0)
-    throw std::invalid_argument("config: sliding_window, the soft-caps and query_pre_attn_scalar must not be negative");
+  if (sliding_window < 0 || attn_softcap < 0 || final_softcap < 0 || query_pre_attn_scalar < 0 ||
+      attention_multiplier < 0)
+    throw std::invalid_argument(
+        "config: sliding_window, the soft-caps, query_pre_attn_scalar and attention_multiplier must not be negative");
+  if (!(logits_scaling != 0)) throw std::invalid_argument("config: logits_scaling must not be 0");
+}
+
+double ModelConfig::attention_scale() const {
+  if (attention_multiplier > 0) return attention_multiplier;
+  return query_pre_attn_scalar > 0 ? 1.0 / std::sqrt(query_pre_attn_scalar) : 0.0;
 }
 
 int64_t ModelConfig::layer_window(int64_t layer) const {
@@ -262,8 +279,15 @@ std::string ModelConfig::to_json() const {
             {"rope_theta", rope.theta},
             {"rope_parameters", rope_parameters},
             {"rope_scaling", rope.type == "default" ? json() : rope_parameters}};
-  if (model_type == "llama" || is_gemma(model_type)) j["attention_bias"] = qkv_bias;
-  if (model_type == "llama") j["mlp_bias"] = mlp_bias;
+  if (model_type == "llama" || model_type == "olmo2" || model_type == "granite" || is_gemma(model_type))
+    j["attention_bias"] = qkv_bias;
+  if (model_type == "llama" || model_type == "granite") j["mlp_bias"] = mlp_bias;
+  if (model_type == "granite") {
+    j["attention_multiplier"] = attention_multiplier;
+    j["embedding_multiplier"] = embedding_multiplier;
+    j["residual_multiplier"] = residual_multiplier;
+    j["logits_scaling"] = logits_scaling;
+  }
   if (sliding_window > 0 || !sliding_layers.empty()) j["sliding_window"] = optional_json(sliding_window);
   if (sandwich_norms) {  // gemma2 and gemma3_text
     j["hidden_activation"] = activation;

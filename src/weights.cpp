@@ -23,7 +23,7 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
     auto add = [&](const char* suffix, std::vector<int64_t> shape) {
       specs.push_back({layer_name(i, suffix), std::move(shape)});
     };
-    add("input_layernorm.weight", {h});
+    if (!c.output_norms_only) add("input_layernorm.weight", {h});
     add("self_attn.q_proj.weight", {q_out, h});
     add("self_attn.k_proj.weight", {kv_out, h});
     add("self_attn.v_proj.weight", {kv_out, h});
@@ -38,11 +38,13 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
       add("self_attn.q_norm.weight", {c.head_dim});
       add("self_attn.k_norm.weight", {c.head_dim});
     }
-    add("post_attention_layernorm.weight", {h});
-    if (c.sandwich_norms) {
-      add("pre_feedforward_layernorm.weight", {h});
-      add("post_feedforward_layernorm.weight", {h});
+    if (c.qk_norm_full_width) {
+      add("self_attn.q_norm.weight", {q_out});
+      add("self_attn.k_norm.weight", {kv_out});
     }
+    add("post_attention_layernorm.weight", {h});
+    if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h});
+    if (c.sandwich_norms || c.output_norms_only) add("post_feedforward_layernorm.weight", {h});
     add("mlp.gate_proj.weight", {ff, h});
     add("mlp.up_proj.weight", {ff, h});
     add("mlp.down_proj.weight", {h, ff});
@@ -78,9 +80,9 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     LayerWeights l;
     l.device = d;
     l.input_norm = get("input_layernorm.weight");
-    if (config.sandwich_norms) {  // post_attention_layernorm is on the attention's output there
-      l.attn_out_norm = get("post_attention_layernorm.weight");
-      l.post_norm = get("pre_feedforward_layernorm.weight");
+    if (config.sandwich_norms || config.output_norms_only) {  // post_attention_layernorm is on the attention's
+      l.attn_out_norm = get("post_attention_layernorm.weight");  // output there
+      l.post_norm = get("pre_feedforward_layernorm.weight");      // (none in olmo2)
       l.mlp_out_norm = get("post_feedforward_layernorm.weight");
     } else {
       l.post_norm = get("post_attention_layernorm.weight");

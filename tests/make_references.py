@@ -56,6 +56,13 @@ FAMILIES = {
                         layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
                         rope_parameters=dict(full_attention=dict(rope_type="linear", factor=8.0, rope_theta=1e6),
                                              sliding_attention=dict(rope_type="default", rope_theta=10000.0))),
+    "olmo2": dict(model_type="olmo2", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                  rope_parameters=dict(rope_type="default", rope_theta=500000.0)),
+    "granite": dict(model_type="granite", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=True, attention_multiplier=0.3,
+                    embedding_multiplier=6.0, residual_multiplier=0.5, logits_scaling=0.25,
+                    rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
 }
 
 PAIRS = [

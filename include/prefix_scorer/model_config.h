@@ -19,7 +19,7 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2 or gemma3_text
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2 or granite
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -35,14 +35,21 @@ struct ModelConfig {
   bool qkv_bias = false;     // bias on q, k and v projections (qwen2, or llama attention_bias)
   bool o_bias = false;       // bias on the output projection (llama and gemma attention_bias)
   bool mlp_bias = false;     // bias on gate, up and down projections (llama mlp_bias)
-  bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3)
+  bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3) ...
+  bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
   std::string activation = "silu";  // of the MLP's gate: silu, gelu_pytorch_tanh or gelu
   bool norm_plus_one = false;       // RMSNorm scales by (1 + w), in fp32 (gemma)
   bool scale_embeddings = false;    // embeddings times sqrt(hidden_size) in the model dtype (gemma)
   bool sandwich_norms = false;      // norms after attention and before and after the MLP (gemma2, gemma3)
+  bool output_norms_only = false;   // norms after attention and after the MLP, none before (olmo2)
+  bool norm_in_fp32 = false;        // RMSNorm multiplies by w before casting back to the model dtype (olmo2)
   double query_pre_attn_scalar = 0;  // attention scores scale by its -1/2 power; 0: by head_dim's (gemma2, gemma3)
   double attn_softcap = 0;           // attention scores become cap * tanh(score / cap); 0: none (gemma2)
   double final_softcap = 0;          // the same for the logits (gemma2)
+  double attention_multiplier = 0;   // attention scores' scale itself; 0: none (granite)
+  double embedding_multiplier = 1;   // granite's multipliers: of the embeddings,
+  double residual_multiplier = 1;    // of each block's output before it joins the residual,
+  double logits_scaling = 1;         // and the divisor of the logits
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3)
 
@@ -50,9 +57,11 @@ struct ModelConfig {
   int64_t layer_window(int64_t layer) const;
   // Whether any layer attends through a sliding window.
   bool has_window() const;
+  // The attention scores' scale; 0 for the default 1 / sqrt(head_dim).
+  double attention_scale() const;
   // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,
-  // no soft-capping, the default scale.
-  bool cascade_exact() const { return !has_window() && attn_softcap == 0 && query_pre_attn_scalar == 0; }
+  // no soft-capping.
+  bool cascade_exact() const { return !has_window() && attn_softcap == 0; }
 
   // Parses config.json text; throws std::invalid_argument naming an unsupported model_type, rope type,
   // activation, or a missing or inconsistent field.

@@ -152,6 +152,23 @@ TEST(ConfigJson, Gemma3ReadsBothRopeSpellings) {
   EXPECT_EQ(ModelConfig::from_json(v5.to_json()).to_json(), v5.to_json());
 }
 
+TEST(ConfigJson, Olmo2AndGraniteTraits) {
+  const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "model_type": )";
+  const ModelConfig olmo2 = ModelConfig::from_json(std::string(base) + R"("olmo2"})");
+  EXPECT_TRUE(olmo2.qk_norm_full_width && olmo2.output_norms_only && olmo2.norm_in_fp32);
+  EXPECT_FALSE(olmo2.qk_norm || olmo2.norm_plus_one || olmo2.tie_word_embeddings);
+  const ModelConfig granite = ModelConfig::from_json(std::string(base) + R"("granite", "embedding_multiplier": 12.0,
+    "residual_multiplier": 0.22, "attention_multiplier": 0.0078125, "logits_scaling": 8.0})");
+  EXPECT_EQ(granite.embedding_multiplier, 12.0);
+  EXPECT_EQ(granite.residual_multiplier, 0.22);
+  EXPECT_EQ(granite.attention_scale(), 0.0078125);
+  EXPECT_EQ(granite.logits_scaling, 8.0);
+  EXPECT_TRUE(granite.cascade_exact());  // cascade takes the scale
+  EXPECT_EQ(ModelConfig::from_json(std::string(base) + R"("granite"})").attention_scale(), 1.0);  // transformers' default
+  EXPECT_EQ(ModelConfig::from_json(granite.to_json()).to_json(), granite.to_json());
+}
+
 TEST(ConfigJson, FeaturesTheEngineLacksAreNamed) {
   const auto error = [](const std::string& text) {
     return message_of<std::invalid_argument>([&] { ModelConfig::from_json(text); });

@@ -32,7 +32,8 @@ using namespace prefix_scorer;
 
 constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b,
-                            tiny-gemma2, tiny-gemma3, gemma2-2b, gemma3-1b)
+                            tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b,
+                            qwen3-moe-a3b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded

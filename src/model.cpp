@@ -96,7 +96,40 @@ at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tens
   return at::linear(heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim}), l.o, l.o_bias);
 }
 
+at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at::Tensor& x) {
+  return at::linear(activate(at::linear(x, e.gate), c.activation) * at::linear(x, e.up), e.down);
+}
+
+// A mixture of experts: each token goes through the experts_per_token experts its router ranks highest, weighted
+// by their routing probabilities (fp32, as transformers keeps them for mixtral; in the model dtype for Qwen). The
+// (token, choice) pairs are sorted by expert, so that each expert runs once, as one matmul over its tokens.
+at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
+  const at::Tensor x = g.reshape({-1, g.size(-1)});
+  const at::Tensor probs = at::softmax(at::linear(x, l.router).to(at::kFloat), -1);
+  auto [weights, chosen] = probs.topk(c.experts_per_token, -1);
+  if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
+  if (c.model_type != "mixtral") weights = weights.to(x.scalar_type());
+  const at::Tensor order = at::argsort(chosen.reshape(-1), /*stable=*/true);
+  const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
+  const at::Tensor token_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);
+  const at::Tensor counts = at::bincount(chosen.reshape(-1), {}, c.num_experts).cpu();
+  at::Tensor out = at::zeros_like(x);
+  int64_t start = 0;
+  for (int64_t e = 0; e < c.num_experts; ++e) {
+    const int64_t n = counts[e].item<int64_t>();
+    if (n == 0) continue;
+    const at::Tensor rows = tokens.narrow(0, start, n);
+    const at::Tensor y = expert_forward(c, l.experts[e], x.index_select(0, rows)) * token_weights.narrow(0, start, n);
+    out.index_add_(0, rows, y.to(x.scalar_type()));
+    start += n;
+  }
+  if (l.shared_expert_gate.defined())
+    out = out + at::sigmoid(at::linear(x, l.shared_expert_gate)) * expert_forward(c, l.shared_expert, x);
+  return out.view(g.sizes());
+}
+
 at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
+  if (!l.experts.empty()) return mixture(c, l, g);
   const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), c.activation);
   return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
 }

@@ -102,8 +102,27 @@ std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t p
   return sliding;
 }
 
-const char* const kSyntheticNames = "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, gemma2-2b, gemma3-1b";
-const char* const kModelTypes = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite";
+const char* const kSyntheticNames =
+    "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b, qwen3-moe-a3b";
+const char* const kModelTypes =
+    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, mixtral, qwen2_moe, qwen3_moe";
+
+// The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
+void parse_experts(const json& j, ModelConfig& c) {
+  const bool mixtral = c.model_type == "mixtral";
+  c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", mixtral ? 8 : 60));
+  c.experts_per_token = get_or<int64_t>(j, "num_experts_per_tok", mixtral ? 2 : 4);
+  c.moe_intermediate_size = mixtral ? c.intermediate_size : get_or<int64_t>(j, "moe_intermediate_size", 1408);
+  c.norm_topk_prob = mixtral || get_or<bool>(j, "norm_topk_prob", false);
+  if (c.model_type == "qwen2_moe")
+    c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", 5632);
+  if (mixtral) return;
+  const int64_t step = get_or<int64_t>(j, "decoder_sparse_step", 1);
+  if (step < 1) throw std::invalid_argument(fmt::format("config.json: decoder_sparse_step must be >= 1, got {}", step));
+  const auto dense = get_or<std::vector<int64_t>>(j, "mlp_only_layers", {});
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    c.moe_layers.push_back((i + 1) % step == 0 && std::find(dense.begin(), dense.end(), i) == dense.end());
+}
 
 bool is_gemma(const std::string& model_type) {
   return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text";
@@ -122,7 +141,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   ModelConfig c;
   c.model_type = require<std::string>(j, "model_type");
   const bool llama_like = c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2" ||
-                          c.model_type == "qwen3" || c.model_type == "olmo2" || c.model_type == "granite";
+                          c.model_type == "qwen3" || c.model_type == "olmo2" || c.model_type == "granite" ||
+                          c.model_type == "mixtral" || c.model_type == "qwen2_moe" || c.model_type == "qwen3_moe";
   const bool gemma = is_gemma(c.model_type), gemma2 = c.model_type == "gemma2",
              gemma3 = c.model_type == "gemma3_text";
   if (!llama_like && !gemma)
@@ -159,7 +179,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   parse_rope(j, gemma3 ? 1e6 : 10000.0, c);
 
   const bool attention_bias = get_or<bool>(j, "attention_bias", false);
-  c.qkv_bias = c.model_type == "qwen2" || attention_bias;
+  c.qkv_bias = c.model_type == "qwen2" || c.model_type == "qwen2_moe" || attention_bias;
   c.o_bias = (c.model_type == "llama" || c.model_type == "olmo2" || c.model_type == "granite" || gemma) &&
              attention_bias;
   c.mlp_bias = (c.model_type == "llama" || c.model_type == "granite") && get_or<bool>(j, "mlp_bias", false);
@@ -170,7 +190,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.residual_multiplier = get_or<double>(j, "residual_multiplier", 1.0);
     c.logits_scaling = get_or<double>(j, "logits_scaling", 1.0);
   }
-  c.qk_norm = c.model_type == "qwen3" || gemma3;
+  c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe" || gemma3;
+  if (c.model_type == "mixtral" || c.model_type == "qwen2_moe" || c.model_type == "qwen3_moe") parse_experts(j, c);
   c.norm_plus_one = c.scale_embeddings = gemma;
   if (gemma2 || gemma3) {
     c.sandwich_norms = true;
@@ -181,7 +202,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.sliding_layers =
         parse_layer_types(j, c.num_layers, gemma2 ? 2 : get_or<int64_t>(j, "sliding_window_pattern", 6));
   } else {
-    const bool windowed = c.model_type == "mistral" || get_or<bool>(j, "use_sliding_window", false);
+    const bool windowed = c.model_type == "mistral" || c.model_type == "mixtral" ||
+                          get_or<bool>(j, "use_sliding_window", false);
     if (windowed) c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
   c.validate();
@@ -229,6 +251,11 @@ void ModelConfig::validate() const {
     throw std::invalid_argument(
         "config: sliding_window, the soft-caps, query_pre_attn_scalar and attention_multiplier must not be negative");
   if (!(logits_scaling != 0)) throw std::invalid_argument("config: logits_scaling must not be 0");
+  if (num_experts > 0 && (experts_per_token < 1 || experts_per_token > num_experts || moe_intermediate_size <= 0))
+    throw std::invalid_argument(fmt::format("config: {} experts per token of {} experts of size {} is not a mixture",
+                                            experts_per_token, num_experts, moe_intermediate_size));
+  if (!moe_layers.empty() && static_cast<int64_t>(moe_layers.size()) != num_layers)
+    throw std::invalid_argument("config: the MoE layer list does not cover every layer");
 }
 
 double ModelConfig::attention_scale() const {
@@ -298,6 +325,18 @@ std::string ModelConfig::to_json() const {
     for (bool sliding : sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
     j["layer_types"] = types;
   }
+  if (num_experts > 0) {
+    j["num_local_experts"] = num_experts;
+    j["num_experts_per_tok"] = experts_per_token;
+    j["moe_intermediate_size"] = moe_intermediate_size;
+    j["norm_topk_prob"] = norm_topk_prob;
+    j["shared_expert_intermediate_size"] = shared_expert_intermediate_size;
+    json dense = json::array();
+    for (int64_t i = 0; i < static_cast<int64_t>(moe_layers.size()); ++i) {
+      if (!moe_layers[i]) dense.push_back(i);
+    }
+    j["mlp_only_layers"] = dense;
+  }
   if (sliding_rope) {
     j["rope_parameters"] = {{"full_attention", rope_parameters}, {"sliding_attention", rope_json(*sliding_rope)}};
     j["rope_scaling"] = nullptr;
@@ -326,18 +365,30 @@ void make_gemma(ModelConfig& c, const std::string& model_type, int64_t window, i
   }
 }
 
+// Qwen3 MoE traits on a shape: q/k norms, every layer a mixture with renormalized routing weights.
+void make_qwen3_moe(ModelConfig& c, int64_t experts, int64_t per_token, int64_t expert_size) {
+  c.model_type = "qwen3_moe";
+  c.qk_norm = c.norm_topk_prob = true;
+  c.tie_word_embeddings = false;
+  c.rms_norm_eps = 1e-6;
+  c.num_experts = experts, c.experts_per_token = per_token, c.moe_intermediate_size = expert_size;
+  c.moe_layers.assign(c.num_layers, true);
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::synthetic(const std::string& name) {
   ModelConfig c;
   c.model_type = "llama";
   c.rms_norm_eps = 1e-5;
-  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3") {
+  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3" || name == "tiny-moe") {
     c.vocab_size = 2048, c.hidden_size = 128, c.intermediate_size = 384, c.num_layers = 4;
     c.num_heads = 4, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
     c.tie_word_embeddings = true;
     c.head_dim = 32;
-    if (name != "tiny") make_gemma(c, name == "tiny-gemma2" ? "gemma2" : "gemma3_text", 32, name == "tiny-gemma2" ? 2 : 3);
+    if (name == "tiny-gemma2" || name == "tiny-gemma3")
+      make_gemma(c, name == "tiny-gemma2" ? "gemma2" : "gemma3_text", 32, name == "tiny-gemma2" ? 2 : 3);
+    if (name == "tiny-moe") make_qwen3_moe(c, 8, 2, 96);
   } else if (name == "small") {
     c.vocab_size = 8192, c.hidden_size = 512, c.intermediate_size = 1536, c.num_layers = 6;
     c.num_heads = 8, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
@@ -359,6 +410,11 @@ ModelConfig ModelConfig::synthetic(const std::string& name) {
     c.vocab_size = 262144, c.hidden_size = 1152, c.intermediate_size = 6912, c.num_layers = 26;
     c.num_heads = 4, c.num_kv_heads = 1, c.head_dim = 256, c.max_position_embeddings = 32768;
     make_gemma(c, "gemma3_text", 512, 6);
+  } else if (name == "qwen3-moe-a3b") {
+    c.vocab_size = 151936, c.hidden_size = 2048, c.intermediate_size = 6144, c.num_layers = 48;
+    c.num_heads = 32, c.num_kv_heads = 4, c.head_dim = 128, c.max_position_embeddings = 40960;
+    c.rope.theta = 1e6;
+    make_qwen3_moe(c, 128, 8, 768);
   } else {
     throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));
   }

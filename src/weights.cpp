@@ -8,8 +8,22 @@
 namespace prefix_scorer {
 namespace {
 
-std::string layer_name(int64_t layer, const char* suffix) {
+std::string layer_name(int64_t layer, const std::string& suffix) {
   return fmt::format("model.layers.{}.{}", layer, suffix);
+}
+
+// The checkpoint names of an MoE layer's parts (after "model.layers.N."): mixtral's, or the Qwen MoE ones.
+struct MoeNames {
+  std::string router;
+  std::string gate, up, down;  // of expert e: fmt::format(gate, e)
+};
+
+MoeNames moe_names(const ModelConfig& c) {
+  if (c.model_type == "mixtral")
+    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts.{}.w1.weight",
+            "block_sparse_moe.experts.{}.w3.weight", "block_sparse_moe.experts.{}.w2.weight"};
+  return {"mlp.gate.weight", "mlp.experts.{}.gate_proj.weight", "mlp.experts.{}.up_proj.weight",
+          "mlp.experts.{}.down_proj.weight"};
 }
 
 }  // namespace
@@ -20,7 +34,7 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
   const int64_t h = c.hidden_size, ff = c.intermediate_size;
   std::vector<TensorSpec> specs{{"model.embed_tokens.weight", {c.vocab_size, h}}};
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    auto add = [&](const char* suffix, std::vector<int64_t> shape) {
+    auto add = [&](const std::string& suffix, std::vector<int64_t> shape) {
       specs.push_back({layer_name(i, suffix), std::move(shape)});
     };
     if (!c.output_norms_only) add("input_layernorm.weight", {h});
@@ -45,6 +59,23 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
     add("post_attention_layernorm.weight", {h});
     if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h});
     if (c.sandwich_norms || c.output_norms_only) add("post_feedforward_layernorm.weight", {h});
+    if (c.is_moe_layer(i)) {
+      const MoeNames names = moe_names(c);
+      const int64_t eff = c.moe_intermediate_size, sff = c.shared_expert_intermediate_size;
+      add(names.router, {c.num_experts, h});
+      for (int64_t e = 0; e < c.num_experts; ++e) {
+        add(fmt::format(fmt::runtime(names.gate), e), {eff, h});
+        add(fmt::format(fmt::runtime(names.up), e), {eff, h});
+        add(fmt::format(fmt::runtime(names.down), e), {h, eff});
+      }
+      if (sff > 0) {
+        add("mlp.shared_expert.gate_proj.weight", {sff, h});
+        add("mlp.shared_expert.up_proj.weight", {sff, h});
+        add("mlp.shared_expert.down_proj.weight", {h, sff});
+        add("mlp.shared_expert_gate.weight", {1, h});
+      }
+      continue;
+    }
     add("mlp.gate_proj.weight", {ff, h});
     add("mlp.up_proj.weight", {ff, h});
     add("mlp.down_proj.weight", {h, ff});
@@ -76,7 +107,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
   w.embed = fetch("model.embed_tokens.weight", first);
   for (int64_t i = 0; i < config.num_layers; ++i) {
     const c10::Device d = layer_devices[i];
-    auto get = [&](const char* suffix) { return fetch(layer_name(i, suffix), d); };
+    auto get = [&](const std::string& suffix) { return fetch(layer_name(i, suffix), d); };
     LayerWeights l;
     l.device = d;
     l.input_norm = get("input_layernorm.weight");
@@ -103,6 +134,17 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     l.gate_bias = get("mlp.gate_proj.bias");
     l.up_bias = get("mlp.up_proj.bias");
     l.down_bias = get("mlp.down_proj.bias");
+    if (config.is_moe_layer(i)) {
+      const MoeNames names = moe_names(config);
+      l.router = get(names.router);
+      for (int64_t e = 0; e < config.num_experts; ++e) {
+        l.experts.push_back({get(fmt::format(fmt::runtime(names.gate), e)), get(fmt::format(fmt::runtime(names.up), e)),
+                             get(fmt::format(fmt::runtime(names.down), e))});
+      }
+      l.shared_expert = {get("mlp.shared_expert.gate_proj.weight"), get("mlp.shared_expert.up_proj.weight"),
+                         get("mlp.shared_expert.down_proj.weight")};
+      l.shared_expert_gate = get("mlp.shared_expert_gate.weight");
+    }
     w.layers.push_back(std::move(l));
   }
   w.final_norm = fetch("model.norm.weight", last);

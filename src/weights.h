@@ -11,6 +11,11 @@
 
 namespace prefix_scorer {
 
+// One feed-forward expert (or a dense MLP's projections): [ff, hidden], [ff, hidden], [hidden, ff].
+struct ExpertWeights {
+  at::Tensor gate, up, down;
+};
+
 struct LayerWeights {
   c10::Device device = c10::kCPU;
   at::Tensor input_norm;                 // before attention
@@ -21,6 +26,11 @@ struct LayerWeights {
   at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
   at::Tensor gate, up, down;
   at::Tensor gate_bias, up_bias, down_bias;
+  // MoE layers instead of gate, up and down:
+  at::Tensor router;                   // [experts, hidden]
+  std::vector<ExpertWeights> experts;
+  ExpertWeights shared_expert;         // qwen2_moe, with its gate [1, hidden]
+  at::Tensor shared_expert_gate;
 };
 
 struct ModelWeights {

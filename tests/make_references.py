@@ -63,6 +63,18 @@ FAMILIES = {
                     num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=True, attention_multiplier=0.3,
                     embedding_multiplier=6.0, residual_multiplier=0.5, logits_scaling=0.25,
                     rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    "mixtral": dict(model_type="mixtral", intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, rms_norm_eps=1e-5, tie_word_embeddings=False, num_local_experts=4,
+                    num_experts_per_tok=2, rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    "qwen2_moe": dict(model_type="qwen2_moe", intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
+                      num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False, num_experts=6,
+                      num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                      norm_topk_prob=False, mlp_only_layers=[1], rope_parameters=dict(rope_type="default",
+                                                                                      rope_theta=1e6)),
+    "qwen3_moe": dict(model_type="qwen3_moe", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                      num_experts=8, num_experts_per_tok=3, moe_intermediate_size=32, norm_topk_prob=True,
+                      rope_parameters=dict(rope_type="default", rope_theta=1e6)),
 }
 
 PAIRS = [
@@ -90,6 +102,8 @@ def make_model(family):
         for name, p in model.named_parameters():
             if "norm" in name:
                 p.add_(0.3 * torch.randn_like(p))
+            elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight")):
+                p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith(".bias"):
                 p.normal_(0.0, 0.05)
     return model

@@ -19,7 +19,8 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2 or granite
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, mixtral,
+                           // qwen2_moe or qwen3_moe
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -50,9 +51,18 @@ struct ModelConfig {
   double embedding_multiplier = 1;   // granite's multipliers: of the embeddings,
   double residual_multiplier = 1;    // of each block's output before it joins the residual,
   double logits_scaling = 1;         // and the divisor of the logits
+  // Mixture of experts (mixtral, qwen2_moe, qwen3_moe): an MoE layer's MLP is `num_experts` experts of
+  // `moe_intermediate_size`, each token through the `experts_per_token` its router ranks highest.
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;
+  int64_t moe_intermediate_size = 0;
+  bool norm_topk_prob = false;                  // the chosen experts' weights renormalized to sum to 1
+  int64_t shared_expert_intermediate_size = 0;  // qwen2_moe: a shared expert behind a sigmoid gate; 0: none
+  std::vector<bool> moe_layers;                 // which layers are MoE (empty: all, when num_experts > 0)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3)
 
+  bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
   // The window of one layer (0: none).
   int64_t layer_window(int64_t layer) const;
   // Whether any layer attends through a sliding window.
@@ -69,7 +79,8 @@ struct ModelConfig {
   // Reads DIR/config.json (or the file itself); throws std::runtime_error when it cannot be read.
   static ModelConfig from_file(const std::string& path);
   // A built-in shape: tiny, small, llama-1b, llama-8b; tiny-gemma2 and tiny-gemma3 (tiny with the families'
-  // traits, windows of 32); gemma2-2b and gemma3-1b as released.
+  // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); gemma2-2b, gemma3-1b and
+  // qwen3-moe-a3b as released.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -169,6 +169,34 @@ TEST(ConfigJson, Olmo2AndGraniteTraits) {
   EXPECT_EQ(ModelConfig::from_json(granite.to_json()).to_json(), granite.to_json());
 }
 
+TEST(ConfigJson, MixtureOfExpertsKeys) {
+  const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "model_type": )";
+  const ModelConfig mixtral = ModelConfig::from_json(std::string(base) + R"("mixtral", "num_local_experts": 8})");
+  EXPECT_EQ(mixtral.num_experts, 8);
+  EXPECT_EQ(mixtral.experts_per_token, 2);
+  EXPECT_EQ(mixtral.moe_intermediate_size, 128);  // mixtral's experts are intermediate_size wide
+  EXPECT_TRUE(mixtral.norm_topk_prob);             // and always renormalized
+  EXPECT_TRUE(mixtral.is_moe_layer(3));
+  const ModelConfig qwen2 = ModelConfig::from_json(std::string(base) + R"("qwen2_moe", "num_experts": 6,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48,
+    "decoder_sparse_step": 2, "mlp_only_layers": [3]})");
+  EXPECT_FALSE(qwen2.norm_topk_prob);
+  EXPECT_EQ(qwen2.shared_expert_intermediate_size, 48);
+  EXPECT_TRUE(qwen2.qkv_bias);
+  // (i + 1) % step == 0 and i not in mlp_only_layers: layers 1 only
+  EXPECT_EQ(qwen2.moe_layers, (std::vector<bool>{false, true, false, false}));
+  EXPECT_EQ(ModelConfig::from_json(qwen2.to_json()).to_json(), qwen2.to_json());
+  const ModelConfig qwen3 = ModelConfig::from_json(std::string(base) + R"("qwen3_moe", "num_experts": 8,
+    "num_experts_per_tok": 3, "moe_intermediate_size": 32, "norm_topk_prob": true})");
+  EXPECT_TRUE(qwen3.qk_norm && qwen3.norm_topk_prob);
+  EXPECT_EQ(qwen3.shared_expert_intermediate_size, 0);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("qwen3_moe", "num_experts": 2, "num_experts_per_tok": 3})");
+            }).find("3 experts per token of 2 experts"),
+            std::string::npos);
+}
+
 TEST(ConfigJson, FeaturesTheEngineLacksAreNamed) {
   const auto error = [](const std::string& text) {
     return message_of<std::invalid_argument>([&] { ModelConfig::from_json(text); });

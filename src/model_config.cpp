@@ -105,7 +105,7 @@ std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t p
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b, qwen3-moe-a3b";
 const char* const kModelTypes =
-    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, mixtral, qwen2_moe, qwen3_moe";
+    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, phi3, mixtral, qwen2_moe, qwen3_moe";
 
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
 void parse_experts(const json& j, ModelConfig& c) {
@@ -142,6 +142,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.model_type = require<std::string>(j, "model_type");
   const bool llama_like = c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2" ||
                           c.model_type == "qwen3" || c.model_type == "olmo2" || c.model_type == "granite" ||
+                          c.model_type == "phi3" ||
                           c.model_type == "mixtral" || c.model_type == "qwen2_moe" || c.model_type == "qwen3_moe";
   const bool gemma = is_gemma(c.model_type), gemma2 = c.model_type == "gemma2",
              gemma3 = c.model_type == "gemma3_text";
@@ -184,6 +185,15 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
              attention_bias;
   c.mlp_bias = (c.model_type == "llama" || c.model_type == "granite") && get_or<bool>(j, "mlp_bias", false);
   if (c.model_type == "olmo2") c.qk_norm_full_width = c.output_norms_only = c.norm_in_fp32 = true;
+  if (c.model_type == "phi3") {
+    c.fused_projections = true;
+    const json* parameters = object_at(j, "rope_parameters");
+    const double partial = get_or<double>(parameters != nullptr ? *parameters : j, "partial_rotary_factor",
+                                          get_or<double>(j, "partial_rotary_factor", 1.0));
+    if (partial != 1.0)
+      throw std::invalid_argument(fmt::format(
+          "config.json: partial_rotary_factor {} is not supported (rope over the whole head is)", partial));
+  }
   if (c.model_type == "granite") {
     c.attention_multiplier = get_or<double>(j, "attention_multiplier", 1.0);
     c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
@@ -202,7 +212,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.sliding_layers =
         parse_layer_types(j, c.num_layers, gemma2 ? 2 : get_or<int64_t>(j, "sliding_window_pattern", 6));
   } else {
-    const bool windowed = c.model_type == "mistral" || c.model_type == "mixtral" ||
+    const bool windowed = c.model_type == "mistral" || c.model_type == "mixtral" || c.model_type == "phi3" ||
                           get_or<bool>(j, "use_sliding_window", false);
     if (windowed) c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }

@@ -38,9 +38,13 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
       specs.push_back({layer_name(i, suffix), std::move(shape)});
     };
     if (!c.output_norms_only) add("input_layernorm.weight", {h});
-    add("self_attn.q_proj.weight", {q_out, h});
-    add("self_attn.k_proj.weight", {kv_out, h});
-    add("self_attn.v_proj.weight", {kv_out, h});
+    if (c.fused_projections) {
+      add("self_attn.qkv_proj.weight", {q_out + 2 * kv_out, h});
+    } else {
+      add("self_attn.q_proj.weight", {q_out, h});
+      add("self_attn.k_proj.weight", {kv_out, h});
+      add("self_attn.v_proj.weight", {kv_out, h});
+    }
     add("self_attn.o_proj.weight", {h, q_out});
     if (c.qkv_bias) {
       add("self_attn.q_proj.bias", {q_out});
@@ -76,8 +80,12 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& c) {
       }
       continue;
     }
-    add("mlp.gate_proj.weight", {ff, h});
-    add("mlp.up_proj.weight", {ff, h});
+    if (c.fused_projections) {
+      add("mlp.gate_up_proj.weight", {2 * ff, h});
+    } else {
+      add("mlp.gate_proj.weight", {ff, h});
+      add("mlp.up_proj.weight", {ff, h});
+    }
     add("mlp.down_proj.weight", {h, ff});
     if (c.mlp_bias) {
       add("mlp.gate_proj.bias", {ff});
@@ -118,9 +126,21 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     } else {
       l.post_norm = get("post_attention_layernorm.weight");
     }
-    l.q = get("self_attn.q_proj.weight");
-    l.k = get("self_attn.k_proj.weight");
-    l.v = get("self_attn.v_proj.weight");
+    if (config.fused_projections) {  // rows: q, then k, then v; gate, then up
+      const at::Tensor qkv = get("self_attn.qkv_proj.weight"), gate_up = get("mlp.gate_up_proj.weight");
+      const int64_t q_out = config.num_heads * config.head_dim, kv_out = config.num_kv_heads * config.head_dim;
+      l.q = qkv.narrow(0, 0, q_out);
+      l.k = qkv.narrow(0, q_out, kv_out);
+      l.v = qkv.narrow(0, q_out + kv_out, kv_out);
+      l.gate = gate_up.narrow(0, 0, config.intermediate_size);
+      l.up = gate_up.narrow(0, config.intermediate_size, config.intermediate_size);
+    } else {
+      l.q = get("self_attn.q_proj.weight");
+      l.k = get("self_attn.k_proj.weight");
+      l.v = get("self_attn.v_proj.weight");
+      l.gate = get("mlp.gate_proj.weight");
+      l.up = get("mlp.up_proj.weight");
+    }
     l.o = get("self_attn.o_proj.weight");
     l.q_bias = get("self_attn.q_proj.bias");
     l.k_bias = get("self_attn.k_proj.bias");
@@ -128,8 +148,6 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     l.o_bias = get("self_attn.o_proj.bias");
     l.q_norm = get("self_attn.q_norm.weight");
     l.k_norm = get("self_attn.k_norm.weight");
-    l.gate = get("mlp.gate_proj.weight");
-    l.up = get("mlp.up_proj.weight");
     l.down = get("mlp.down_proj.weight");
     l.gate_bias = get("mlp.gate_proj.bias");
     l.up_bias = get("mlp.up_proj.bias");

@@ -19,8 +19,8 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, mixtral,
-                           // qwen2_moe or qwen3_moe
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, phi3,
+                           // mixtral, qwen2_moe or qwen3_moe
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -38,6 +38,7 @@ struct ModelConfig {
   bool mlp_bias = false;     // bias on gate, up and down projections (llama mlp_bias)
   bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3) ...
   bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
+  bool fused_projections = false;   // q, k, v in one qkv_proj and gate, up in one gate_up_proj (phi3)
   std::string activation = "silu";  // of the MLP's gate: silu, gelu_pytorch_tanh or gelu
   bool norm_plus_one = false;       // RMSNorm scales by (1 + w), in fp32 (gemma)
   bool scale_embeddings = false;    // embeddings times sqrt(hidden_size) in the model dtype (gemma)

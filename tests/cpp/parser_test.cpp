@@ -197,6 +197,23 @@ TEST(ConfigJson, MixtureOfExpertsKeys) {
             std::string::npos);
 }
 
+TEST(ConfigJson, Phi3FusedProjectionsAndWhatItLacks) {
+  const char* base = R"({"model_type": "phi3", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "sliding_window": 2047)";
+  const ModelConfig phi3 = ModelConfig::from_json(std::string(base) + "}");
+  EXPECT_TRUE(phi3.fused_projections);
+  EXPECT_EQ(phi3.sliding_window, 2047);
+  const auto error = [&](const std::string& extra) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json(std::string(base) + ", " + extra + "}"); });
+  };
+  EXPECT_NE(error(R"("rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]})")
+                .find("'longrope'"),
+            std::string::npos);
+  EXPECT_NE(error(R"("rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.75})")
+                .find("partial_rotary_factor 0.75"),
+            std::string::npos);
+}
+
 TEST(ConfigJson, FeaturesTheEngineLacksAreNamed) {
   const auto error = [](const std::string& text) {
     return message_of<std::invalid_argument>([&] { ModelConfig::from_json(text); });

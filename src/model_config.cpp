@@ -4,6 +4,7 @@
 #include "prefix_scorer/errors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -81,9 +82,10 @@ void parse_rope(const json& j, double default_theta, ModelConfig& c) {
 }
 
 // A field that is absent takes `absent`; one that is null means "none" (0).
-double optional_number(const json& j, const char* key, double absent) {
+template <typename T>
+T optional_field(const json& j, const char* key, T absent) {
   if (!j.contains(key)) return absent;
-  return get_or<double>(j, key, 0.0);
+  return get_or<T>(j, key, T{0});
 }
 
 // gemma2 and gemma3's layer_types, or their default pattern: every `period`-th layer full, the others sliding.
@@ -104,8 +106,9 @@ std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t p
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b, qwen3-moe-a3b";
-const char* const kModelTypes =
-    "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, phi3, mixtral, qwen2_moe, qwen3_moe";
+const std::vector<std::string> kModelTypes{"llama",  "mistral", "qwen2",   "qwen3",     "gemma",
+                                           "gemma2", "gemma3_text", "olmo2", "granite", "phi3",
+                                           "mixtral", "qwen2_moe", "qwen3_moe"};
 
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
 void parse_experts(const json& j, ModelConfig& c) {
@@ -140,15 +143,11 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (!j.is_object()) throw std::invalid_argument("config.json is not a JSON object");
   ModelConfig c;
   c.model_type = require<std::string>(j, "model_type");
-  const bool llama_like = c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2" ||
-                          c.model_type == "qwen3" || c.model_type == "olmo2" || c.model_type == "granite" ||
-                          c.model_type == "phi3" ||
-                          c.model_type == "mixtral" || c.model_type == "qwen2_moe" || c.model_type == "qwen3_moe";
+  if (std::find(kModelTypes.begin(), kModelTypes.end(), c.model_type) == kModelTypes.end())
+    throw std::invalid_argument(fmt::format("config.json: unsupported model_type '{}' (supported: {})", c.model_type,
+                                            fmt::join(kModelTypes, ", ")));
   const bool gemma = is_gemma(c.model_type), gemma2 = c.model_type == "gemma2",
              gemma3 = c.model_type == "gemma3_text";
-  if (!llama_like && !gemma)
-    throw std::invalid_argument(
-        fmt::format("config.json: unsupported model_type '{}' (supported: {})", c.model_type, kModelTypes));
   for (const char* key : {"quantization_config", "vision_config"}) {
     if (j.contains(key) && !j[key].is_null())
       throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
@@ -206,9 +205,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (gemma2 || gemma3) {
     c.sandwich_norms = true;
     c.query_pre_attn_scalar = get_or<double>(j, "query_pre_attn_scalar", 256.0);
-    c.attn_softcap = optional_number(j, "attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
-    c.final_softcap = optional_number(j, "final_logit_softcapping", gemma2 ? 30.0 : 0.0);
-    c.sliding_window = j.contains("sliding_window") ? get_or<int64_t>(j, "sliding_window", 0) : 4096;
+    c.attn_softcap = optional_field(j, "attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
+    c.final_softcap = optional_field(j, "final_logit_softcapping", gemma2 ? 30.0 : 0.0);
+    c.sliding_window = optional_field<int64_t>(j, "sliding_window", 4096);
     c.sliding_layers =
         parse_layer_types(j, c.num_layers, gemma2 ? 2 : get_or<int64_t>(j, "sliding_window_pattern", 6));
   } else {

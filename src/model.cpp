@@ -154,6 +154,12 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
       sliding_inv_freq_(config_.sliding_rope ? inverse_frequencies(*config_.sliding_rope, config_.head_dim)
                                              : at::Tensor()) {}
 
+Model Model::with_long_rope() const {
+  Model twin = *this;
+  twin.inv_freq_ = inverse_frequencies(config_.rope, config_.head_dim, true);
+  return twin;
+}
+
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
 
 Model Model::load(const std::string& dir, const ModelOptions& options) {
@@ -273,9 +279,11 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     }
     auto on_device = [&](const at::Tensor& m) { return m.defined() ? m.to(device) : m; };
     per_device.push_back({device, on_device(mask), on_device(sliding_mask),
-                          rotary_tables(inv_freq_.to(device), positions, dtype_),
-                          sliding_inv_freq_.defined() ? rotary_tables(sliding_inv_freq_.to(device), positions, dtype_)
-                                                      : RotaryTables{},
+                          rotary_tables(inv_freq_.to(device), positions, dtype_, config_.rope.attention_factor),
+                          sliding_inv_freq_.defined()
+                              ? rotary_tables(sliding_inv_freq_.to(device), positions, dtype_,
+                                              config_.sliding_rope->attention_factor)
+                              : RotaryTables{},
                           shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
     return per_device.back();
   };

@@ -41,19 +41,41 @@ T require(const json& j, const char* key) {
   return get_or<T>(j, key, T{});
 }
 
-// One rope's settings from a dict of rope_type (or type), rope_theta, factor and the llama3 keys.
-RopeConfig parse_rope_dict(const json& d, double theta) {
+// One rope's settings from a dict of rope_type (or type), rope_theta, factor, the llama3 and the longrope keys.
+// `top` is the whole config, for the keys that phi3 keeps outside the dict.
+RopeConfig parse_rope_dict(const json& d, double theta, const json& top) {
   RopeConfig rope;
+  const bool phi3 = get_or<std::string>(top, "model_type", "") == "phi3";
   rope.theta = get_or<double>(d, "rope_theta", theta);
   rope.type = get_or<std::string>(d, "rope_type", get_or<std::string>(d, "type", "default"));
-  if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3")
-    throw std::invalid_argument(
-        fmt::format("config.json: unsupported rope type '{}' (supported: default, linear, llama3)", rope.type));
+  if (phi3 && (rope.type == "su" || rope.type == "yarn")) rope.type = "longrope";  // as Phi3Config renames them
+  if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3" && rope.type != "longrope")
+    throw std::invalid_argument(fmt::format(
+        "config.json: unsupported rope type '{}' (supported: default, linear, llama3, longrope)", rope.type));
   rope.factor = get_or<double>(d, "factor", 1.0);
   rope.low_freq_factor = get_or<double>(d, "low_freq_factor", rope.low_freq_factor);
   rope.high_freq_factor = get_or<double>(d, "high_freq_factor", rope.high_freq_factor);
   rope.original_max_position_embeddings =
       get_or<int64_t>(d, "original_max_position_embeddings", rope.original_max_position_embeddings);
+  if (phi3) {
+    rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
+  }
+  if (rope.type != "longrope") return rope;
+
+  // transformers: phi3's top-level original_max_position_embeddings wins (4096 when absent); the factor defaults
+  // to max_position_embeddings / original, and the attention factor to sqrt(1 + ln(factor) / ln(original)).
+  const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
+  rope.original_max_position_embeddings =
+      phi3 ? get_or<int64_t>(top, "original_max_position_embeddings", 4096)
+           : get_or<int64_t>(d, "original_max_position_embeddings", max_positions);
+  const auto original = static_cast<double>(rope.original_max_position_embeddings);
+  rope.factor = get_or<double>(d, "factor", original > 0 ? static_cast<double>(max_positions) / original : 1.0);
+  const double default_attention = rope.factor <= 1.0 || original <= 1.0
+                                       ? 1.0
+                                       : std::sqrt(1.0 + std::log(rope.factor) / std::log(original));
+  rope.attention_factor = get_or<double>(d, "attention_factor", default_attention);
+  rope.short_factor = get_or<std::vector<double>>(d, "short_factor", {});
+  rope.long_factor = get_or<std::vector<double>>(d, "long_factor", {});
   return rope;
 }
 
@@ -68,12 +90,12 @@ void parse_rope(const json& j, double default_theta, ModelConfig& c) {
   const json* parameters = object_at(j, "rope_parameters");
   const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
   if (parameters != nullptr && object_at(*parameters, "full_attention") != nullptr) {
-    c.rope = parse_rope_dict((*parameters)["full_attention"], theta);
+    c.rope = parse_rope_dict((*parameters)["full_attention"], theta, j);
     const json* sliding = object_at(*parameters, "sliding_attention");
-    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(), 10000.0);
+    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(), 10000.0, j);
     return;
   }
-  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta);
+  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta, j);
   if (c.model_type == "gemma3_text") {  // the older spelling: the local base, no scaling
     RopeConfig local;
     local.theta = get_or<double>(j, "rope_local_base_freq", 10000.0);
@@ -105,7 +127,8 @@ std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t p
 }
 
 const char* const kSyntheticNames =
-    "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b, qwen3-moe-a3b";
+    "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
+    "qwen3-moe-a3b";
 const std::vector<std::string> kModelTypes{"llama",  "mistral", "qwen2",   "qwen3",     "gemma",
                                            "gemma2", "gemma3_text", "olmo2", "granite", "phi3",
                                            "mixtral", "qwen2_moe", "qwen3_moe"};
@@ -184,15 +207,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
              attention_bias;
   c.mlp_bias = (c.model_type == "llama" || c.model_type == "granite") && get_or<bool>(j, "mlp_bias", false);
   if (c.model_type == "olmo2") c.qk_norm_full_width = c.output_norms_only = c.norm_in_fp32 = true;
-  if (c.model_type == "phi3") {
-    c.fused_projections = true;
-    const json* parameters = object_at(j, "rope_parameters");
-    const double partial = get_or<double>(parameters != nullptr ? *parameters : j, "partial_rotary_factor",
-                                          get_or<double>(j, "partial_rotary_factor", 1.0));
-    if (partial != 1.0)
-      throw std::invalid_argument(fmt::format(
-          "config.json: partial_rotary_factor {} is not supported (rope over the whole head is)", partial));
-  }
+  if (c.model_type == "phi3") c.fused_projections = true;
   if (c.model_type == "granite") {
     c.attention_multiplier = get_or<double>(j, "attention_multiplier", 1.0);
     c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
@@ -249,8 +264,21 @@ void ModelConfig::validate() const {
                                             "num_key_value_heads ({})", num_heads, num_kv_heads));
   if (head_dim % 2 != 0) throw std::invalid_argument(fmt::format("config: head_dim ({}) must be even", head_dim));
   for (const RopeConfig* r : {&rope, sliding_rope ? &*sliding_rope : &rope}) {
-    if (r->theta <= 0 || r->factor <= 0)
-      throw std::invalid_argument("config: rope_theta and the rope factor must be positive");
+    if (r->theta <= 0 || r->factor <= 0 || r->attention_factor <= 0)
+      throw std::invalid_argument("config: rope_theta, the rope factor and attention_factor must be positive");
+    const int64_t rotary = r->rotary_dim(head_dim);
+    if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
+      throw std::invalid_argument(fmt::format("config: partial_rotary_factor {} rotates {} of {} dimensions (must be "
+                                              "even and at least 2)", r->partial_rotary_factor, rotary, head_dim));
+    if (r->type != "longrope") continue;
+    using Factors = std::pair<const char*, const std::vector<double>*>;
+    for (const auto& [key, factors] : {Factors{"short_factor", &r->short_factor}, Factors{"long_factor", &r->long_factor}}) {
+      if (static_cast<int64_t>(factors->size()) != rotary / 2)
+        throw std::invalid_argument(fmt::format("config: rope {} has {} entries, longrope needs rotary_dim / 2 = {}",
+                                                key, factors->size(), rotary / 2));
+    }
+    if (r->original_max_position_embeddings < 1)
+      throw std::invalid_argument("config: longrope needs original_max_position_embeddings >= 1");
   }
   if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != num_layers)
     throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", sliding_layers.size(),
@@ -291,6 +319,13 @@ json rope_json(const RopeConfig& rope) {
     parameters["high_freq_factor"] = rope.high_freq_factor;
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
+  if (rope.type == "longrope") {
+    parameters["short_factor"] = rope.short_factor;
+    parameters["long_factor"] = rope.long_factor;
+    parameters["attention_factor"] = rope.attention_factor;
+    parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+  }
+  if (rope.partial_rotary_factor != 1.0) parameters["partial_rotary_factor"] = rope.partial_rotary_factor;
   return parameters;
 }
 
@@ -318,6 +353,10 @@ std::string ModelConfig::to_json() const {
   if (model_type == "llama" || model_type == "olmo2" || model_type == "granite" || is_gemma(model_type))
     j["attention_bias"] = qkv_bias;
   if (model_type == "llama" || model_type == "granite") j["mlp_bias"] = mlp_bias;
+  if (model_type == "phi3") {  // transformers reads these two from the top level
+    j["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+    j["partial_rotary_factor"] = rope.partial_rotary_factor;
+  }
   if (model_type == "granite") {
     j["attention_multiplier"] = attention_multiplier;
     j["embedding_multiplier"] = embedding_multiplier;
@@ -384,13 +423,32 @@ void make_qwen3_moe(ModelConfig& c, int64_t experts, int64_t per_token, int64_t 
   c.moe_layers.assign(c.num_layers, true);
 }
 
+// Phi-3 traits on a shape: fused projections, longrope from `original` positions on (factors shaped like the
+// released ones: near 1 when short, growing with the wavelength when long), a share of each head rotated.
+void make_phi3(ModelConfig& c, int64_t original, double partial_rotary_factor) {
+  c.model_type = "phi3";
+  c.fused_projections = true;
+  c.tie_word_embeddings = false;
+  c.rope.type = "longrope";
+  c.rope.original_max_position_embeddings = original;
+  c.rope.partial_rotary_factor = partial_rotary_factor;
+  c.rope.factor = static_cast<double>(c.max_position_embeddings) / static_cast<double>(original);
+  c.rope.attention_factor = std::sqrt(1.0 + std::log(c.rope.factor) / std::log(static_cast<double>(original)));
+  const int64_t n = c.rope.rotary_dim(c.head_dim) / 2;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(i) / static_cast<double>(n);
+    c.rope.short_factor.push_back(1.0 + 0.1 * x);
+    c.rope.long_factor.push_back(1.0 + 30.0 * x * x);
+  }
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::synthetic(const std::string& name) {
   ModelConfig c;
   c.model_type = "llama";
   c.rms_norm_eps = 1e-5;
-  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3" || name == "tiny-moe") {
+  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3" || name == "tiny-moe" || name == "tiny-phi3") {
     c.vocab_size = 2048, c.hidden_size = 128, c.intermediate_size = 384, c.num_layers = 4;
     c.num_heads = 4, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
     c.tie_word_embeddings = true;
@@ -398,6 +456,7 @@ ModelConfig ModelConfig::synthetic(const std::string& name) {
     if (name == "tiny-gemma2" || name == "tiny-gemma3")
       make_gemma(c, name == "tiny-gemma2" ? "gemma2" : "gemma3_text", 32, name == "tiny-gemma2" ? 2 : 3);
     if (name == "tiny-moe") make_qwen3_moe(c, 8, 2, 96);
+    if (name == "tiny-phi3") make_phi3(c, 64, 0.75);
   } else if (name == "small") {
     c.vocab_size = 8192, c.hidden_size = 512, c.intermediate_size = 1536, c.num_layers = 6;
     c.num_heads = 8, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
@@ -410,7 +469,8 @@ ModelConfig ModelConfig::synthetic(const std::string& name) {
     c.num_layers = big ? 32 : 16;
     c.num_heads = 32, c.num_kv_heads = 8, c.max_position_embeddings = 131072;
     c.tie_word_embeddings = !big;
-    c.rope = RopeConfig{"llama3", 500000.0, big ? 8.0 : 32.0, 1.0, 4.0, 8192};
+    c.rope.type = "llama3", c.rope.theta = 500000.0, c.rope.factor = big ? 8.0 : 32.0;
+    c.rope.low_freq_factor = 1.0, c.rope.high_freq_factor = 4.0, c.rope.original_max_position_embeddings = 8192;
   } else if (name == "gemma2-2b") {
     c.vocab_size = 256000, c.hidden_size = 2304, c.intermediate_size = 9216, c.num_layers = 26;
     c.num_heads = 8, c.num_kv_heads = 4, c.head_dim = 256, c.max_position_embeddings = 8192;
@@ -419,6 +479,10 @@ ModelConfig ModelConfig::synthetic(const std::string& name) {
     c.vocab_size = 262144, c.hidden_size = 1152, c.intermediate_size = 6912, c.num_layers = 26;
     c.num_heads = 4, c.num_kv_heads = 1, c.head_dim = 256, c.max_position_embeddings = 32768;
     make_gemma(c, "gemma3_text", 512, 6);
+  } else if (name == "phi3-mini") {  // Phi-3-mini-128k-instruct
+    c.vocab_size = 32064, c.hidden_size = 3072, c.intermediate_size = 8192, c.num_layers = 32;
+    c.num_heads = 32, c.num_kv_heads = 32, c.head_dim = 96, c.max_position_embeddings = 131072;
+    make_phi3(c, 4096, 1.0);
   } else if (name == "qwen3-moe-a3b") {
     c.vocab_size = 151936, c.hidden_size = 2048, c.intermediate_size = 6144, c.num_layers = 48;
     c.num_heads = 32, c.num_kv_heads = 4, c.head_dim = 128, c.max_position_embeddings = 40960;

@@ -4,8 +4,14 @@
 
 namespace prefix_scorer {
 
-at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim) {
-  const auto exponents = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(head_dim);
+at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool long_factors) {
+  const int64_t dim = rope.rotary_dim(head_dim);
+  const auto exponents = at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim);
+  if (rope.type == "longrope") {
+    const std::vector<double>& factors = long_factors ? rope.long_factor : rope.short_factor;
+    const at::Tensor ext = at::tensor(factors, at::kDouble).to(at::kFloat);
+    return 1.0 / (ext * at::pow(rope.theta, exponents));
+  }
   at::Tensor inv_freq = 1.0 / at::pow(rope.theta, exponents);
   if (rope.type == "linear") return inv_freq / rope.factor;
   if (rope.type != "llama3") return inv_freq;
@@ -22,16 +28,21 @@ at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim) {
   return at::where(medium, smoothed, scaled);
 }
 
-RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype) {
+RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype,
+                           double scale) {
   const at::Tensor freqs = positions.to(inv_freq.device(), at::kFloat).unsqueeze(-1) * inv_freq;  // [b, len, d/2]
   const at::Tensor angles = at::cat({freqs, freqs}, -1).unsqueeze(1);                             // [b, 1, len, d]
-  return {angles.cos().to(dtype), angles.sin().to(dtype)};
+  if (scale == 1.0) return {angles.cos().to(dtype), angles.sin().to(dtype)};
+  return {(angles.cos() * scale).to(dtype), (angles.sin() * scale).to(dtype)};
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables) {
-  const int64_t half = x.size(-1) / 2;
-  const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * tables.cos + rotated * tables.sin;
+  const int64_t dim = tables.cos.size(-1);
+  const at::Tensor part = dim == x.size(-1) ? x : x.narrow(-1, 0, dim);
+  const int64_t half = dim / 2;
+  const at::Tensor rotated = at::cat({-part.narrow(-1, half, half), part.narrow(-1, 0, half)}, -1);
+  const at::Tensor out = part * tables.cos + rotated * tables.sin;
+  return dim == x.size(-1) ? out : at::cat({out, x.narrow(-1, dim, x.size(-1) - dim)}, -1);
 }
 
 }  // namespace prefix_scorer

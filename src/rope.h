@@ -7,18 +7,22 @@
 
 namespace prefix_scorer {
 
-// Inverse frequencies [head_dim / 2], float32 on the CPU, with the config's frequency scaling applied.
-at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim);
+// Inverse frequencies [rotary_dim / 2], float32 on the CPU, with the config's frequency scaling applied (for
+// longrope, the short or the long factors).
+at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool long_factors = false);
 
 struct RotaryTables {
-  at::Tensor cos;  // [batch, 1, len, head_dim] in the model dtype
+  at::Tensor cos;  // [batch, 1, len, rotary_dim] in the model dtype
   at::Tensor sin;
 };
 
-// Tables for `positions` [batch, len]; computed on the device of `inv_freq`.
-RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype);
+// Tables for `positions` [batch, len], scaled by `scale` (longrope's attention factor) in float32; computed on
+// the device of `inv_freq`.
+RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype,
+                           double scale = 1.0);
 
-// x * cos + rotate_half(x) * sin, for x [batch, heads, len, head_dim].
+// x * cos + rotate_half(x) * sin over the first rotary_dim dimensions of x [batch, heads, len, head_dim]; the
+// rest pass unchanged.
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables);
 
 }  // namespace prefix_scorer

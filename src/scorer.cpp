@@ -121,6 +121,7 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
   validate_prefix_options(options_);
   if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
+  if (model_->config().rope.type == "longrope") long_model_ = std::make_shared<const Model>(model_->with_long_rope());
 }
 
 PrefixScorer::~PrefixScorer() = default;
@@ -131,20 +132,45 @@ ScoringResult PrefixScorer::loglikelihood(const std::vector<Request>& requests) 
 }
 
 ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
-  ScoringResult result;
-  result.scores.resize(requests.size());
-  result.stats.requests = static_cast<int64_t>(requests.size());
   cache_->reset_peak();
   const int64_t evictions_before = cache_->evictions();
-  {
-    cancel_ = false;
-    running_ = true;
-    struct NotRunning {
-      std::atomic<bool>& running;
-      ~NotRunning() { running = false; }
-    } not_running{running_};
-    Call call(*model_, options_, *cache_, requests, result, cancel_);
-    call.run();
+  cancel_ = false;
+  running_ = true;
+  struct NotRunning {
+    std::atomic<bool>& running;
+    ~NotRunning() { running = false; }
+  } not_running{running_};
+  ScoringResult result;
+  if (!long_model_) {
+    result = score_with(*model_, false, requests, options_);
+  } else {
+    // Requests long enough for the long factors are scored apart: their prefixes' keys differ from the short ones'.
+    const ModelConfig& config = model_->config();
+    validate_requests(requests, config.vocab_size);
+    std::vector<Request> parts[2];
+    std::vector<size_t> index_of[2];
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const auto fed = static_cast<int64_t>(scoring_window(requests[i], config.window(options_.max_length), i).input.size());
+      const bool long_rope = config.long_rope(fed);
+      parts[long_rope].push_back(requests[i]);
+      index_of[long_rope].push_back(i);
+    }
+    result.scores.resize(requests.size());
+    PrefixScorerOptions options = options_;
+    int64_t done_before = 0, part_total = 0;
+    if (options_.on_progress) {  // one count over both parts
+      options.on_progress = [this, &done_before, &part_total](int64_t done, int64_t total) {
+        part_total = total;
+        options_.on_progress(done_before + done, done_before + total);
+      };
+    }
+    for (const bool long_rope : {false, true}) {
+      if (parts[long_rope].empty()) continue;
+      const ScoringResult part = score_with(long_rope ? *long_model_ : *model_, long_rope, parts[long_rope], options);
+      for (size_t k = 0; k < part.scores.size(); ++k) result.scores[index_of[long_rope][k]] = part.scores[k];
+      add_stats(result.stats, part.stats);
+      done_before += part_total;
+    }
   }
   result.stats.evictions = cache_->evictions() - evictions_before;
   result.stats.peak_bytes = cache_->peak_bytes();
@@ -152,6 +178,20 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
   result.stats.bytes_held = cache_->bytes();
   result.stats.entries_pinned = cache_->pinned();
   add_stats(totals_, result.stats);
+  return result;
+}
+
+ScoringResult PrefixScorer::score_with(const Model& model, bool long_rope, const std::vector<Request>& requests,
+                                       const PrefixScorerOptions& options) {
+  if (cache_long_rope_ != long_rope) {
+    cache_->clear();
+    cache_long_rope_ = long_rope;
+  }
+  ScoringResult result;
+  result.scores.resize(requests.size());
+  result.stats.requests = static_cast<int64_t>(requests.size());
+  Call call(model, options, *cache_, requests, result, cancel_);
+  call.run();
   return result;
 }
 

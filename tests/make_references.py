@@ -66,6 +66,13 @@ FAMILIES = {
     "phi3": dict(model_type="phi3", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=24,
                  pad_token_id=None, rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    # Phi-3.5 / Phi-4-mini style: longrope (short factors up to 40 tokens, long ones beyond) over 3/4 of each head.
+    "phi3_longrope": dict(model_type="phi3", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, rms_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
+                          original_max_position_embeddings=40,
+                          rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
+                                               short_factor=[1.0, 1.02, 1.05, 1.1, 1.2, 1.3],
+                                               long_factor=[1.0, 1.5, 3.0, 6.0, 12.0, 25.0])),
     "mixtral": dict(model_type="mixtral", intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
                     num_key_value_heads=2, rms_norm_eps=1e-5, tie_word_embeddings=False, num_local_experts=4,
                     num_experts_per_tok=2, rope_parameters=dict(rope_type="default", rope_theta=1e6)),

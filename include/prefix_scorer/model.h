@@ -1,5 +1,5 @@
 #pragma once
-// A native libtorch causal LM of the Llama family (llama, mistral, qwen2, qwen3).
+// A native libtorch decoder-only causal LM (the families ModelConfig reads).
 
 #include "prefix_scorer/kv_cache.h"
 #include "prefix_scorer/model_config.h"
@@ -46,6 +46,10 @@ class Model {
   static Model synthetic(const std::string& name, const ModelOptions& options = {});
   // "synthetic:NAME" or a checkpoint directory.
   static Model open(const std::string& spec, const ModelOptions& options = {});
+
+  // The same weights with the longrope long factors, for forwards of sequences that config().long_rope() says
+  // take them (a model without longrope: the same model).
+  Model with_long_rope() const;
 
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }

@@ -10,12 +10,21 @@
 namespace prefix_scorer {
 
 struct RopeConfig {
-  std::string type = "default";  // default, linear or llama3
+  std::string type = "default";  // default, linear, llama3 or longrope
   double theta = 10000.0;
-  double factor = 1.0;  // linear and llama3
+  double factor = 1.0;  // linear, llama3 and longrope
   double low_freq_factor = 1.0;  // llama3
   double high_freq_factor = 4.0;  // llama3
-  int64_t original_max_position_embeddings = 8192;  // llama3
+  int64_t original_max_position_embeddings = 8192;  // llama3 and longrope
+  // longrope: frequency divisors for a forward of up to original_max_position_embeddings tokens, and beyond.
+  std::vector<double> short_factor, long_factor;
+  double attention_factor = 1.0;       // longrope: cos and sin scaled by it
+  double partial_rotary_factor = 1.0;  // the share of each head that is rotated (phi3); the rest passes as it is
+
+  // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it.
+  int64_t rotary_dim(int64_t head_dim) const {
+    return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor);
+  }
 };
 
 struct ModelConfig {
@@ -73,6 +82,11 @@ struct ModelConfig {
   // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,
   // no soft-capping.
   bool cascade_exact() const { return !has_window() && attn_softcap == 0; }
+  // Whether a forward of `fed_length` tokens takes the longrope long factors, as transformers picks them for a
+  // sequence scored alone (longer than original_max_position_embeddings).
+  bool long_rope(int64_t fed_length) const {
+    return rope.type == "longrope" && fed_length > rope.original_max_position_embeddings;
+  }
 
   // Parses config.json text; throws std::invalid_argument naming an unsupported model_type, rope type,
   // activation, or a missing or inconsistent field.
@@ -80,8 +94,9 @@ struct ModelConfig {
   // Reads DIR/config.json (or the file itself); throws std::runtime_error when it cannot be read.
   static ModelConfig from_file(const std::string& path);
   // A built-in shape: tiny, small, llama-1b, llama-8b; tiny-gemma2 and tiny-gemma3 (tiny with the families'
-  // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); gemma2-2b, gemma3-1b and
-  // qwen3-moe-a3b as released.
+  // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); tiny-phi3 (tiny as phi3, longrope
+  // from 64 tokens on, 3/4 of each head rotated); gemma2-2b, gemma3-1b, phi3-mini (128k, longrope from 4096)
+  // and qwen3-moe-a3b as released.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -10,8 +10,8 @@ namespace {
 class CachedForward : public testing::TestWithParam<std::string> {};
 
 TEST_P(CachedForward, PrefillThenRestEqualsFullForward) {
-  const Model model = Model::load(model_dir(GetParam()));
   const TokenIds tokens = expected_scores(GetParam()).front().request.context;  // 71 tokens
+  const Model model = for_length(Model::load(model_dir(GetParam())), static_cast<int64_t>(tokens.size()));
   const at::Tensor full = full_logprobs(model, tokens);
   for (const size_t split : {1, 20, 70}) {
     const TokenIds head(tokens.begin(), tokens.begin() + split), tail(tokens.begin() + split, tokens.end());

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <cmath>
 #include <string>
 
 namespace prefix_scorer::test {
@@ -197,20 +198,50 @@ TEST(ConfigJson, MixtureOfExpertsKeys) {
             std::string::npos);
 }
 
-TEST(ConfigJson, Phi3FusedProjectionsAndWhatItLacks) {
+TEST(ConfigJson, Phi3FusedProjectionsLongRopeAndPartialRotary) {
   const char* base = R"({"model_type": "phi3", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
-    "num_hidden_layers": 2, "num_attention_heads": 4, "sliding_window": 2047)";
-  const ModelConfig phi3 = ModelConfig::from_json(std::string(base) + "}");
+    "num_hidden_layers": 2, "num_attention_heads": 4, "sliding_window": 2047, "max_position_embeddings": 131072)";
+  const auto read = [&](const std::string& extra) { return ModelConfig::from_json(std::string(base) + extra + "}"); };
+  const ModelConfig phi3 = read("");
   EXPECT_TRUE(phi3.fused_projections);
   EXPECT_EQ(phi3.sliding_window, 2047);
+  EXPECT_EQ(phi3.rope.rotary_dim(phi3.head_dim), 16);
+  EXPECT_FALSE(phi3.long_rope(1 << 20));
+
+  // The old "su" spelling, original_max_position_embeddings from the top level (4096 when absent), the factor
+  // and the attention factor derived as transformers derives them.
+  const char* su = R"(, "rope_scaling": {"type": "su", "short_factor": [1, 1, 1, 1, 1, 1, 1, 1],
+    "long_factor": [2, 2, 2, 2, 2, 2, 2, 2]})";
+  const ModelConfig longrope = read(su);
+  EXPECT_EQ(longrope.rope.type, "longrope");
+  EXPECT_EQ(longrope.rope.original_max_position_embeddings, 4096);
+  EXPECT_DOUBLE_EQ(longrope.rope.factor, 32.0);
+  EXPECT_DOUBLE_EQ(longrope.rope.attention_factor, std::sqrt(1.0 + std::log(32.0) / std::log(4096.0)));
+  EXPECT_FALSE(longrope.long_rope(4096));
+  EXPECT_TRUE(longrope.long_rope(4097));
+  EXPECT_EQ(read(std::string(su) + R"(, "original_max_position_embeddings": 8192)").rope.original_max_position_embeddings,
+            8192);
+  EXPECT_EQ(ModelConfig::from_json(longrope.to_json()).to_json(), longrope.to_json());
+
+  const ModelConfig partial = read(R"(, "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.75})");
+  EXPECT_EQ(partial.rope.rotary_dim(partial.head_dim), 12);
+  EXPECT_EQ(ModelConfig::from_json(partial.to_json()).rope.rotary_dim(16), 12);
+
   const auto error = [&](const std::string& extra) {
-    return message_of<std::invalid_argument>([&] { ModelConfig::from_json(std::string(base) + ", " + extra + "}"); });
+    return message_of<std::invalid_argument>([&] { read(extra); });
   };
-  EXPECT_NE(error(R"("rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]})")
-                .find("'longrope'"),
+  EXPECT_NE(error(R"(, "rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]})")
+                .find("short_factor has 1 entries, longrope needs rotary_dim / 2 = 8"),
             std::string::npos);
-  EXPECT_NE(error(R"("rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.75})")
-                .find("partial_rotary_factor 0.75"),
+  EXPECT_NE(error(R"(, "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.1})")
+                .find("partial_rotary_factor 0.1 rotates 1 of 16"),
+            std::string::npos);
+  EXPECT_NE(error(R"(, "rope_scaling": {"type": "yarn", "factor": 4.0})").find("short_factor"), std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([] {
+              ModelConfig::from_json(R"({"model_type": "llama", "vocab_size": 512, "hidden_size": 64,
+                "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+                "rope_scaling": {"type": "yarn", "factor": 4.0}})");
+            }).find("unsupported rope type 'yarn'"),
             std::string::npos);
 }
 

@@ -376,6 +376,45 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   EXPECT_GT(std::abs(windowed[0].logprob - unwindowed[0].logprob), 1e-4);  // the window matters here
 }
 
+TEST(PrefixStats, LongRopeRequestsAreScoredApartFromShortOnes) {
+  // tiny-phi3 takes the longrope long factors for forwards beyond 64 tokens: continuations of one 50-token context
+  // that end on both sides of that line share a prefix whose keys differ between the two factor sets.
+  const auto model = std::make_shared<const Model>(Model::synthetic("tiny-phi3"));
+  ASSERT_EQ(model->config().rope.original_max_position_embeddings, 64);
+  TokenIds context;
+  for (int64_t i = 0; i < 50; ++i) context.push_back(10 + i * 7 % 400);
+  std::vector<Request> requests;
+  for (const int64_t n : {1, 15, 16, 30, 2, 14, 17}) {  // fed lengths 50 + n - 1: 64 is short, 65 long
+    TokenIds continuation;
+    for (int64_t i = 0; i < n; ++i) continuation.push_back(300 + i);
+    requests.push_back({context, continuation});
+  }
+  std::vector<Score> alone;
+  for (const Request& r : requests) alone.push_back(score_plain(*model, {r}).scores.front());
+  expect_same_scores(score_plain(*model, requests).scores, alone, "plain, batched");
+  PrefixScorerOptions options;
+  options.min_prefix_len = 2;
+  options.keep_cache = true;
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  options.on_progress = [&](int64_t done, int64_t total) { progress.emplace_back(done, total); };
+  PrefixScorer scorer(model, options);
+  const ScoringResult first = scorer.loglikelihood(requests);
+  expect_same_scores(first.scores, alone, "prefix");
+  EXPECT_EQ(first.stats.requests, static_cast<int64_t>(requests.size()));
+  ASSERT_FALSE(progress.empty());  // one count over both sets
+  EXPECT_EQ(progress.back().first, progress.back().second);
+  for (size_t i = 1; i < progress.size(); ++i) EXPECT_GE(progress[i].first, progress[i - 1].first);
+  expect_same_scores(scorer.loglikelihood(requests).scores, alone, "prefix, kept cache");
+
+  // The factors matter here: the 65-token forward through the short factors gives other numbers.
+  TokenIds long_input = context;
+  long_input.insert(long_input.end(), requests[2].continuation.begin(), requests[2].continuation.end() - 1);
+  ASSERT_TRUE(model->config().long_rope(static_cast<int64_t>(long_input.size())));
+  const ForwardBatch batch = make_batch({&long_input}, {0});
+  const at::Tensor rows = at::arange(static_cast<int64_t>(long_input.size()), at::kLong);
+  EXPECT_GT((model->forward(batch, nullptr, rows) - full_logprobs(*model, long_input)).abs().max().item<double>(), 1e-3);
+}
+
 TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
   const auto model = fixture("llama3");
   PrefixScorer scorer(model);

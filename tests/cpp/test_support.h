@@ -42,7 +42,12 @@ void copy_model(const std::string& name, const std::string& dir);
 // A copy of a fixture model in a fresh directory, with `from` replaced by `to` in its config.json.
 std::string model_with_config_edit(const std::string& name, const std::string& from, const std::string& to);
 
-// Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache.
+// The model with the rope factors transformers picks for a forward of `length` tokens (longrope: long ones beyond
+// original_max_position_embeddings).
+Model for_length(const Model& model, int64_t length);
+
+// Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache (longrope:
+// with the factors transformers picks for its length).
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);
 
 }  // namespace prefix_scorer::test

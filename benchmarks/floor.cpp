@@ -13,7 +13,9 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
   std::vector<ScoringRow> rows = make_rows(requests, c.vocab_size, c.window(max_length), true, truncated);
   std::sort(rows.begin(), rows.end(), [](const ScoringRow& a, const ScoringRow& b) { return a.input < b.input; });
   FloorWork w;
-  double keys_attended = 0.0;  // over every distinct token: the keys its query sees (itself and those before it)
+  // Over every distinct token: the keys its query sees (itself and those before it), in full-attention layers and
+  // in sliding-window ones.
+  double keys_full = 0.0, keys_windowed = 0.0;
   for (size_t i = 0; i < rows.size(); ++i) {
     size_t shared = 0;
     if (i > 0) {
@@ -24,15 +26,26 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
     w.scored_positions += rows[i].scored;
     for (size_t p = shared; p < rows[i].input.size(); ++p) {
       const auto keys = static_cast<int64_t>(p + 1);
-      keys_attended += static_cast<double>(c.sliding_window > 0 ? std::min(keys, c.sliding_window) : keys);
+      keys_full += static_cast<double>(keys);
+      keys_windowed += static_cast<double>(c.sliding_window > 0 ? std::min(keys, c.sliding_window) : keys);
     }
   }
   const double h = static_cast<double>(c.hidden_size);
   const double projections = h * c.head_dim * (2.0 * c.num_heads + 2.0 * c.num_kv_heads);
-  const double layer_params = projections + 3.0 * h * c.intermediate_size;
-  w.weight_flops = 2.0 * layer_params * c.num_layers * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
-  // Per layer and head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim).
-  w.attention_flops = 4.0 * c.num_heads * c.head_dim * c.num_layers * keys_attended;
+  double params_per_token = 0.0, keys_attended = 0.0;  // over all layers
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    params_per_token += projections;
+    if (c.is_moe_layer(l)) {  // the router, the experts a token is routed to, and the shared expert with its gate
+      params_per_token += h * c.num_experts + 3.0 * h * c.moe_intermediate_size * c.experts_per_token;
+      if (c.shared_expert_intermediate_size > 0) params_per_token += 3.0 * h * c.shared_expert_intermediate_size + h;
+    } else {
+      params_per_token += 3.0 * h * c.intermediate_size;
+    }
+    keys_attended += c.layer_window(l) > 0 ? keys_windowed : keys_full;
+  }
+  w.weight_flops = 2.0 * params_per_token * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
+  // Per head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim).
+  w.attention_flops = 4.0 * c.num_heads * c.head_dim * keys_attended;
   w.flops = w.weight_flops + w.attention_flops;
   return w;
 }

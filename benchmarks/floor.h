@@ -8,8 +8,9 @@
 
 namespace prefix_scorer::bench {
 
-// Every distinct token once through every layer's weights (2 x layer parameters per token), lm_head for every
-// scored position, and every distinct token's attention over the keys up to it (within the sliding window).
+// Every distinct token once through every layer's weights (2 x the parameters a token uses: in a mixture-of-experts
+// layer the router, its experts_per_token experts and the shared expert), lm_head for every scored position, and
+// every distinct token's attention over the keys up to it (within the layer's sliding window, if it has one).
 // Distinct tokens are the nodes of the token trie of the forward rows: a shared prefix counts once.
 struct FloorWork {
   int64_t unique_tokens = 0;

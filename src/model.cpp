@@ -108,7 +108,7 @@ at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor
   const at::Tensor probs = at::softmax(at::linear(x, l.router).to(at::kFloat), -1);
   auto [weights, chosen] = probs.topk(c.experts_per_token, -1);
   if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
-  if (c.model_type != "mixtral") weights = weights.to(x.scalar_type());
+  if (!c.routing_weights_fp32) weights = weights.to(x.scalar_type());
   const at::Tensor order = at::argsort(chosen.reshape(-1), /*stable=*/true);
   const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
   const at::Tensor token_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);

@@ -140,6 +140,7 @@ void parse_experts(const json& j, ModelConfig& c) {
   c.experts_per_token = get_or<int64_t>(j, "num_experts_per_tok", mixtral ? 2 : 4);
   c.moe_intermediate_size = mixtral ? c.intermediate_size : get_or<int64_t>(j, "moe_intermediate_size", 1408);
   c.norm_topk_prob = mixtral || get_or<bool>(j, "norm_topk_prob", false);
+  c.routing_weights_fp32 = mixtral;
   if (c.model_type == "qwen2_moe")
     c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", 5632);
   if (mixtral) return;
@@ -394,105 +395,92 @@ std::string ModelConfig::to_json() const {
 
 namespace {
 
-// Gemma 2 and 3 traits on a shape: the sandwich norms, every `period`-th layer full and the others windowed.
-void make_gemma(ModelConfig& c, const std::string& model_type, int64_t window, int64_t period) {
-  c.model_type = model_type;
-  c.activation = "gelu_pytorch_tanh";
-  c.norm_plus_one = c.scale_embeddings = c.sandwich_norms = c.tie_word_embeddings = true;
-  c.rms_norm_eps = 1e-6;
-  c.query_pre_attn_scalar = static_cast<double>(c.head_dim);
-  c.sliding_window = window;
-  c.sliding_layers.clear();
-  for (int64_t i = 0; i < c.num_layers; ++i) c.sliding_layers.push_back((i + 1) % period != 0);
-  if (model_type == "gemma2") {
-    c.attn_softcap = 50.0, c.final_softcap = 30.0;
-  } else {
-    c.qk_norm = true;
-    c.rope.theta = 1e6;
-    c.sliding_rope = RopeConfig{};
-  }
+// A shape's sizes as config.json keys; the family traits come from from_json, as for a checkpoint.
+json shape(const char* model_type, int64_t vocab, int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads,
+           int64_t kv_heads, int64_t head_dim, int64_t max_positions) {
+  return {{"model_type", model_type}, {"vocab_size", vocab},          {"hidden_size", hidden},
+          {"intermediate_size", intermediate}, {"num_hidden_layers", layers}, {"num_attention_heads", heads},
+          {"num_key_value_heads", kv_heads},  {"head_dim", head_dim},     {"max_position_embeddings", max_positions},
+          {"rms_norm_eps", 1e-5}};
 }
 
-// Qwen3 MoE traits on a shape: q/k norms, every layer a mixture with renormalized routing weights.
-void make_qwen3_moe(ModelConfig& c, int64_t experts, int64_t per_token, int64_t expert_size) {
-  c.model_type = "qwen3_moe";
-  c.qk_norm = c.norm_topk_prob = true;
-  c.tie_word_embeddings = false;
-  c.rms_norm_eps = 1e-6;
-  c.num_experts = experts, c.experts_per_token = per_token, c.moe_intermediate_size = expert_size;
-  c.moe_layers.assign(c.num_layers, true);
+// Gemma 2 and 3 keys: windows of `window` tokens on all but every `period`-th layer, the query scale of the head.
+void gemma_keys(json& j, const char* model_type, int64_t window, int64_t period) {
+  j.update({{"model_type", model_type}, {"rms_norm_eps", 1e-6}, {"sliding_window", window},
+            {"sliding_window_pattern", period}, {"query_pre_attn_scalar", j["head_dim"]}});
 }
 
-// Phi-3 traits on a shape: fused projections, longrope from `original` positions on (factors shaped like the
-// released ones: near 1 when short, growing with the wavelength when long), a share of each head rotated.
-void make_phi3(ModelConfig& c, int64_t original, double partial_rotary_factor) {
-  c.model_type = "phi3";
-  c.fused_projections = true;
-  c.tie_word_embeddings = false;
-  c.rope.type = "longrope";
-  c.rope.original_max_position_embeddings = original;
-  c.rope.partial_rotary_factor = partial_rotary_factor;
-  c.rope.factor = static_cast<double>(c.max_position_embeddings) / static_cast<double>(original);
-  c.rope.attention_factor = std::sqrt(1.0 + std::log(c.rope.factor) / std::log(static_cast<double>(original)));
-  const int64_t n = c.rope.rotary_dim(c.head_dim) / 2;
-  for (int64_t i = 0; i < n; ++i) {
-    const double x = static_cast<double>(i) / static_cast<double>(n);
-    c.rope.short_factor.push_back(1.0 + 0.1 * x);
-    c.rope.long_factor.push_back(1.0 + 30.0 * x * x);
+// Qwen3 MoE keys: every layer a mixture with renormalized routing weights.
+void qwen3_moe_keys(json& j, int64_t experts, int64_t per_token, int64_t expert_size) {
+  j.update({{"model_type", "qwen3_moe"}, {"rms_norm_eps", 1e-6}, {"tie_word_embeddings", false}, {"num_experts", experts},
+            {"num_experts_per_tok", per_token}, {"moe_intermediate_size", expert_size}, {"norm_topk_prob", true}});
+}
+
+// Phi-3 keys: longrope from `original` positions on (factors shaped like the released ones: near 1 when short,
+// growing with the wavelength when long), a share of each head rotated.
+void phi3_keys(json& j, int64_t original, double partial_rotary_factor) {
+  const auto rotary = static_cast<int64_t>(j["head_dim"].get<double>() * partial_rotary_factor);
+  std::vector<double> short_factor, long_factor;
+  for (int64_t i = 0; i < rotary / 2; ++i) {
+    const double x = static_cast<double>(i) / static_cast<double>(rotary / 2);
+    short_factor.push_back(1.0 + 0.1 * x);
+    long_factor.push_back(1.0 + 30.0 * x * x);
   }
+  j.update({{"model_type", "phi3"}, {"tie_word_embeddings", false}, {"original_max_position_embeddings", original},
+            {"partial_rotary_factor", partial_rotary_factor},
+            {"rope_scaling", {{"type", "longrope"}, {"short_factor", short_factor}, {"long_factor", long_factor}}}});
+}
+
+json synthetic_keys(const std::string& name) {
+  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3" || name == "tiny-moe" || name == "tiny-phi3") {
+    json j = shape("llama", 2048, 128, 384, 4, 4, 2, 32, 4096);
+    j["tie_word_embeddings"] = true;
+    if (name == "tiny-gemma2") gemma_keys(j, "gemma2", 32, 2);
+    if (name == "tiny-gemma3") gemma_keys(j, "gemma3_text", 32, 3);
+    if (name == "tiny-moe") qwen3_moe_keys(j, 8, 2, 96);
+    if (name == "tiny-phi3") phi3_keys(j, 64, 0.75);
+    return j;
+  }
+  if (name == "small") {
+    json j = shape("llama", 8192, 512, 1536, 6, 8, 2, 64, 4096);
+    j["tie_word_embeddings"] = true;
+    return j;
+  }
+  if (name == "llama-1b" || name == "llama-8b") {  // Llama-3.2-1B and Llama-3.1-8B
+    const bool big = name == "llama-8b";
+    json j = big ? shape("llama", 128256, 4096, 14336, 32, 32, 8, 128, 131072)
+                 : shape("llama", 128256, 2048, 8192, 16, 32, 8, 64, 131072);
+    j.update({{"tie_word_embeddings", !big}, {"rope_theta", 500000.0},
+              {"rope_scaling", {{"rope_type", "llama3"}, {"factor", big ? 8.0 : 32.0}, {"low_freq_factor", 1.0},
+                                {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}}}});
+    return j;
+  }
+  if (name == "gemma2-2b") {
+    json j = shape("gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192);
+    gemma_keys(j, "gemma2", 4096, 2);
+    return j;
+  }
+  if (name == "gemma3-1b") {
+    json j = shape("gemma3_text", 262144, 1152, 6912, 26, 4, 1, 256, 32768);
+    gemma_keys(j, "gemma3_text", 512, 6);
+    return j;
+  }
+  if (name == "phi3-mini") {  // Phi-3-mini-128k-instruct
+    json j = shape("phi3", 32064, 3072, 8192, 32, 32, 32, 96, 131072);
+    phi3_keys(j, 4096, 1.0);
+    return j;
+  }
+  if (name == "qwen3-moe-a3b") {
+    json j = shape("qwen3_moe", 151936, 2048, 6144, 48, 32, 4, 128, 40960);
+    j["rope_theta"] = 1e6;
+    qwen3_moe_keys(j, 128, 8, 768);
+    return j;
+  }
+  throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));
 }
 
 }  // namespace
 
-ModelConfig ModelConfig::synthetic(const std::string& name) {
-  ModelConfig c;
-  c.model_type = "llama";
-  c.rms_norm_eps = 1e-5;
-  if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3" || name == "tiny-moe" || name == "tiny-phi3") {
-    c.vocab_size = 2048, c.hidden_size = 128, c.intermediate_size = 384, c.num_layers = 4;
-    c.num_heads = 4, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
-    c.tie_word_embeddings = true;
-    c.head_dim = 32;
-    if (name == "tiny-gemma2" || name == "tiny-gemma3")
-      make_gemma(c, name == "tiny-gemma2" ? "gemma2" : "gemma3_text", 32, name == "tiny-gemma2" ? 2 : 3);
-    if (name == "tiny-moe") make_qwen3_moe(c, 8, 2, 96);
-    if (name == "tiny-phi3") make_phi3(c, 64, 0.75);
-  } else if (name == "small") {
-    c.vocab_size = 8192, c.hidden_size = 512, c.intermediate_size = 1536, c.num_layers = 6;
-    c.num_heads = 8, c.num_kv_heads = 2, c.max_position_embeddings = 4096;
-    c.tie_word_embeddings = true;
-  } else if (name == "llama-1b" || name == "llama-8b") {
-    const bool big = name == "llama-8b";
-    c.vocab_size = 128256;
-    c.hidden_size = big ? 4096 : 2048;
-    c.intermediate_size = big ? 14336 : 8192;
-    c.num_layers = big ? 32 : 16;
-    c.num_heads = 32, c.num_kv_heads = 8, c.max_position_embeddings = 131072;
-    c.tie_word_embeddings = !big;
-    c.rope.type = "llama3", c.rope.theta = 500000.0, c.rope.factor = big ? 8.0 : 32.0;
-    c.rope.low_freq_factor = 1.0, c.rope.high_freq_factor = 4.0, c.rope.original_max_position_embeddings = 8192;
-  } else if (name == "gemma2-2b") {
-    c.vocab_size = 256000, c.hidden_size = 2304, c.intermediate_size = 9216, c.num_layers = 26;
-    c.num_heads = 8, c.num_kv_heads = 4, c.head_dim = 256, c.max_position_embeddings = 8192;
-    make_gemma(c, "gemma2", 4096, 2);
-  } else if (name == "gemma3-1b") {
-    c.vocab_size = 262144, c.hidden_size = 1152, c.intermediate_size = 6912, c.num_layers = 26;
-    c.num_heads = 4, c.num_kv_heads = 1, c.head_dim = 256, c.max_position_embeddings = 32768;
-    make_gemma(c, "gemma3_text", 512, 6);
-  } else if (name == "phi3-mini") {  // Phi-3-mini-128k-instruct
-    c.vocab_size = 32064, c.hidden_size = 3072, c.intermediate_size = 8192, c.num_layers = 32;
-    c.num_heads = 32, c.num_kv_heads = 32, c.head_dim = 96, c.max_position_embeddings = 131072;
-    make_phi3(c, 4096, 1.0);
-  } else if (name == "qwen3-moe-a3b") {
-    c.vocab_size = 151936, c.hidden_size = 2048, c.intermediate_size = 6144, c.num_layers = 48;
-    c.num_heads = 32, c.num_kv_heads = 4, c.head_dim = 128, c.max_position_embeddings = 40960;
-    c.rope.theta = 1e6;
-    make_qwen3_moe(c, 128, 8, 768);
-  } else {
-    throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));
-  }
-  if (c.head_dim == 0) c.head_dim = c.hidden_size / c.num_heads;
-  return c;
-}
+ModelConfig ModelConfig::synthetic(const std::string& name) { return from_json(synthetic_keys(name).dump()); }
 
 }  // namespace prefix_scorer

@@ -67,6 +67,7 @@ struct ModelConfig {
   int64_t experts_per_token = 0;
   int64_t moe_intermediate_size = 0;
   bool norm_topk_prob = false;                  // the chosen experts' weights renormalized to sum to 1
+  bool routing_weights_fp32 = false;            // they stay float32 through the experts' sum (mixtral)
   int64_t shared_expert_intermediate_size = 0;  // qwen2_moe: a shared expert behind a sigmoid gate; 0: none
   std::vector<bool> moe_layers;                 // which layers are MoE (empty: all, when num_experts > 0)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...

@@ -135,6 +135,22 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     assert all(m["mfu"] > 0 for m in modes.values())  # speed itself is the benchmark's to measure, not a test's
 
 
+def test_floor_counts_the_experts_a_token_is_routed_to(bench, tmp_path):
+    # tiny-moe is tiny with each MLP (3 x 128 x 384) replaced by a router over 8 experts of 3 x 128 x 96, 2 a token.
+    floors = {}
+    for model in ("tiny", "tiny-moe"):
+        report_path = tmp_path / f"{model}.json"
+        proc = run(bench, "--model", f"synthetic:{model}", "--mode", "prefix", "--workload", "mmlu-shape",
+                   "--subjects", 1, "--questions", 2, "--prefix-len", 16, "--json", report_path)
+        assert proc.returncode == 0, proc.stderr
+        floors[model] = json.loads(report_path.read_text())["floor"]
+    dense, moe = floors["tiny"], floors["tiny-moe"]
+    assert moe["unique_tokens"] == dense["unique_tokens"] and moe["attention_flops"] == dense["attention_flops"]
+    per_token_and_layer = 128 * 8 + 2 * 3 * 128 * 96 - 3 * 128 * 384
+    assert moe["weight_flops"] - dense["weight_flops"] == pytest.approx(
+        2 * per_token_and_layer * 4 * dense["unique_tokens"])
+
+
 @pytest.mark.parametrize("workload, sizes, requests", [
     ("mmlu-text", ["--subjects", 2, "--questions", 3, "--shots", 2], 24),
     ("hellaswag-text", ["--questions", 5], 20),

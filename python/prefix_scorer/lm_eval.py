@@ -16,6 +16,9 @@ from .harness import Scorer
 from .scorer import OPTION_NAMES
 
 try:
+    # lm-eval fills its registry with the built-in backends (lazily) only while the registry is empty: load them
+    # first, so that registering prefix-scorer does not hide --model hf from the same process.
+    import lm_eval.models  # noqa: F401
     from lm_eval.api.model import TemplateLM as _Base
     from lm_eval.api.registry import register_model as _register_model
 
@@ -135,7 +138,14 @@ class PrefixScorerLM(_Base):
         return ids[-left_truncate_len:] if left_truncate_len else ids
 
     def loglikelihood(self, requests: List[Any], disable_tqdm: bool = False) -> List[Tuple[float, bool]]:
-        """Each request's ``args`` is ``(context, continuation)``; results come back in the requests' order."""
+        """Each request's ``args`` is ``(context, continuation)``; results come back in the requests' order.
+
+        With lm-eval installed, its own TemplateLM encodes the pairs (through :meth:`tok_encode`, as its HF backend
+        does; the rule for empty contexts has changed between releases), and :meth:`_loglikelihood_tokens` scores
+        them; without it, :class:`Scorer` encodes them by lm-eval's rule.
+        """
+        if HAVE_LM_EVAL:
+            return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
         pairs = [tuple(req.args) for req in requests]
         self.scorer.progress = not disable_tqdm
         results = self.scorer.loglikelihood(pairs)

@@ -27,3 +27,11 @@ def bench() -> pathlib.Path:
     if not _BENCH.is_file():
         pytest.fail(f"prefix-scorer-bench not found at {_BENCH}: pip install . first, or set PREFIX_SCORER_BUILD")
     return _BENCH
+
+
+def child_env(**extra: str) -> dict:
+    """The environment for a Python child process that must import the prefix_scorer under test, offline."""
+    import prefix_scorer
+
+    return {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(prefix_scorer.__file__)),
+            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **extra}

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import prefix_scorer
+from conftest import child_env
 from prefix_scorer import _core
 
 PAIRS = [([5 + (q * 7 + i) % 400 for i in range(30 + q)], [c + 1]) for q in range(12) for c in range(4)]
@@ -81,9 +82,8 @@ def test_ctrl_c_stops_a_long_call_in_another_process():
             early = scorer.stats["requests"] == 0
             print("interrupted", "early" if early else "at the end", len(scorer.loglikelihood(pairs[:4])))
     """)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(prefix_scorer.__file__)))  # the one under test
     proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=child_env())
     assert proc.stdout.readline().strip() == "scoring"
     time.sleep(1)  # into the call, which runs for minutes
     proc.send_signal(signal.SIGINT)

@@ -1,0 +1,141 @@
+"""lm-evaluation-harness from PyPI end to end: its own evaluator and command line on the local tasks of
+tests/data/lm_eval_tasks, with ``--model prefix-scorer`` against lm-eval's own ``--model hf`` on the same tiny
+checkpoint (transformers from the local folder): the same metrics, and per-sample loglikelihoods within 1e-4."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DATA, child_env
+
+lm_eval = pytest.importorskip("lm_eval")
+pytest.importorskip("accelerate")  # lm-eval's hf backend needs it
+
+from lm_eval.tasks import TaskManager  # noqa: E402
+
+from prefix_scorer.lm_eval import PrefixScorerLM  # noqa: E402
+
+TASK_DIR = DATA / "lm_eval_tasks"
+MODEL = DATA / "models" / "llama3"
+TASKS = ["tiny_mmlu", "tiny_hellaswag", "tiny_wikitext", "tiny_edge"]
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# Metrics that are exponentials or ratios of summed logprobs: equal up to the logprobs' own float32 difference.
+SUMMED = ("word_perplexity", "byte_perplexity", "bits_per_byte")
+
+
+@pytest.fixture(scope="module")
+def task_manager():
+    return TaskManager(include_path=str(TASK_DIR))
+
+
+@pytest.fixture(autouse=True)
+def offline_in_task_dir(monkeypatch):
+    # The task files name their local JSON data relative to their own folder.
+    monkeypatch.chdir(TASK_DIR)
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
+
+
+def evaluate(task_manager, model, model_args="", **kwargs):
+    return lm_eval.simple_evaluate(model=model, model_args=model_args, tasks=TASKS, task_manager=task_manager,
+                                   batch_size=1, device="cpu", log_samples=True, **kwargs)
+
+
+def per_sample(results):
+    """{(task, doc_id): [(logprob, is_greedy) or logprob per request]}."""
+    return {(task, s["doc_id"]): s["filtered_resps"] for task, samples in results["samples"].items() for s in samples}
+
+
+def assert_same_results(ours, theirs):
+    for task, metrics in theirs["results"].items():
+        for key, value in metrics.items():
+            if "stderr" in key or not isinstance(value, float):
+                continue
+            if key.split(",")[0] in SUMMED:
+                assert ours["results"][task][key] == pytest.approx(value, rel=1e-4), (task, key)
+            else:
+                assert ours["results"][task][key] == value, (task, key)
+    ours_samples, theirs_samples = per_sample(ours), per_sample(theirs)
+    assert ours_samples.keys() == theirs_samples.keys()
+    for key, resps in theirs_samples.items():
+        assert len(ours_samples[key]) == len(resps), key
+        for got, want in zip(ours_samples[key], resps):
+            if isinstance(want, (tuple, list)):  # loglikelihood: (logprob, is_greedy)
+                assert got[0] == pytest.approx(want[0], abs=1e-4), key
+                assert bool(got[1]) == bool(want[1]), key
+            else:  # loglikelihood_rolling: a document's sum, which the hf backend adds up in float32 (an ulp is
+                # 2.4e-4 at 2048): within 1e-4 or a few float32 ulps of its size
+                assert float(got) == pytest.approx(float(want), abs=1e-4, rel=1e-6), key
+
+
+@pytest.mark.parametrize("extra", ["", "add_bos_token=True", "max_length=32"])
+def test_same_metrics_and_samples_as_lm_eval_hf(task_manager, extra):
+    model_args = f"pretrained={MODEL},dtype=float32" + (f",{extra}" if extra else "")
+    theirs = evaluate(task_manager, "hf", model_args)
+    ours = evaluate(task_manager, "prefix-scorer", model_args)
+    assert_same_results(ours, theirs)
+    assert ours["results"]["tiny_mmlu_anatomy"]["acc,none"] >= 0  # the group's subtasks ran
+    assert len(ours["samples"]["tiny_mmlu_anatomy"]) == 6
+    if extra == "max_length=32":  # truncation made the windows differ from the untruncated run's
+        assert not math.isclose(ours["results"]["tiny_wikitext"]["bits_per_byte,none"],
+                                evaluate(task_manager, "prefix-scorer",
+                                         f"pretrained={MODEL},dtype=float32")["results"]["tiny_wikitext"][
+                                    "bits_per_byte,none"], rel_tol=1e-3)
+
+
+def test_command_line_matches_lm_eval_hf(task_manager, tmp_path):
+    theirs = evaluate(task_manager, "hf", f"pretrained={MODEL},dtype=float32")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prefix_scorer.lm_eval", "--model", "prefix-scorer", "--model_args",
+         f"pretrained={MODEL},dtype=float32", "--tasks", ",".join(TASKS), "--include_path", ".", "--device", "cpu",
+         "--batch_size", "4", "--output_path", str(tmp_path), "--log_samples"],
+        cwd=TASK_DIR, env=child_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (results_file,) = tmp_path.glob("*/results_*.json")
+    ours = json.loads(results_file.read_text())
+    ours["samples"] = {}
+    for samples_file in tmp_path.glob("*/samples_*.jsonl"):
+        task = samples_file.name[len("samples_"):].rsplit("_", 1)[0]
+        ours["samples"][task] = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    # The files hold responses as text: read them back as numbers.
+    for samples in ours["samples"].values():
+        for s in samples:
+            s["filtered_resps"] = [[float(r[0]), r[1] == "True"] if isinstance(r, list) else float(r)
+                                   for r in s["filtered_resps"]]
+    assert_same_results(ours, theirs)
+
+
+def test_use_cache_answers_the_second_run_from_the_cache(task_manager, tmp_path):
+    cache = str(tmp_path / "requests")
+    first_lm = PrefixScorerLM(pretrained=str(MODEL))
+    first = evaluate(task_manager, first_lm, use_cache=cache)
+    assert first_lm.scorer.scorer.stats["requests"] > 0
+    again_lm = PrefixScorerLM(pretrained=str(MODEL))
+    again = evaluate(task_manager, again_lm, use_cache=cache)
+    assert again_lm.scorer.scorer.stats["requests"] == 0  # every request answered by the cache
+    assert_same_results(again, first)
+
+
+def test_generate_until_task_is_refused_by_name(task_manager, tmp_path):
+    task = tmp_path / "tiny_generate.yaml"
+    task.write_text(f"""task: tiny_generate
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {TASK_DIR / 'edge.jsonl'}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{context}}}}"
+doc_to_target: "{{{{choices[0]}}}}"
+generation_kwargs:
+  until: ["\\n"]
+metric_list:
+  - metric: exact_match
+""")
+    with pytest.raises(NotImplementedError, match="generate_until"):
+        lm_eval.simple_evaluate(model="prefix-scorer", model_args=f"pretrained={MODEL}", tasks=["tiny_generate"],
+                                task_manager=TaskManager(include_path=str(tmp_path)), device="cpu")

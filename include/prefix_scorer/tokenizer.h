@@ -43,8 +43,9 @@ class Tokenizer {
 // lm-evaluation-harness's HF-backend pair encoding: trailing whitespace of the context moves to the front of the
 // continuation; context + continuation is encoded whole and the context alone; the continuation is the whole
 // encoding past the context's length. An empty context becomes the prefix token (BOS, else EOS) and the
-// continuation is encoded alone. `add_special_tokens` is lm-eval's add_bos_token; text that already starts with
-// the BOS token does not get a second one.
+// continuation is encoded alone without special tokens; when that encoding opens with the prefix token, the token
+// is the context (lm-eval 0.4.13's rule). `add_special_tokens` is lm-eval's add_bos_token; text that already starts
+// with the BOS token does not get a second one.
 Request encode_pair(const Tokenizer& tokenizer, const std::string& context, const std::string& continuation,
                     bool add_special_tokens);
 

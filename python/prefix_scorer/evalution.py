@@ -1,56 +1,122 @@
-"""Evalution backend: an engine whose sessions score loglikelihood requests on a :class:`PrefixScorer`.
+"""Evalution backend: ``prefix_scorer.evalution.PrefixScorer``, an Evalution engine whose sessions score
+loglikelihood requests on a :class:`prefix_scorer.PrefixScorer`.
 
-Evalution tokenizes context and continuation separately (no whitespace moves between them): the context gets the
-BOS when ``add_bos_token``, the continuation never; an empty context becomes the prefix token.
+    from prefix_scorer.evalution import PrefixScorer
+    run = PrefixScorer(device="cuda", dtype="bfloat16").model(path="/models/llama")
+    run.run(evalution.benchmarks.MMLU())
+
+Requests are tokenized as Evalution's Transformers engine tokenizes them: the context with the tokenizer's default
+special tokens (none when it already starts with the BOS text), the continuation without; an empty context becomes
+the prefix token (BOS, else EOS); a continuation longer than the model's window is scored in windows that keep the
+latest context, as that engine does. Pre-tokenized ids (``context_input_ids``, ``continuation_input_ids``,
+``input_ids``) are used as given.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-from typing import Any, List, Optional, Sequence
+import warnings
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from evalution.engines.base import (
+    BaseEngine,
+    BaseInferenceSession,
+    GenerationOutput,
+    GenerationRequest,
+    LoglikelihoodOutput,
+    LoglikelihoodRequest,
+    RollingLoglikelihoodOutput,
+    RollingLoglikelihoodRequest,
+)
 
 from .harness import Scorer
 
-try:
-    import evalution  # noqa: F401
-
-    HAVE_EVALUTION = True
-except ImportError:
-    HAVE_EVALUTION = False
+SERVED = "prefix-scorer serves loglikelihood and rolling loglikelihood requests only"
 
 
-@dataclasses.dataclass(frozen=True)
-class LoglikelihoodOutput:
-    """One request's result."""
+@dataclasses.dataclass
+class PrefixScorer(BaseEngine):
+    """Engine controls, as Evalution's own engines take them.
 
-    logprob: float
-    is_greedy: bool
-    token_count: int
+    ``device``: ``None`` takes ``cuda:0`` when a GPU is visible, else the CPU. ``dtype``: ``"auto"`` keeps the
+    checkpoint's. ``batch_size``: an int caps a forward at that many rows; ``"auto"`` keeps the scorer's own token
+    and memory budget. ``max_length``: the scoring window (default: the model's ``max_position_embeddings``).
+    ``keep_cache`` keeps prefixes across calls until the session's ``gc()``; ``min_prefix_len``, ``max_cache_bytes``
+    and ``options`` (any other :meth:`prefix_scorer.PrefixScorer.from_pretrained` option) tune the cache.
+    """
+
+    device: Optional[str] = None
+    dtype: Optional[str] = "auto"
+    batch_size: Any = "auto"
+    max_length: Optional[int] = None
+    keep_cache: bool = True
+    min_prefix_len: Optional[int] = None
+    max_cache_bytes: Optional[int] = None
+    options: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def build(self, model: Any) -> "PrefixScorerSession":
+        """A session on ``model`` (``evalution.config.Model``): its ``path``, and ``tokenizer_path`` or ``path`` for
+        the tokenizer; ``tokenizer_kwargs`` may set ``add_bos_token``."""
+        tokenizer_kwargs = dict(getattr(model, "tokenizer_kwargs", None) or {})
+        add_bos_token = tokenizer_kwargs.pop("add_bos_token", None)
+        tokenizer_path = getattr(model, "tokenizer_path", None)
+        # Evalution's window: the smaller of the model's max_position_embeddings and the tokenizer's model_max_length.
+        window = self.max_length
+        tokenizer_length = tokenizer_kwargs.pop("model_max_length", None) or _real_length(
+            _json_field(tokenizer_path or model.path, "tokenizer_config.json", "model_max_length"))
+        model_length = _real_length(_json_field(model.path, "config.json", "max_position_embeddings"))
+        if window is None and tokenizer_length is not None and (model_length is None or tokenizer_length < model_length):
+            window = int(tokenizer_length)
+        ignored = sorted(set(tokenizer_kwargs) | set(getattr(model, "model_kwargs", None) or {}))
+        if getattr(model, "tokenizer", None) is not None:
+            ignored.append("tokenizer (an object: give tokenizer_path)")
+        if ignored:
+            warnings.warn(f"prefix-scorer ignores {', '.join(ignored)}")
+        options = dict(self.options)
+        for name in ("min_prefix_len", "max_cache_bytes"):
+            if getattr(self, name) is not None:
+                options[name] = getattr(self, name)
+        if self.batch_size not in (None, "auto"):
+            options["max_batch_rows"] = int(self.batch_size)
+        device = self.device or _default_device()
+        scorer = Scorer(model.path, device=device, dtype=_dtype(self.dtype), max_length=window,
+                        add_bos_token=add_bos_token, tokenizer=tokenizer_path, progress=False,
+                        keep_cache=self.keep_cache, **options)
+        return PrefixScorerSession(scorer, {"engine": "prefix-scorer", "device": device, "dtype": self.dtype})
 
 
-def _text_pair(request: Any) -> "tuple[str, str]":
-    """A request object with ``context`` and ``continuation``, or a ``(context, continuation)`` pair."""
-    if hasattr(request, "context") and hasattr(request, "continuation"):
-        return request.context, request.continuation
-    context, continuation = request
-    return context, continuation
+def _json_field(folder: Any, name: str, key: str) -> Any:
+    """``key`` of the JSON file ``folder/name``, or None when either is absent."""
+    path = os.path.join(os.fspath(folder), name)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get(key)
 
 
-def _text(request: Any) -> str:
-    for name in ("text", "context"):
-        if hasattr(request, name):
-            return getattr(request, name)
-    if isinstance(request, str):
-        return request
-    raise TypeError(f"a rolling request must be text or have .text, got {type(request).__name__}")
+def _real_length(value: Any) -> Optional[int]:
+    """A length, unless absent or the huge number transformers writes for "none" (as Evalution reads them)."""
+    return int(value) if isinstance(value, (int, float)) and 1 < value < 1_000_000 else None
 
 
-class PrefixScorerSession:
-    """Scores Evalution requests; prefixes are kept across calls until :meth:`gc` or :meth:`close`."""
+def _default_device() -> str:
+    import torch
 
-    def __init__(self, scorer: Scorer) -> None:
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def _dtype(dtype: Optional[str]) -> Optional[str]:
+    return None if dtype in (None, "auto") else dtype
+
+
+class PrefixScorerSession(BaseInferenceSession):
+    """Scores an engine's requests; cached prefixes live until :meth:`gc`, the model until :meth:`close`."""
+
+    def __init__(self, scorer: Scorer, execution: Dict[str, Any]) -> None:
         self._scorer: Optional[Scorer] = scorer
+        self._execution = execution
 
     @property
     def scorer(self) -> Scorer:
@@ -58,40 +124,92 @@ class PrefixScorerSession:
             raise RuntimeError("this prefix-scorer session is closed")
         return self._scorer
 
-    def loglikelihood(self, requests: Sequence[Any], *, batch_size: Optional[int] = None) -> List[LoglikelihoodOutput]:
-        """``batch_size`` is accepted for Evalution's interface; forwards are sized by the scorer's token budget."""
-        scorer = self.scorer
-        pairs = []
-        for context, continuation in map(_text_pair, requests):
-            context_ids = scorer.encode(context) if context else [scorer.prefix_token_id]
-            pairs.append((context_ids, list(scorer.tokenizer.encode(continuation, False))))
-        results = scorer.loglikelihood_tokens(pairs)
-        return [LoglikelihoodOutput(lp, greedy, len(cont)) for (lp, greedy), (_, cont) in zip(results, pairs)]
+    @property
+    def request_executor_requires_non_main_thread(self) -> bool:
+        return False  # the native scorer releases the GIL in its forwards and holds no thread of its own
 
-    def loglikelihood_rolling(self, requests: Sequence[Any], *, batch_size: Optional[int] = None) -> List[LoglikelihoodOutput]:
+    def loglikelihood(self, requests: List[LoglikelihoodRequest], *,
+                      batch_size: Optional[int] = None) -> List[LoglikelihoodOutput]:
+        """One output per request, in order; ``batch_size`` is Evalution's, the scorer sizes its own forwards."""
         scorer = self.scorer
-        texts = [_text(r) for r in requests]
-        scores = scorer.rolling_scores(texts)
-        return [LoglikelihoodOutput(lp, greedy, len(scorer.encode(t))) for (lp, greedy), t in zip(scores, texts)]
+        pairs: List[Tuple[List[int], List[int]]] = []
+        owner: List[int] = []  # the request each scored window belongs to
+        targets = []
+        for i, request in enumerate(requests):
+            context, target = self._encode(request, i)
+            targets.append(target)
+            for pair in _windows(context or [scorer.prefix_token_id], target, scorer.max_length):
+                pairs.append(pair)
+                owner.append(i)
+        sums = [0.0] * len(requests)
+        greedy = [True] * len(requests)
+        for i, (logprob, is_greedy) in zip(owner, scorer.loglikelihood_tokens(pairs)):
+            sums[i] += logprob
+            greedy[i] = greedy[i] and is_greedy
+        return [LoglikelihoodOutput(logprob=sums[i], is_greedy=greedy[i], token_count=len(targets[i]),
+                                    metadata=dict(request.metadata)) for i, request in enumerate(requests)]
+
+    def loglikelihood_continuous(self, requests: Iterable[Tuple[Any, LoglikelihoodRequest]], *,
+                                 batch_size: Optional[int] = None) -> Iterator[Tuple[Any, LoglikelihoodOutput]]:
+        """``(request id, output)`` for every request submitted; all are scored together, so that the ones sharing
+        a prefix share its computation."""
+        items = list(requests)
+        outputs = self.loglikelihood([request for _, request in items], batch_size=batch_size)
+        for (request_id, _), output in zip(items, outputs):
+            yield request_id, output
+
+    def loglikelihood_rolling(self, requests: List[RollingLoglikelihoodRequest], *,
+                              batch_size: Optional[int] = None) -> List[RollingLoglikelihoodOutput]:
+        """Each text's summed logprob over lm-evaluation-harness's disjoint windows, from the prefix token."""
+        scorer = self.scorer
+        documents = [list(r.input_ids) if r.input_ids is not None else scorer.encode(r.text) for r in requests]
+        scores = scorer.scorer.loglikelihood_rolling(documents, scorer.prefix_token_id)
+        return [RollingLoglikelihoodOutput(logprob=logprob, token_count=len(document), metadata=dict(r.metadata))
+                for (logprob, _), document, r in zip(scores, documents, requests)]
+
+    def generate(self, requests: List[GenerationRequest], *, batch_size: Optional[int] = None) -> List[GenerationOutput]:
+        raise NotImplementedError(f"{SERVED}; generation needs a generating engine such as Evalution's Transformers")
+
+    def generate_continuous(self, requests: Iterable[Tuple[Any, GenerationRequest]], *,
+                            batch_size: Optional[int] = None) -> Iterator[Tuple[Any, GenerationOutput]]:
+        raise NotImplementedError(f"{SERVED}; generation needs a generating engine such as Evalution's Transformers")
 
     def gc(self) -> None:
         """Releases every cached prefix."""
         self.scorer.scorer.clear_cache()
 
     def close(self) -> None:
-        """Releases the cache and the model."""
+        """Releases the cache and the model; later calls raise."""
         if self._scorer is not None:
             self.gc()
             self._scorer = None
 
+    def describe_execution(self) -> Dict[str, Any]:
+        """The engine, device and dtype, the window, the BOS rule, and the cache statistics so far."""
+        scorer = self.scorer
+        return {**self._execution, "max_length": scorer.max_length, "add_bos_token": scorer.add_bos_token,
+                "cache": dict(scorer.scorer.stats)}
 
-class PrefixScorerEngine:
-    """Builds sessions on one loaded model: ``PrefixScorerEngine(pretrained, device=..., dtype=...)``."""
+    def _encode(self, request: LoglikelihoodRequest, index: int) -> Tuple[List[int], List[int]]:
+        scorer = self.scorer
+        if request.context_input_ids is not None:
+            context = list(request.context_input_ids)
+        else:
+            context = scorer.encode(request.context) if request.context else []
+        if request.continuation_input_ids is not None:
+            target = list(request.continuation_input_ids)
+        else:
+            target = list(scorer.tokenizer.encode(request.continuation, False)) if request.continuation else []
+        if not target:
+            raise ValueError(f"loglikelihood request {index}: the continuation is empty")
+        return context, target
 
-    def __init__(self, pretrained: "str | os.PathLike[str]", **kwargs: Any) -> None:
-        kwargs.setdefault("keep_cache", True)
-        kwargs.setdefault("progress", False)
-        self._scorer = Scorer(pretrained, **kwargs)
 
-    def session(self) -> PrefixScorerSession:
-        return PrefixScorerSession(self._scorer)
+def _windows(context: List[int], target: List[int], max_length: int) -> Iterator[Tuple[List[int], List[int]]]:
+    """``(context, continuation)`` pairs that score ``target`` after ``context`` in windows of at most
+    ``max_length`` continuation tokens, each after as much of the latest history as fits."""
+    history = list(context)
+    for start in range(0, len(target), max_length):
+        piece = target[start:start + max_length]
+        yield history[-(max_length + 1 - len(piece)):], piece
+        history.extend(piece)

@@ -12,6 +12,7 @@ import os
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
+from .distributed import DataParallel
 from .harness import Scorer
 from .scorer import OPTION_NAMES
 
@@ -108,9 +109,35 @@ class PrefixScorerLM(_Base):
             super().__init__()
         else:
             self.cache_hook = _NoCache()
-        self.scorer = Scorer(pretrained, device=device or "cpu", dtype=dtype, progress=True,
+        self.parallel = DataParallel(device or "cpu")
+        self._rank, self._world_size = self.parallel.rank, self.parallel.world_size
+        self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype, progress=self._rank == 0,
                              **parse_model_args(**model_args))
         self._tokenizer_name = tokenizer_name or os.fspath(pretrained).replace("/", "__")
+
+    # Data parallel: lm-eval gives each rank its share of the documents and gathers through these.
+    @property
+    def device(self) -> Any:
+        import torch
+
+        return torch.device(self.parallel.device)
+
+    @property
+    def rank(self) -> int:
+        return self.parallel.rank
+
+    @property
+    def world_size(self) -> int:
+        return self.parallel.world_size
+
+    def all_gather(self, tensor: Any) -> Any:
+        return self.parallel.all_gather(tensor)
+
+    def gather_object(self, obj: Any, dst: int = 0) -> Any:
+        return self.parallel.gather_object(obj, dst)
+
+    def barrier(self) -> None:
+        self.parallel.barrier()
 
     @property
     def eot_token_id(self) -> int:
@@ -147,7 +174,7 @@ class PrefixScorerLM(_Base):
         if HAVE_LM_EVAL:
             return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
         pairs = [tuple(req.args) for req in requests]
-        self.scorer.progress = not disable_tqdm
+        self.scorer.progress = not disable_tqdm and self.rank == 0
         results = self.scorer.loglikelihood(pairs)
         for pair, result in zip(pairs, results):
             self.cache_hook.add_partial("loglikelihood", pair, result)
@@ -155,7 +182,7 @@ class PrefixScorerLM(_Base):
 
     def _loglikelihood_tokens(self, requests: List[Any], disable_tqdm: bool = False, **kwargs: Any) -> List[Tuple[float, bool]]:
         """``[(cache key, context ids, continuation ids)]``, as lm-eval's TemplateLM hands them."""
-        self.scorer.progress = not disable_tqdm
+        self.scorer.progress = not disable_tqdm and self.rank == 0
         results = self.scorer.loglikelihood_tokens([(ctx, cont) for _, ctx, cont in requests])
         for (key, _, _), result in zip(requests, results):
             if key is not None:
@@ -164,7 +191,7 @@ class PrefixScorerLM(_Base):
 
     def loglikelihood_rolling(self, requests: List[Any], disable_tqdm: bool = False) -> List[float]:
         texts = [req.args[0] for req in requests]
-        self.scorer.progress = not disable_tqdm
+        self.scorer.progress = not disable_tqdm and self.rank == 0
         results = self.scorer.loglikelihood_rolling(texts)
         for text, result in zip(texts, results):
             self.cache_hook.add_partial("loglikelihood_rolling", (text,), result)

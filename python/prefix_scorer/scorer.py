@@ -44,7 +44,7 @@ class PrefixScorer:
         **options: Any,
     ) -> "PrefixScorer":
         """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b,
-        tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b, qwen3-moe-a3b).
+        tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b).
 
         ``options`` are the native options under their own names (``OPTION_NAMES``): ``max_length``,
         ``max_batch_tokens``, ``max_batch_rows``, ``max_batch_bytes``, ``min_prefix_len``, ``prefill_batch``,

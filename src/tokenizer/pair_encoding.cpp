@@ -23,7 +23,12 @@ Request encode_pair(const Tokenizer& tokenizer, const std::string& context, cons
     if (add_special_tokens && bos && ids.size() >= 2 && ids[0] == *bos && ids[1] == *bos) ids.erase(ids.begin());
     return ids;
   };
-  if (context.empty()) return {{prefix_token_id(tokenizer)}, encode(continuation)};
+  if (context.empty()) {  // lm-eval 0.4.13: the continuation without special tokens, after the prefix token
+    TokenIds ids = tokenizer.encode(continuation, false);
+    const int64_t prefix = prefix_token_id(tokenizer);
+    if (ids.empty() || ids.front() != prefix) return {{prefix}, std::move(ids)};
+    return {{prefix}, TokenIds(ids.begin() + 1, ids.end())};  // a continuation opening with it: that token is the context
+  }
   // Python's str.rstrip(): the trailing whitespace of the context moves to the continuation.
   tok::check_utf8(context);
   const std::vector<int32_t> cps = tok::code_points(context);

@@ -69,6 +69,12 @@ TEST(PairEncodingRules, WhitespaceMovesAndBosIsAddedToBoth) {
   EXPECT_EQ(with_bos.context.front(), 0);
   EXPECT_EQ(with_bos.continuation, plain.continuation);
   EXPECT_EQ(encode_pair(tokenizer, "", "Hi", false).context, TokenIds{0});
+  // lm-eval 0.4.13: an empty context's continuation never gets special tokens, and one that opens with the prefix
+  // token gives it up as the context.
+  EXPECT_EQ(encode_pair(tokenizer, "", "Hi", true).continuation, tokenizer.encode("Hi", false));
+  const Request opens_with_bos = encode_pair(tokenizer, "", "<|begin_of_text|>Hi", true);
+  EXPECT_EQ(opens_with_bos.context, TokenIds{0});
+  EXPECT_EQ(opens_with_bos.continuation, tokenizer.encode("Hi", false));
 }
 
 // A Llama 2 style tokenizer: Metaspace-like normalizer (or pre-tokenizer), byte fallback, <s> template.

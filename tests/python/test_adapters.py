@@ -1,5 +1,5 @@
-"""The lm-evaluation-harness and Evalution adapters: their own logic without the harnesses, and the
-registration where the harnesses are installed."""
+"""The lm-evaluation-harness adapter's own logic (argument parsing, order, tokenization hooks, rolling), and its
+registration with lm-eval. The harnesses end to end: test_lm_eval_harness.py and test_evalution_harness.py."""
 
 import json
 from types import SimpleNamespace
@@ -8,7 +8,6 @@ import pytest
 
 from conftest import DATA
 
-from prefix_scorer import evalution as ev
 from prefix_scorer import lm_eval as pl
 from prefix_scorer.harness import Scorer
 
@@ -63,32 +62,7 @@ def test_lm_eval_rolling_and_generation():
         lm.generate_until([SimpleNamespace(args=("Q:", {"until": ["\n"]}))])
 
 
-def test_evalution_session_tokenizes_context_and_continuation_apart():
-    engine = ev.PrefixScorerEngine(MODEL, add_bos_token=False)
-    session = engine.session()
-    requests = [SimpleNamespace(context="Answer:", continuation=" B"), ("", "Hello world"), ("The sky is ", "blue")]
-    outputs = session.loglikelihood(requests, batch_size=8)
-    tok = session.scorer.tokenizer
-    token_scorer = session.scorer.scorer
-    expected = token_scorer.loglikelihood([(tok.encode("Answer:"), tok.encode(" B")), ([0], tok.encode("Hello world")),
-                                           (tok.encode("The sky is "), tok.encode("blue"))])
-    assert [o.logprob for o in outputs] == pytest.approx([lp for lp, _ in expected], abs=1e-6)
-    assert [o.token_count for o in outputs] == [len(tok.encode(" B")), len(tok.encode("Hello world")),
-                                                len(tok.encode("blue"))]
-    rolled = session.loglikelihood_rolling([SimpleNamespace(text="Some text to score.")])
-    assert rolled[0].token_count == len(tok.encode("Some text to score."))
-    session.gc()
-    assert token_scorer.stats["entries_held"] == 0
-    session.close()
-    with pytest.raises(RuntimeError, match="closed"):
-        session.loglikelihood(requests)
-
-
 def test_lm_eval_registers_the_model():
     from lm_eval.api.registry import get_model
 
     assert get_model("prefix-scorer") is pl.PrefixScorerLM
-
-
-def test_evalution_is_importable_alongside():
-    assert ev.HAVE_EVALUTION

@@ -4,7 +4,7 @@ checkpoint (transformers from the local folder): the same metrics, and per-sampl
 
 import json
 import math
-import os
+import re
 import subprocess
 import sys
 
@@ -87,26 +87,83 @@ def test_same_metrics_and_samples_as_lm_eval_hf(task_manager, extra):
                                     "bits_per_byte,none"], rel_tol=1e-3)
 
 
-def test_command_line_matches_lm_eval_hf(task_manager, tmp_path):
-    theirs = evaluate(task_manager, "hf", f"pretrained={MODEL},dtype=float32")
-    proc = subprocess.run(
-        [sys.executable, "-m", "prefix_scorer.lm_eval", "--model", "prefix-scorer", "--model_args",
-         f"pretrained={MODEL},dtype=float32", "--tasks", ",".join(TASKS), "--include_path", ".", "--device", "cpu",
-         "--batch_size", "4", "--output_path", str(tmp_path), "--log_samples"],
-        cwd=TASK_DIR, env=child_env(), capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def run_command_line(launcher, tmp_path, device="cpu", model_args=f"pretrained={MODEL},dtype=float32", **env):
+    """``launcher + [-m prefix_scorer.lm_eval ...]`` on the local tasks; the finished process."""
+    return subprocess.run(
+        [*launcher, "-m", "prefix_scorer.lm_eval", "--model", "prefix-scorer", "--model_args", model_args,
+         "--tasks", ",".join(TASKS), "--include_path", ".", "--device", device, "--batch_size", "4",
+         "--output_path", str(tmp_path), "--log_samples"],
+        cwd=TASK_DIR, env=child_env(**env), capture_output=True, text=True, timeout=600)
+
+
+def read_output(tmp_path):
+    """The results and samples lm-eval wrote under --output_path, shaped as simple_evaluate returns them."""
     (results_file,) = tmp_path.glob("*/results_*.json")
-    ours = json.loads(results_file.read_text())
-    ours["samples"] = {}
+    results = json.loads(results_file.read_text())
+    results["samples"] = {}
     for samples_file in tmp_path.glob("*/samples_*.jsonl"):
         task = samples_file.name[len("samples_"):].rsplit("_", 1)[0]
-        ours["samples"][task] = [json.loads(line) for line in samples_file.read_text().splitlines()]
-    # The files hold responses as text: read them back as numbers.
-    for samples in ours["samples"].values():
-        for s in samples:
+        samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+        for s in samples:  # the files hold responses as text
             s["filtered_resps"] = [[float(r[0]), r[1] == "True"] if isinstance(r, list) else float(r)
                                    for r in s["filtered_resps"]]
-    assert_same_results(ours, theirs)
+        results["samples"][task] = samples
+    return results
+
+
+def test_command_line_matches_lm_eval_hf(task_manager, tmp_path):
+    theirs = evaluate(task_manager, "hf", f"pretrained={MODEL},dtype=float32")
+    proc = run_command_line([sys.executable], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_same_results(read_output(tmp_path), theirs)
+
+
+LAUNCHERS = {
+    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"],
+    # accelerate's multi-GPU launch (torch.distributed underneath), here on the CPU with no GPU visible
+    "accelerate": [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+                   "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"],
+}
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_two_ranks_match_one_process(task_manager, tmp_path, launcher):
+    single = evaluate(task_manager, "prefix-scorer", f"pretrained={MODEL},dtype=float32")
+    proc = run_command_line(LAUNCHERS[launcher], tmp_path, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "rank 0 of 2 on cpu" in proc.stderr and "rank 1 of 2 on cpu" in proc.stderr
+    both = read_output(tmp_path)  # written by rank 0, with rank 1's samples gathered into it
+    assert_same_results(both, single)
+    assert both["n-samples"] == single["n-samples"]
+
+
+def test_ranks_without_a_gpu_stop_with_their_rank_named(tmp_path):
+    proc = run_command_line(LAUNCHERS["torchrun"], tmp_path, device="cuda", CUDA_VISIBLE_DEVICES="")
+    assert proc.returncode != 0
+    # The first rank to fail names itself; torchrun may stop the other before it says the same.
+    assert re.search(r"rank (\d): device=cuda but LOCAL_RANK \1 has no GPU \(0 visible\)", proc.stderr), proc.stderr[-3000:]
+
+
+def test_a_group_of_another_size_is_refused(monkeypatch):
+    import socket
+
+    import torch.distributed as dist
+
+    from prefix_scorer.distributed import DataParallel
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    try:
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        monkeypatch.setenv("RANK", "0")
+        with pytest.raises(RuntimeError, match="rank 0: the process group has rank 0 of 1, but WORLD_SIZE is 2"):
+            DataParallel("cpu")
+    finally:
+        dist.destroy_process_group()
 
 
 def test_use_cache_answers_the_second_run_from_the_cache(task_manager, tmp_path):

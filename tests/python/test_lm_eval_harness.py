@@ -196,3 +196,15 @@ metric_list:
     with pytest.raises(NotImplementedError, match="generate_until"):
         lm_eval.simple_evaluate(model="prefix-scorer", model_args=f"pretrained={MODEL}", tasks=["tiny_generate"],
                                 task_manager=TaskManager(include_path=str(tmp_path)), device="cpu")
+
+
+def test_harness_speed_script_runs_both_backends(tmp_path):
+    script = DATA.parents[1] / "benchmarks" / "harness_speed.py"
+    report = tmp_path / "speed.json"
+    proc = subprocess.run([sys.executable, str(script), "--hidden", "128", "--layers", "2", "--tasks", "tiny_mmlu",
+                           "--json", str(report)], env=child_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "faster than hf; accuracies equal" in proc.stdout
+    figures = json.loads(report.read_text())
+    assert figures["accuracies_equal"] and figures["ratio"] > 0  # speed is the script's to report, not a test's
+    assert figures["hf"]["results"]["tiny_mmlu"] == figures["prefix-scorer"]["results"]["tiny_mmlu"]

@@ -57,17 +57,17 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top) {
   rope.high_freq_factor = get_or<double>(d, "high_freq_factor", rope.high_freq_factor);
   rope.original_max_position_embeddings =
       get_or<int64_t>(d, "original_max_position_embeddings", rope.original_max_position_embeddings);
-  if (phi3) {
+  const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
+  if (phi3) {  // transformers: phi3's top-level original_max_position_embeddings wins (4096 when absent)
     rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
+    rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
+  } else if (rope.type == "longrope") {
+    rope.original_max_position_embeddings = get_or<int64_t>(d, "original_max_position_embeddings", max_positions);
   }
   if (rope.type != "longrope") return rope;
 
-  // transformers: phi3's top-level original_max_position_embeddings wins (4096 when absent); the factor defaults
-  // to max_position_embeddings / original, and the attention factor to sqrt(1 + ln(factor) / ln(original)).
-  const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
-  rope.original_max_position_embeddings =
-      phi3 ? get_or<int64_t>(top, "original_max_position_embeddings", 4096)
-           : get_or<int64_t>(d, "original_max_position_embeddings", max_positions);
+  // The factor defaults to max_position_embeddings / original, the attention factor to
+  // sqrt(1 + ln(factor) / ln(original)).
   const auto original = static_cast<double>(rope.original_max_position_embeddings);
   rope.factor = get_or<double>(d, "factor", original > 0 ? static_cast<double>(max_positions) / original : 1.0);
   const double default_attention = rope.factor <= 1.0 || original <= 1.0

@@ -1,5 +1,7 @@
 #include "safetensors_header.h"
 
+#include "json_integer.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -25,16 +27,33 @@ size_t shape_bytes(const std::string& name, const std::vector<int64_t>& shape, s
   return bytes;
 }
 
+// The integers of the array `entry[key]` (shape, data_offsets); a float that is no integer or one out of range
+// fails naming the tensor, never converts silently.
+std::vector<int64_t> integers(const std::string& name, const nlohmann::json& entry, const char* key) {
+  const nlohmann::json& list = entry.at(key);
+  if (!list.is_array()) fail(fmt::format("tensor '{}' has a {} that is not a list", name, key));
+  std::vector<int64_t> values;
+  for (const nlohmann::json& value : list) {
+    try {
+      values.push_back(json_integer(value, fmt::format("tensor '{}': {}", name, key)));
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+  }
+  return values;
+}
+
 TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry, size_t data_size) {
   if (!entry.is_object()) fail(fmt::format("tensor '{}' is not a JSON object", name));
   TensorEntry info;
   try {
     info.dtype = entry.at("dtype").get<std::string>();
-    info.shape = entry.at("shape").get<std::vector<int64_t>>();
-    const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
-    if (offsets.size() != 2 || offsets[0] > offsets[1]) fail(fmt::format("tensor '{}' has bad data_offsets", name));
-    info.begin = offsets[0];
-    info.end = offsets[1];
+    info.shape = integers(name, entry, "shape");
+    const std::vector<int64_t> offsets = integers(name, entry, "data_offsets");
+    if (offsets.size() != 2 || offsets[0] < 0 || offsets[0] > offsets[1])
+      fail(fmt::format("tensor '{}' has bad data_offsets", name));
+    info.begin = static_cast<uint64_t>(offsets[0]);
+    info.end = static_cast<uint64_t>(offsets[1]);
   } catch (const nlohmann::json::exception& e) {
     fail(fmt::format("tensor '{}' has a malformed entry ({})", name, e.what()));
   }

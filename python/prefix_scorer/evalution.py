@@ -31,7 +31,7 @@ from evalution.engines.base import (
     RollingLoglikelihoodRequest,
 )
 
-from .harness import Scorer
+from .harness import Scorer, default_device
 
 SERVED = "prefix-scorer serves loglikelihood and rolling loglikelihood requests only"
 
@@ -80,7 +80,7 @@ class PrefixScorer(BaseEngine):
                 options[name] = getattr(self, name)
         if self.batch_size not in (None, "auto"):
             options["max_batch_rows"] = int(self.batch_size)
-        device = self.device or _default_device()
+        device = self.device or default_device()
         scorer = Scorer(model.path, device=device, dtype=_dtype(self.dtype), max_length=window,
                         add_bos_token=add_bos_token, tokenizer=tokenizer_path, progress=False,
                         keep_cache=self.keep_cache, **options)
@@ -99,12 +99,6 @@ def _json_field(folder: Any, name: str, key: str) -> Any:
 def _real_length(value: Any) -> Optional[int]:
     """A length, unless absent or the huge number transformers writes for "none" (as Evalution reads them)."""
     return int(value) if isinstance(value, (int, float)) and 1 < value < 1_000_000 else None
-
-
-def _default_device() -> str:
-    import torch
-
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
 def _dtype(dtype: Optional[str]) -> Optional[str]:

@@ -15,6 +15,13 @@ except ImportError:  # progress bars are optional
     tqdm = None
 
 
+def default_device() -> str:
+    """What the harnesses' own HF backends take when no device is given: the first GPU if one is visible."""
+    import torch
+
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
 class _HfTokenizer:
     """``transformers.AutoTokenizer`` behind the native tokenizer's interface."""
 

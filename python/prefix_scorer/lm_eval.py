@@ -13,7 +13,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from .distributed import DataParallel
-from .harness import Scorer
+from .harness import Scorer, default_device
 from .scorer import OPTION_NAMES
 
 try:
@@ -93,14 +93,15 @@ def parse_model_args(
 class PrefixScorerLM(_Base):
     """An lm-evaluation-harness model backed by :class:`prefix_scorer.harness.Scorer`.
 
-    Model arguments follow the HF backend's: ``pretrained``, ``device``, ``dtype``, ``max_length``,
-    ``add_bos_token``, ``batch_size``, ``tokenizer_name`` (the request cache's key), plus the cache options.
+    Model arguments follow the HF backend's: ``pretrained``, ``device`` (lm-eval's ``--device``; by default the
+    first GPU if one is visible, else the CPU), ``dtype``, ``max_length``, ``add_bos_token``, ``batch_size``,
+    ``tokenizer_name`` (the request cache's key), plus the cache options.
     """
 
     def __init__(
         self,
         pretrained: str,
-        device: Optional[str] = "cpu",
+        device: Optional[str] = None,
         dtype: Optional[str] = None,
         tokenizer_name: Optional[str] = None,
         **model_args: Any,
@@ -109,7 +110,7 @@ class PrefixScorerLM(_Base):
             super().__init__()
         else:
             self.cache_hook = _NoCache()
-        self.parallel = DataParallel(device or "cpu")
+        self.parallel = DataParallel(device or default_device())
         self._rank, self._world_size = self.parallel.rank, self.parallel.world_size
         self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype, progress=self._rank == 0,
                              **parse_model_args(**model_args))

@@ -257,9 +257,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     if (causal && window == 0) return at::Tensor();
     return attention_mask(positions, key_positions, key_valid, window);
   };
-  bool any_full = false;
-  for (int64_t i = 0; i < config_.num_layers; ++i) any_full = any_full || config_.layer_window(i) == 0;
-  const at::Tensor mask = any_full ? mask_for(0) : at::Tensor();
+  const at::Tensor mask = config_.has_full_attention() ? mask_for(0) : at::Tensor();
   const at::Tensor sliding_mask = config_.has_window() ? mask_for(config_.sliding_window) : at::Tensor();
   PrefixGroups groups;
   if (shared != nullptr) {

@@ -52,24 +52,24 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top) {
   if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3" && rope.type != "longrope")
     throw std::invalid_argument(fmt::format(
         "config.json: unsupported rope type '{}' (supported: default, linear, llama3, longrope)", rope.type));
-  rope.factor = get_or<double>(d, "factor", 1.0);
   rope.low_freq_factor = get_or<double>(d, "low_freq_factor", rope.low_freq_factor);
   rope.high_freq_factor = get_or<double>(d, "high_freq_factor", rope.high_freq_factor);
-  rope.original_max_position_embeddings =
-      get_or<int64_t>(d, "original_max_position_embeddings", rope.original_max_position_embeddings);
+  // transformers: phi3 keeps original_max_position_embeddings at the top level (4096 when absent) and its
+  // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
-  if (phi3) {  // transformers: phi3's top-level original_max_position_embeddings wins (4096 when absent)
+  const bool longrope = rope.type == "longrope";
+  if (phi3) {
     rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
-  } else if (rope.type == "longrope") {
-    rope.original_max_position_embeddings = get_or<int64_t>(d, "original_max_position_embeddings", max_positions);
+  } else {
+    rope.original_max_position_embeddings = get_or<int64_t>(
+        d, "original_max_position_embeddings", longrope ? max_positions : rope.original_max_position_embeddings);
   }
-  if (rope.type != "longrope") return rope;
-
-  // The factor defaults to max_position_embeddings / original, the attention factor to
+  // longrope's factor defaults to max_position_embeddings / original, its attention factor to
   // sqrt(1 + ln(factor) / ln(original)).
   const auto original = static_cast<double>(rope.original_max_position_embeddings);
-  rope.factor = get_or<double>(d, "factor", original > 0 ? static_cast<double>(max_positions) / original : 1.0);
+  rope.factor = get_or<double>(d, "factor", longrope && original > 0 ? static_cast<double>(max_positions) / original : 1.0);
+  if (!longrope) return rope;
   const double default_attention = rope.factor <= 1.0 || original <= 1.0
                                        ? 1.0
                                        : std::sqrt(1.0 + std::log(rope.factor) / std::log(original));
@@ -303,6 +303,11 @@ double ModelConfig::attention_scale() const {
 
 int64_t ModelConfig::layer_window(int64_t layer) const {
   return sliding_layers.empty() || sliding_layers.at(layer) ? sliding_window : 0;
+}
+
+bool ModelConfig::has_full_attention() const {
+  if (sliding_window == 0) return true;
+  return std::find(sliding_layers.begin(), sliding_layers.end(), false) != sliding_layers.end();
 }
 
 bool ModelConfig::has_window() const {

@@ -76,8 +76,9 @@ struct ModelConfig {
   bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
   // The window of one layer (0: none).
   int64_t layer_window(int64_t layer) const;
-  // Whether any layer attends through a sliding window.
+  // Whether any layer attends through a sliding window; whether any attends without one.
   bool has_window() const;
+  bool has_full_attention() const;
   // The attention scores' scale; 0 for the default 1 / sqrt(head_dim).
   double attention_scale() const;
   // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,

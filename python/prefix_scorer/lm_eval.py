@@ -111,8 +111,7 @@ class PrefixScorerLM(_Base):
         else:
             self.cache_hook = _NoCache()
         self.parallel = DataParallel(device or default_device())
-        self._rank, self._world_size = self.parallel.rank, self.parallel.world_size
-        self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype, progress=self._rank == 0,
+        self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype, progress=self.parallel.rank == 0,
                              **parse_model_args(**model_args))
         self._tokenizer_name = tokenizer_name or os.fspath(pretrained).replace("/", "__")
 
@@ -139,6 +138,9 @@ class PrefixScorerLM(_Base):
 
     def barrier(self) -> None:
         self.parallel.barrier()
+
+    def _show_progress(self, disable_tqdm: bool) -> None:
+        self.scorer.progress = not disable_tqdm and self.rank == 0  # one bar, on rank 0
 
     @property
     def eot_token_id(self) -> int:
@@ -175,7 +177,7 @@ class PrefixScorerLM(_Base):
         if HAVE_LM_EVAL:
             return super().loglikelihood(requests, disable_tqdm=disable_tqdm)
         pairs = [tuple(req.args) for req in requests]
-        self.scorer.progress = not disable_tqdm and self.rank == 0
+        self._show_progress(disable_tqdm)
         results = self.scorer.loglikelihood(pairs)
         for pair, result in zip(pairs, results):
             self.cache_hook.add_partial("loglikelihood", pair, result)
@@ -183,7 +185,7 @@ class PrefixScorerLM(_Base):
 
     def _loglikelihood_tokens(self, requests: List[Any], disable_tqdm: bool = False, **kwargs: Any) -> List[Tuple[float, bool]]:
         """``[(cache key, context ids, continuation ids)]``, as lm-eval's TemplateLM hands them."""
-        self.scorer.progress = not disable_tqdm and self.rank == 0
+        self._show_progress(disable_tqdm)
         results = self.scorer.loglikelihood_tokens([(ctx, cont) for _, ctx, cont in requests])
         for (key, _, _), result in zip(requests, results):
             if key is not None:
@@ -192,7 +194,7 @@ class PrefixScorerLM(_Base):
 
     def loglikelihood_rolling(self, requests: List[Any], disable_tqdm: bool = False) -> List[float]:
         texts = [req.args[0] for req in requests]
-        self.scorer.progress = not disable_tqdm and self.rank == 0
+        self._show_progress(disable_tqdm)
         results = self.scorer.loglikelihood_rolling(texts)
         for text, result in zip(texts, results):
             self.cache_hook.add_partial("loglikelihood_rolling", (text,), result)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace prefix_scorer::bench {
 namespace {
@@ -53,6 +54,7 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
     nlohmann::json mode = {{"mode", run.mode},
                            {"seconds", run.seconds},
                            {"requests_per_s", s.requests / run.seconds},
+                           {"scores", run.result.scores.size()},
                            {"tokens_computed", s.tokens_computed},
                            {"mfu", info.floor.flops / run.seconds / info.matmul_rate},
                            {"stats", stats_json(s)}};
@@ -62,6 +64,10 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
       int64_t agree = 0;
       const auto& a = run.result.scores;
       const auto& b = naive->result.scores;
+      if (a.size() != b.size()) {  // a mode that lost or invented scores must not report perfect agreement
+        throw std::runtime_error(fmt::format("mode {} returned {} scores where naive returned {}", run.mode, a.size(),
+                                             b.size()));
+      }
       for (size_t i = 0; i < a.size(); ++i) {
         max_diff = std::max(max_diff, std::abs(a[i].logprob - b[i].logprob));
         agree += a[i].is_greedy == b[i].is_greedy ? 1 : 0;

@@ -12,7 +12,9 @@ skipped norm or a dropped bias changes the numbers. Written per family:
   1, 7, 33, 70 and 150 (longer than every sliding window here);
 - expected_loglikelihood.json: text pairs scored the way lm-evaluation-harness's HF backend scores them
   (add_bos_token off): trailing whitespace of the context moves to the continuation, the pair is encoded whole and
-  the context alone, an empty context becomes the tokenizer's BOS.
+  the context alone, an empty context becomes the tokenizer's BOS. Beside the fixed pairs of PAIRS, greedy rows:
+  the model's own argmax continuation (GREEDY_LENGTHS tokens) of a context, decoded to text, kept where the text
+  encodes back to the same tokens, so that is_greedy is checked true as well as false.
 """
 
 import json
@@ -101,6 +103,8 @@ PAIRS = [
     ("A long story. " * 12 + "It ended", " well, after all."),  # longer than every sliding window
 ]
 LOGIT_LENGTHS = [1, 7, 33, 70, 150]
+GREEDY_LENGTHS = [1, 3]  # tokens of the greedy continuations: one row of each length per family
+GREEDY_CONTEXTS = [c for c, _ in PAIRS if c.strip() == c and c] + ["Once upon a time", "1, 2, 3, 4,", "Hello"]
 
 
 def make_model(family):
@@ -143,6 +147,25 @@ def score_pair(model, tokenizer, context, continuation):
                 is_greedy=bool((scores.argmax(-1) == target).all()))
 
 
+def greedy_pairs(model, tokenizer):
+    """(context, continuation) texts whose continuation is the model's greedy one, one per GREEDY_LENGTHS."""
+    pairs = []
+    for length in GREEDY_LENGTHS:
+        for context in GREEDY_CONTEXTS:
+            ids = tokenizer.encode(context, add_special_tokens=False).ids
+            greedy = []
+            for _ in range(length):
+                greedy.append(int(logits(model, ids + greedy)[-1].argmax()))
+            continuation = tokenizer.decode(greedy, skip_special_tokens=False)
+            row = score_pair(model, tokenizer, context, continuation)
+            if row["continuation_ids"] == greedy and row["is_greedy"]:
+                pairs.append((context, continuation))
+                break
+        else:
+            raise RuntimeError(f"no context has a greedy continuation of {length} tokens that encodes back")
+    return pairs
+
+
 def make(family):
     out = DATA / "models" / family
     shutil.rmtree(out, ignore_errors=True)
@@ -158,7 +181,8 @@ def make(family):
         tensors[f"logits_{i}"] = logits(model, ids.tolist())
     save_file(tensors, out / "expected_logits.safetensors")
     tokenizer = Tokenizer.from_file(str(DATA / "tokenizer" / "tokenizer.json"))
-    rows = [dict(context=c, continuation=x, **score_pair(model, tokenizer, c, x)) for c, x in PAIRS]
+    pairs = PAIRS + greedy_pairs(model, tokenizer)
+    rows = [dict(context=c, continuation=x, **score_pair(model, tokenizer, c, x)) for c, x in pairs]
     (out / "expected_loglikelihood.json").write_text(json.dumps(
         dict(transformers_version=transformers.__version__, torch_version=torch.__version__, loglikelihood=rows),
         ensure_ascii=False, indent=1) + "\n")

@@ -50,11 +50,7 @@ void expect_sound_after_failure(PrefixScorer& scorer, const PrefixScorerOptions&
   const ScoringResult next = scorer.loglikelihood(requests);
   EXPECT_EQ(next.stats.entries_pinned, 0);
   const ScoringResult plain = score_plain(model, requests);
-  ASSERT_EQ(next.scores.size(), plain.scores.size());
-  for (size_t i = 0; i < plain.scores.size(); ++i) {
-    EXPECT_NEAR(next.scores[i].logprob, plain.scores[i].logprob, 1e-5) << i;
-    EXPECT_EQ(next.scores[i].is_greedy, plain.scores[i].is_greedy) << i;
-  }
+  expect_same_scores(next.scores, plain.scores, "the call after the failure");
 }
 
 // Runs a call whose `nth` progress report does `stop`, expects it to throw E and the scorer to be sound after.

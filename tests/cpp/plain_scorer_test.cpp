@@ -9,12 +9,6 @@
 namespace prefix_scorer::test {
 namespace {
 
-std::vector<Request> fixture_requests(const std::string& name) {
-  std::vector<Request> requests;
-  for (const auto& row : expected_scores(name)) requests.push_back(row.request);
-  return requests;
-}
-
 TEST(PlainScorer, BatchingDoesNotChangeScores) {
   const Model model = Model::load(model_dir("qwen3"));
   const auto requests = fixture_requests("qwen3");
@@ -26,10 +20,7 @@ TEST(PlainScorer, BatchingDoesNotChangeScores) {
   EXPECT_EQ(alone.stats.forwards, static_cast<int64_t>(requests.size()));
   EXPECT_GT(together.stats.padding_tokens, 0);
   EXPECT_EQ(alone.stats.padding_tokens, 0);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    EXPECT_NEAR(together.scores[i].logprob, alone.scores[i].logprob, 1e-5) << i;
-    EXPECT_EQ(together.scores[i].is_greedy, alone.scores[i].is_greedy) << i;
-  }
+  expect_same_scores(together.scores, alone.scores, "batched vs one by one");
 }
 
 TEST(PlainScorer, TruncatesLikeLmEval) {
@@ -96,17 +87,28 @@ TEST(PlainScorer, SyntheticModelIsDeterministicPerSeed) {
   EXPECT_THROW(Model::open("synthetic:nope"), std::invalid_argument);
 }
 
-TEST(PlainScorer, Bfloat16AgreesWithFloat32) {
+class Bfloat16 : public testing::TestWithParam<std::string> {};
+
+TEST_P(Bfloat16, AgreesWithFloat32WithinItsRounding) {
   ModelOptions bf16;
   bf16.dtype = "bfloat16";
-  const Model fp = Model::load(model_dir("llama3")), half = Model::load(model_dir("llama3"), bf16);
-  const auto requests = fixture_requests("llama3");
-  const auto a = score_plain(fp, requests).scores, b = score_plain(half, requests).scores;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const double tokens = static_cast<double>(requests[i].continuation.size());
-    EXPECT_NEAR(a[i].logprob, b[i].logprob, 5e-2 * tokens) << i;
+  const Model half = Model::load(model_dir(GetParam()), bf16);
+  const auto expected = expected_scores(GetParam());
+  const auto got = score_plain(half, fixture_requests(GetParam())).scores;
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double tokens = static_cast<double>(expected[i].request.continuation.size());
+    EXPECT_NEAR(got[i].logprob, expected[i].logprob, kBfloat16PerToken * tokens) << "request " << i;
   }
+  const SafetensorsFile logits(model_dir(GetParam()) + "/expected_logits.safetensors");
+  const at::Tensor tokens = logits.load("tokens_4");  // 150 tokens
+  const TokenIds ids(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + tokens.numel());
+  const double agreement = argmax_agreement(full_logprobs(half, ids), logits.load("logits_4"));
+  EXPECT_GE(agreement, kBfloat16ArgmaxAgreement);
 }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Bfloat16, testing::ValuesIn(fixture_models()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -15,16 +15,8 @@ std::shared_ptr<const Model> fixture(const std::string& name, const ModelOptions
   return std::make_shared<const Model>(Model::load(model_dir(name), options));
 }
 
-void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(got[i].logprob, want[i].logprob, 1e-5) << what << ", request " << i;
-    EXPECT_EQ(got[i].is_greedy, want[i].is_greedy) << what << ", request " << i;
-  }
-}
-
 // A random workload over a random prefix tree: roots, shared branches below them, unshared tails, one- and
-// multi-token continuations (some greedy, from a small pool so that inputs repeat), exact duplicates.
+// multi-token continuations (some greedy, some from a small pool so that inputs repeat), exact duplicates.
 std::vector<Request> random_workload(std::mt19937& rng, const Model& model) {
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   auto tokens = [&](int n) {
@@ -50,8 +42,13 @@ std::vector<Request> random_workload(std::mt19937& rng, const Model& model) {
     const TokenIds tail = tokens(uniform(0, 10));
     context.insert(context.end(), tail.begin(), tail.end());
     TokenIds continuation = uniform(0, 1) ? pool[uniform(0, 2)] : tokens(uniform(1, 6));
-    if (uniform(0, 5) == 0) {  // the greedy token, so that is_greedy is exercised both ways
-      continuation = {full_logprobs(model, context)[-1].argmax().item<int64_t>()};
+    if (uniform(0, 4) == 0) {  // the greedy continuation of 1 to 3 tokens, so that is_greedy is exercised both ways
+      continuation.clear();
+      TokenIds seen = context;
+      for (int n = uniform(1, 3); n > 0; --n) {
+        continuation.push_back(full_logprobs(model, seen)[-1].argmax().item<int64_t>());
+        seen.push_back(continuation.back());
+      }
     }
     requests.push_back({context, continuation});
   }
@@ -90,6 +87,7 @@ class PrefixVersusPlain : public testing::TestWithParam<std::string> {};
 TEST_P(PrefixVersusPlain, RandomWorkloadsGiveThePlainNumbers) {
   const auto model = fixture(GetParam());
   std::mt19937 rng(1234);
+  int64_t greedy = 0, not_greedy = 0;
   for (int trial = 0; trial < 25; ++trial) {
     const auto requests = random_workload(rng, *model);
     const PrefixScorerOptions options = random_options(rng, *model);
@@ -97,6 +95,7 @@ TEST_P(PrefixVersusPlain, RandomWorkloadsGiveThePlainNumbers) {
     ScoringOptions plain_options;
     plain_options.max_length = options.max_length;
     const ScoringResult plain = score_plain(*model, requests, plain_options);
+    for (const Score& s : plain.scores) (s.is_greedy ? greedy : not_greedy) += 1;
     PrefixScorer scorer(model, options);
     const ScoringResult first = scorer.loglikelihood(requests);
     expect_same_scores(first.scores, plain.scores, what);
@@ -108,6 +107,8 @@ TEST_P(PrefixVersusPlain, RandomWorkloadsGiveThePlainNumbers) {
     // A second call on the same scorer (hits when entries are kept) must agree too.
     expect_same_scores(scorer.loglikelihood(requests).scores, plain.scores, what + ", second call");
   }
+  EXPECT_GT(greedy, 0);  // is_greedy compared true as well as false
+  EXPECT_GT(not_greedy, 0);
 }
 
 TEST_P(PrefixVersusPlain, LayersSplitOverADeviceList) {
@@ -116,10 +117,15 @@ TEST_P(PrefixVersusPlain, LayersSplitOverADeviceList) {
   const auto model = fixture(GetParam(), split);
   std::mt19937 rng(99);
   const auto requests = random_workload(rng, *model);
-  PrefixScorerOptions options;
-  options.min_prefix_len = 2;
-  expect_same_scores(PrefixScorer(model, options).loglikelihood(requests).scores,
-                     score_plain(*model, requests).scores, "device list");
+  const auto plain = score_plain(*model, requests).scores;
+  for (const int64_t cascade_min : {-1, 0}) {  // gather, then cascade where the family allows it
+    PrefixScorerOptions options = cached();
+    options.min_prefix_len = 2;
+    options.cascade_min_prefix_len = cascade_min;
+    const ScoringResult result = PrefixScorer(model, options).loglikelihood(requests);
+    expect_same_scores(result.scores, plain, "device list, cascade_min_prefix_len " + std::to_string(cascade_min));
+    EXPECT_GT(result.stats.prefixes_prefilled, 0);  // entries whose layers sit on the two devices of the list
+  }
 }
 
 TEST_P(PrefixVersusPlain, CascadeAndGatherAgree) {

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -8,6 +9,26 @@
 #include <stdexcept>
 
 namespace prefix_scorer::test {
+
+std::vector<Request> fixture_requests(const std::string& name) {
+  std::vector<Request> requests;
+  for (const auto& row : expected_scores(name)) requests.push_back(row.request);
+  return requests;
+}
+
+double argmax_agreement(const at::Tensor& a, const at::Tensor& b) {
+  return a.argmax(-1).cpu().eq(b.argmax(-1).cpu()).to(at::kDouble).mean().item<double>();
+}
+
+void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>& want, const std::string& what,
+                        double tolerance) {
+  ASSERT_FALSE(want.empty()) << what << ": nothing to compare";
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].logprob, want[i].logprob, tolerance) << what << ", request " << i;
+    EXPECT_EQ(got[i].is_greedy, want[i].is_greedy) << what << ", request " << i;
+  }
+}
 
 std::vector<ExpectedScore> expected_scores(const std::string& model_name) {
   std::ifstream in(model_dir(model_name) + "/expected_loglikelihood.json");

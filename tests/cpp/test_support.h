@@ -31,6 +31,17 @@ struct ExpectedScore {
   bool is_greedy = false;
 };
 std::vector<ExpectedScore> expected_scores(const std::string& model_name);
+std::vector<Request> fixture_requests(const std::string& model_name);
+
+// bf16 against fp32 on the fixtures: the most a summed logprob may move per continuation token. Measured on the CPU
+// (all 14 families, 11 rows each): at most 4.5e-3 per token (granite, whose multipliers amplify the rounding;
+// 0.9e-3 to 3.0e-3 elsewhere). About twice the largest; a wrong model or a wrong norm moves rows far more.
+constexpr double kBfloat16PerToken = 1e-2;
+// The least share of positions whose argmax bf16 keeps on the fixtures' 150-token sequence: measured 0.96 to 1.0
+// (random weights give flat logits, whose near-ties bf16 may flip); another model agrees on about 1 in 512.
+constexpr double kBfloat16ArgmaxAgreement = 0.95;
+// The share of positions of two log-prob tensors [len, vocab] whose argmax agrees.
+double argmax_agreement(const at::Tensor& a, const at::Tensor& b);
 
 // A fresh empty directory under the system's temporary folder.
 std::string make_temp_dir(const std::string& tag);
@@ -45,6 +56,11 @@ std::string model_with_config_edit(const std::string& name, const std::string& f
 // The model with the rope factors transformers picks for a forward of `length` tokens (longrope: long ones beyond
 // original_max_position_embeddings).
 Model for_length(const Model& model, int64_t length);
+
+// Expects `got` to hold as many scores as `want`, and `want` some: each logprob within `tolerance`, each is_greedy
+// equal. `what` names the comparison in a failure.
+void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>& want, const std::string& what,
+                        double tolerance = 1e-5);
 
 // Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache (longrope:
 // with the factors transformers picks for its length).

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, assert_paired
 
-pytest.importorskip("evalution")
+import evalution  # noqa: F401
 
 from evalution.benchmarks import C4, MMLU, HellaSwag  # noqa: E402
 from evalution.config import Model  # noqa: E402
@@ -106,10 +106,9 @@ def assert_same_scores(got, want, where):
 def test_suites_score_as_evalution_transformers_engine():
     theirs, ours = run_suites(reference_engine()), run_suites(PrefixScorer(device="cpu", dtype="float32"))
     assert [t.name for t in ours.tests] == [t.name for t in theirs.tests]
-    for mine, want in zip(ours.tests, theirs.tests):
+    for mine, want in assert_paired(ours.tests, theirs.tests, "suites"):
         assert_same_scores(mine.metrics, want.metrics, want.name)
-        assert len(mine.samples) == len(want.samples) > 0
-        for got, expected in zip(mine.samples, want.samples):
+        for got, expected in assert_paired(mine.samples, want.samples, want.name):
             assert_same_scores(got.scores, expected.scores, (want.name, expected.index))
             if "choice_logprobs" in expected.metadata:
                 assert got.metadata["choice_logprobs"] == pytest.approx(expected.metadata["choice_logprobs"],

@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from conftest import DATA, FIXTURE_MODELS
+from conftest import DATA, FIXTURE_MODELS, assert_paired
 
 import prefix_scorer
 from prefix_scorer.harness import Scorer
@@ -23,7 +23,7 @@ def test_text_requests_match_golden_loglikelihoods(model):
     rows = expected_rows(model)
     scorer = Scorer(DATA / "models" / model, add_bos_token=False, progress=False, min_prefix_len=4)
     results = scorer.loglikelihood([(r["context"], r["continuation"]) for r in rows])
-    for i, ((logprob, greedy), row) in enumerate(zip(results, rows)):
+    for i, ((logprob, greedy), row) in enumerate(assert_paired(results, rows)):
         assert logprob == pytest.approx(row["logprob"], abs=1e-4), i
         assert greedy is row["is_greedy"], i
         assert scorer.encode_pair(row["context"], row["continuation"]) == (row["context_ids"], row["continuation_ids"])

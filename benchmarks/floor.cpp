@@ -1,6 +1,6 @@
 #include "floor.h"
 
-#include "rows.h"
+#include "scoring/rows.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 #include "prefix_scorer/build_info.h"
 
-#include "merge_attention.h"
+#include "model/merge_attention.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>

@@ -2,7 +2,7 @@
 
 #include "bindings.h"
 
-#include "fault_injection.h"
+#include "model/fault_injection.h"
 #include "prefix_scorer/errors.h"
 
 #include <c10/util/Exception.h>

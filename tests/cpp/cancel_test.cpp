@@ -1,7 +1,7 @@
 // A call stopped part way, by cancel() or by an error thrown between forwards, leaves the scorer as after a
 // finished call: nothing pinned, the cache within its budget (and empty without keep_cache), the next call exact.
 
-#include "fault_injection.h"
+#include "model/fault_injection.h"
 #include "prefix_scorer/errors.h"
 #include "test_support.h"
 

@@ -1,7 +1,7 @@
 // The fixtures on CUDA in bf16 against fp32 on the CPU, and the prefix path against the plain path on CUDA.
 // Skipped where this build or machine has no CUDA device.
 
-#include "merge_attention.h"
+#include "model/merge_attention.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

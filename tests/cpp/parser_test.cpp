@@ -2,7 +2,7 @@
 // and config.json. Every malformed input is a clear error, never a crash or a silently wrong size.
 
 #include "prefix_scorer/model_config.h"
-#include "safetensors_header.h"
+#include "model/safetensors_header.h"
 #include "test_basics.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // The rules of the scorer core's parts, apart from any model: LivePrefixes (pins, pending rows, hits) and
 // PrefillScheduler (waves after parents, within budgets).
 
-#include "live_prefixes.h"
-#include "prefill_scheduler.h"
+#include "scoring/live_prefixes.h"
+#include "scoring/prefill_scheduler.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

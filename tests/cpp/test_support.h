@@ -5,18 +5,18 @@
 #include "prefix_scorer/prefix_scorer.h"
 
 // The units behind the public API, which the tests reach too.
-#include "attention.h"
-#include "batching.h"
-#include "checkpoint.h"
-#include "planner.h"
-#include "prefix_cache.h"
-#include "prefix_view.h"
-#include "requests.h"
-#include "rolling.h"
-#include "rope.h"
-#include "rows.h"
-#include "safetensors.h"
-#include "weights.h"
+#include "model/attention.h"
+#include "scoring/batching.h"
+#include "model/checkpoint.h"
+#include "scoring/planner.h"
+#include "scoring/prefix_cache.h"
+#include "scoring/prefix_view.h"
+#include "scoring/requests.h"
+#include "scoring/rolling.h"
+#include "model/rope.h"
+#include "scoring/rows.h"
+#include "model/safetensors.h"
+#include "model/weights.h"
 
 #include <map>
 #include <string>

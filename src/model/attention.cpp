@@ -1,0 +1,169 @@
+#include "model/attention.h"
+
+#include "model/merge_attention.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace prefix_scorer {
+namespace {
+
+// The scale of q·kᵀ: the config's when it gives one (> 0), else 1 / sqrt(head dim).
+double score_scale_or_default(double scale, int64_t head_dim) {
+  return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+// Folds the query heads that share one kv head into the query axis: [b, kv_heads, group * queries, dim], so
+// grouped-query attention needs no copy of k and v. The mask follows: [b, 1, group * queries, keys].
+at::Tensor fold_groups(const at::Tensor& q, int64_t kv_heads) {
+  const int64_t b = q.size(0), heads = q.size(1), queries = q.size(2), dim = q.size(3);
+  return q.reshape({b, kv_heads, heads / kv_heads * queries, dim});
+}
+
+at::Tensor fold_mask(const at::Tensor& mask, int64_t group) {
+  const int64_t b = mask.size(0), queries = mask.size(2), keys = mask.size(3);
+  return mask.unsqueeze(2).expand({b, 1, group, queries, keys}).reshape({b, 1, group * queries, keys});
+}
+
+at::Tensor unfold_groups(const at::Tensor& out, int64_t heads) {
+  const int64_t b = out.size(0), dim = out.size(3);
+  return out.reshape({b, heads, -1, dim});
+}
+
+}  // namespace
+
+at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                          const at::Tensor& key_valid, int64_t sliding_window) {
+  const at::Tensor q = query_positions.unsqueeze(2);  // [b, queries, 1]
+  const at::Tensor k = key_positions.unsqueeze(1);    // [b, 1, keys]
+  at::Tensor mask = (k <= q).logical_and(key_valid.unsqueeze(1));
+  if (sliding_window > 0) mask = mask.logical_and(k > q - sliding_window);
+  return mask.unsqueeze(1);
+}
+
+at::Tensor packed_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window, const PackedKeys& packed) {
+  at::Tensor mask = attention_mask(query_positions, key_positions, key_valid, sliding_window);
+  if (packed.key_segment.defined()) {
+    const at::Tensor k = packed.key_segment.unsqueeze(1);  // [b, 1, keys]
+    mask = mask.logical_and(k.lt(0).logical_or(k.eq(packed.query_segment.unsqueeze(2))).unsqueeze(1));
+  }
+  if (packed.key_branch.defined()) {
+    const at::Tensor k = packed.key_branch.unsqueeze(1);
+    mask = mask.logical_and(k.eq(0).logical_or(k.eq(packed.query_branch.unsqueeze(2))).unsqueeze(1));
+  }
+  return mask;
+}
+
+at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                            const ScoreOptions& options) {
+  const int64_t heads = q.size(1), kv_heads = k.size(1);
+  const at::Tensor qf = fold_groups(q, kv_heads);
+  const at::Tensor visible = mask.defined() ? mask : at::ones({q.size(2), k.size(2)}, at::kBool).tril().view(
+                                                         {1, 1, q.size(2), k.size(2)});
+  const at::Tensor mf = fold_mask(visible.to(q.device()), heads / kv_heads);
+  const double scale = score_scale_or_default(options.scale, q.size(-1));
+  at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)) * scale;
+  if (options.softcap > 0) scores = at::tanh(scores / options.softcap) * options.softcap;
+  // The lowest finite score, not -inf: a query that sees no key (padding) gets finite weights, never NaN.
+  scores = scores.to(at::kFloat).masked_fill(mf.logical_not(), std::numeric_limits<float>::lowest());
+  const at::Tensor probs = at::softmax(scores, -1).to(q.scalar_type());
+  return unfold_groups(at::matmul(probs, v), heads);
+}
+
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                  const ScoreOptions& options) {
+  if (options.softcap > 0) return attend_reference(q, k, v, mask, options);
+  const std::optional<double> scale = options.scale > 0 ? std::optional<double>(options.scale) : std::nullopt;
+  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale, true);
+  const int64_t heads = q.size(1), kv_heads = k.size(1);
+  const at::Tensor mf = fold_mask(mask.to(q.device()), heads / kv_heads);
+  return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mf, 0.0, false, scale), heads);
+}
+
+}  // namespace prefix_scorer
+
+namespace prefix_scorer {
+namespace {
+
+// A boolean mask as an additive one: 0 where visible, a finite floor where not, so that a query with no visible
+// key gets a finite log-sum-exp far below any real one (weight 0 in the merge) instead of NaN.
+at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
+  const double floor = dtype == at::kHalf ? -65504.0 : -1e30;
+  return at::zeros(mask.sizes(), mask.options().dtype(dtype)).masked_fill_(mask.logical_not(), floor);
+}
+
+// Attention of folded queries over keys, normalised over those keys, and the log of its softmax sum: [..., dim]
+// and [..., 1], both fp32. On the CPU through torch's fused flash kernel (no score matrix); elsewhere by matmuls.
+std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const at::Tensor& k, const at::Tensor& v,
+                                                    const at::Tensor& mask, double scale) {
+  if (qf.device().is_cpu()) {
+    const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
+        qf, k, v, 0.0, false, additive_mask(mask, qf.scalar_type()), scale);
+    return {out.to(at::kFloat), lse.unsqueeze(-1)};
+  }
+  at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)).to(at::kFloat) * scale;
+  scores.masked_fill_(mask.logical_not(), -1e30);
+  const at::Tensor lse = at::logsumexp(scores, -1, true);
+  const at::Tensor out = at::matmul(at::exp(scores - lse).to(v.scalar_type()), v).to(at::kFloat);
+  return {out, lse};
+}
+
+}  // namespace
+
+PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_prefix, int64_t longest) {
+  const int64_t prefixes = lengths.size(0), batch = row_prefix.size(0);
+  std::vector<int64_t> count(prefixes, 0), row_slot(batch);
+  auto rp = row_prefix.accessor<int64_t, 1>();
+  for (int64_t r = 0; r < batch; ++r) row_slot[r] = count[rp[r]]++;
+  PrefixGroups g;
+  g.rows_per_prefix = std::max<int64_t>(1, *std::max_element(count.begin(), count.end()));
+  std::vector<int64_t> slot_rows(prefixes * g.rows_per_prefix, 0);
+  for (int64_t r = 0; r < batch; ++r) {
+    row_slot[r] += rp[r] * g.rows_per_prefix;
+    slot_rows[row_slot[r]] = r;
+  }
+  g.slot_rows = at::tensor(slot_rows, at::kLong);
+  g.row_slot = at::tensor(row_slot, at::kLong);
+  g.key_valid = (at::arange(longest, at::kLong).unsqueeze(0) < lengths.unsqueeze(1)).view({prefixes, 1, 1, longest});
+  return g;
+}
+
+PrefixGroups groups_on(const PrefixGroups& g, c10::Device device) {
+  return {g.rows_per_prefix, g.slot_rows.to(device), g.row_slot.to(device), g.key_valid.to(device)};
+}
+
+at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
+                          double score_scale) {
+  const int64_t b = q.size(0), heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
+  const int64_t group = heads / kv_heads, folded = group * q.size(2);
+  const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
+  const double scale = score_scale_or_default(score_scale, dim);
+  const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
+
+  // Suffix part: each row over its own keys, under the causal / validity mask.
+  auto [out_s, lse_s] = partial_attention(qf, k, v, fold_mask(mask.to(q.device()), group), scale);
+
+  // Prefix part: the queries of a prefix's rows side by side as one sequence, every prefix slot visible.
+  const at::Tensor qp = qf.index_select(0, groups.slot_rows)
+                            .view({prefixes, n, kv_heads, folded, dim})
+                            .transpose(1, 2)
+                            .reshape({prefixes, kv_heads, n * folded, dim});
+  auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, scale);
+  auto back_to_rows = [&](const at::Tensor& t) {  // [prefixes, kv_heads, n * folded, x] -> [b, kv_heads, folded, x]
+    const int64_t x = t.size(-1);
+    return t.view({prefixes, kv_heads, n, folded, x}).transpose(1, 2).reshape({prefixes * n, kv_heads, folded, x})
+        .index_select(0, groups.row_slot);
+  };
+  out_p = back_to_rows(out_p);
+  lse_p = back_to_rows(lse_p);
+
+  return unfold_groups(merge_attention(out_p, lse_p, out_s, lse_s, q.scalar_type()), heads);
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,44 @@
+#include "model/merge_attention.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+namespace prefix_scorer {
+namespace {
+
+void check_parts(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b, const at::Tensor& lse_b) {
+  const auto lse_shape = [&] {
+    auto sizes = out_a.sizes().vec();
+    sizes.back() = 1;
+    return sizes;
+  }();
+  if (out_b.sizes() != out_a.sizes() || lse_a.sizes().vec() != lse_shape || lse_b.sizes().vec() != lse_shape)
+    throw std::invalid_argument(fmt::format("merge_attention: parts of shapes out {} / {}, lse {} / {} do not match",
+                                            out_a.sizes(), out_b.sizes(), lse_a.sizes(), lse_b.sizes()));
+  for (const at::Tensor* t : {&out_a, &lse_a, &out_b, &lse_b}) {
+    if (t->scalar_type() != at::kFloat || t->device() != out_a.device())
+      throw std::invalid_argument("merge_attention: every part must be float32 on one device");
+  }
+}
+
+}  // namespace
+
+at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
+                                     const at::Tensor& lse_b, at::ScalarType dtype) {
+  const at::Tensor lse = at::logaddexp(lse_a, lse_b);
+  return (out_a * at::exp(lse_a - lse) + out_b * at::exp(lse_b - lse)).to(dtype);
+}
+
+at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
+                           const at::Tensor& lse_b, at::ScalarType dtype) {
+  check_parts(out_a, lse_a, out_b, lse_b);
+#ifdef PREFIX_SCORER_WITH_CUDA
+  if (out_a.is_cuda())
+    return cuda::merge_attention(out_a.contiguous(), lse_a.contiguous(), out_b.contiguous(), lse_b.contiguous(), dtype);
+#endif
+  return merge_attention_reference(out_a, lse_a, out_b, lse_b, dtype);
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,315 @@
+#include "prefix_scorer/model.h"
+
+#include "prefix_scorer/devices.h"
+
+#include "model/attention.h"
+#include "model/checkpoint.h"
+#include "model/fault_injection.h"
+#include "model/rope.h"
+#include "model/weights.h"
+
+#include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace prefix_scorer {
+namespace {
+
+// Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; OLMo 2's by w in fp32; Gemma's by
+// (1 + w) in fp32. An undefined weight is a norm the family does not have.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const ModelConfig& c) {
+  if (!weight.defined()) return x;
+  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + c.rms_norm_eps);
+  if (c.norm_plus_one) return (normalized * (weight.to(at::kFloat) + 1)).to(x.scalar_type());
+  if (c.norm_in_fp32) return (weight.to(at::kFloat) * normalized).to(x.scalar_type());
+  return weight * normalized.to(x.scalar_type());
+}
+
+at::Tensor activate(const at::Tensor& x, const std::string& activation) {
+  if (activation == "gelu_pytorch_tanh") return at::gelu(x, "tanh");
+  if (activation == "gelu") return at::gelu(x);
+  return at::silu(x);
+}
+
+// A block's output times granite's residual_multiplier (a Python float in transformers).
+at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multiplier == 1 ? x : x * multiplier; }
+
+// cap * tanh(x / cap), or x for cap 0.
+at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
+
+// What every layer on one device shares during a forward: the attention masks and rotary tables (of full-attention
+// layers, and of sliding-window layers where they differ), and the rows' prefix groups for cascade attention.
+struct DeviceInputs {
+  c10::Device device;
+  at::Tensor mask, sliding_mask;
+  RotaryTables rotary, sliding_rotary;
+  PrefixGroups groups;
+};
+
+std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t num_layers) {
+  std::vector<c10::Device> devices;
+  if (options.layer_devices.empty()) devices.push_back(parse_device(options.device));
+  for (const auto& name : options.layer_devices) devices.push_back(parse_device(name));
+  return place_layers(devices, num_layers);
+}
+
+std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+// Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result.
+at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                     KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+  const int64_t b = h.size(0), t = h.size(1);
+  const bool sliding = c.layer_window(index) > 0;
+  at::Tensor q = at::linear(h, l.q, l.q_bias);
+  at::Tensor k = at::linear(h, l.k, l.k_bias);
+  if (c.qk_norm_full_width) {
+    q = rms_norm(q, l.q_norm, c);
+    k = rms_norm(k, l.k_norm, c);
+  }
+  q = q.view({b, t, c.num_heads, c.head_dim});
+  k = k.view({b, t, c.num_kv_heads, c.head_dim});
+  at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, c.num_kv_heads, c.head_dim}).transpose(1, 2);
+  if (c.qk_norm) {
+    q = rms_norm(q, l.q_norm, c);
+    k = rms_norm(k, l.k_norm, c);
+  }
+  const RotaryTables& rotary = sliding && c.sliding_rope ? in.sliding_rotary : in.rotary;
+  q = apply_rotary(q.transpose(1, 2), rotary);
+  k = apply_rotary(k.transpose(1, 2), rotary);
+  if (cache != nullptr) {
+    cache->append_layer(index, k, v);
+    k = cache->layer(index).keys;
+    v = cache->layer(index).values;
+  }
+  const at::Tensor& mask = sliding ? in.sliding_mask : in.mask;
+  const ScoreOptions scores{c.attention_scale(), c.attn_softcap};
+  const at::Tensor heads =
+      shared == nullptr
+          ? attend(q, k, v, mask, scores)
+          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups,
+                           scores.scale);
+  return at::linear(heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim}), l.o, l.o_bias);
+}
+
+at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at::Tensor& x) {
+  return at::linear(activate(at::linear(x, e.gate), c.activation) * at::linear(x, e.up), e.down);
+}
+
+// A mixture of experts: each token goes through the experts_per_token experts its router ranks highest, weighted
+// by their routing probabilities (fp32, as transformers keeps them for mixtral; in the model dtype for Qwen). The
+// (token, choice) pairs are sorted by expert, so that each expert runs once, as one matmul over its tokens.
+at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
+  const at::Tensor x = g.reshape({-1, g.size(-1)});
+  const at::Tensor probs = at::softmax(at::linear(x, l.router).to(at::kFloat), -1);
+  auto [weights, chosen] = probs.topk(c.experts_per_token, -1);
+  if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
+  if (!c.routing_weights_fp32) weights = weights.to(x.scalar_type());
+  const at::Tensor order = at::argsort(chosen.reshape(-1), /*stable=*/true);
+  const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
+  const at::Tensor token_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);
+  const at::Tensor counts = at::bincount(chosen.reshape(-1), {}, c.num_experts).cpu();
+  at::Tensor out = at::zeros_like(x);
+  int64_t start = 0;
+  for (int64_t e = 0; e < c.num_experts; ++e) {
+    const int64_t n = counts[e].item<int64_t>();
+    if (n == 0) continue;
+    const at::Tensor rows = tokens.narrow(0, start, n);
+    const at::Tensor y = expert_forward(c, l.experts[e], x.index_select(0, rows)) * token_weights.narrow(0, start, n);
+    out.index_add_(0, rows, y.to(x.scalar_type()));
+    start += n;
+  }
+  if (l.shared_expert_gate.defined())
+    out = out + at::sigmoid(at::linear(x, l.shared_expert_gate)) * expert_forward(c, l.shared_expert, x);
+  return out.view(g.sizes());
+}
+
+at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
+  if (!l.experts.empty()) return mixture(c, l, g);
+  const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), c.activation);
+  return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
+}
+
+// One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
+// scaled (granite) and added to the residual.
+at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
+                         KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+  const at::Tensor attn = attention(c, l, rms_norm(x, l.input_norm, c), in, cache, shared, index);
+  const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, c), c.residual_multiplier);
+  const at::Tensor out = mlp(c, l, rms_norm(y, l.post_norm, c));
+  return y + scale_residual(rms_norm(out, l.mlp_out_norm, c), c.residual_multiplier);
+}
+
+}  // namespace
+
+Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      dtype_(dtype),
+      inv_freq_(inverse_frequencies(config_.rope, config_.head_dim)),
+      sliding_inv_freq_(config_.sliding_rope ? inverse_frequencies(*config_.sliding_rope, config_.head_dim)
+                                             : at::Tensor()) {}
+
+Model Model::with_long_rope() const {
+  Model twin = *this;
+  twin.inv_freq_ = inverse_frequencies(config_.rope, config_.head_dim, true);
+  return twin;
+}
+
+c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
+
+Model Model::load(const std::string& dir, const ModelOptions& options) {
+  ModelConfig config = ModelConfig::from_file(dir);
+  const at::ScalarType dtype = parse_dtype(options.dtype);
+  const auto devices = layer_placement(options, config.num_layers);
+  const Checkpoint checkpoint(dir);
+  for (const auto& spec : expected_tensors(config)) {
+    const TensorInfo* info = checkpoint.find(spec.name);
+    if (info == nullptr)
+      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape {})", dir, spec.name,
+                                           shape_string(spec.shape)));
+    if (info->shape != spec.shape)
+      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", dir, spec.name,
+                                           shape_string(info->shape), shape_string(spec.shape)));
+  }
+  auto source = [&](const TensorSpec& spec, c10::Device) { return checkpoint.load(spec.name); };
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
+  return Model(std::move(config), std::move(weights), dtype);
+}
+
+Model Model::synthetic(const std::string& name, const ModelOptions& options) {
+  ModelConfig config = ModelConfig::synthetic(name);
+  const at::ScalarType dtype = parse_dtype(options.dtype);
+  const auto devices = layer_placement(options, config.num_layers);
+  at::manual_seed(options.seed);
+  auto source = [&config](const TensorSpec& spec, c10::Device device) {
+    const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
+    if (spec.shape.size() == 1) {  // norms start as the identity (w = 1, or 0 in (1 + w)), biases at zero
+      const bool is_norm = spec.name.find("norm") != std::string::npos;
+      return is_norm && !config.norm_plus_one ? at::ones(spec.shape, opts) : at::zeros(spec.shape, opts);
+    }
+    return at::randn(spec.shape, opts) * 0.02;
+  };
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
+  return Model(std::move(config), std::move(weights), dtype);
+}
+
+Model Model::open(const std::string& spec, const ModelOptions& options) {
+  const std::string prefix = "synthetic:";
+  if (spec.rfind(prefix, 0) == 0) return synthetic(spec.substr(prefix.size()), options);
+  return load(spec, options);
+}
+
+at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
+                          const SharedPrefixes* shared) const {
+  try {
+    testing::forward_fault_point();
+    return run_forward(batch, cache, score_rows, shared);
+  } catch (c10::Error& e) {  // out of memory among them: say which forward, keep the type
+    e.add_context(fmt::format("in a forward of {} rows x {} tokens after {} cached slots, scoring {} positions",
+                              batch.tokens.size(0), batch.tokens.dim() > 1 ? batch.tokens.size(1) : 0,
+                              cache == nullptr ? 0 : cache->slots(), score_rows.numel()));
+    throw;
+  }
+}
+
+at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
+                              const SharedPrefixes* shared) const {
+  c10::InferenceMode inference;
+  if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
+      batch.valid.sizes() != batch.tokens.sizes())
+    throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
+  const int64_t b = batch.tokens.size(0), t = batch.tokens.size(1);
+  if (cache != nullptr && cache->num_layers() != config_.num_layers)
+    throw std::invalid_argument(fmt::format("forward: cache has {} layers, model has {}", cache->num_layers(),
+                                            config_.num_layers));
+  if (cache != nullptr && cache->slots() > 0 && cache->positions().size(0) != b)
+    throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
+                                            cache->positions().size(0), b));
+
+  for (const at::Tensor* part : {&batch.segment, &batch.branch}) {
+    if (part->defined() && part->sizes() != batch.tokens.sizes())
+      throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
+  }
+  const bool packed = batch.segment.defined() || batch.branch.defined();
+  const at::Tensor positions = batch.positions.to(at::kCPU), valid = batch.valid.to(at::kCPU);
+  PackedKeys keys;
+  if (batch.segment.defined()) keys.query_segment = keys.key_segment = batch.segment.to(at::kCPU);
+  if (batch.branch.defined()) keys.query_branch = keys.key_branch = batch.branch.to(at::kCPU);
+  at::Tensor key_positions = positions, key_valid = valid;
+  if (cache != nullptr && cache->slots() > 0) {
+    key_positions = at::cat({cache->positions(), positions}, 1);
+    key_valid = at::cat({cache->valid(), valid}, 1);
+    const at::Tensor cached = at::zeros_like(cache->positions());
+    if (keys.key_segment.defined()) keys.key_segment = at::cat({cached - 1, keys.query_segment}, 1);
+    if (keys.key_branch.defined()) keys.key_branch = at::cat({cached, keys.query_branch}, 1);
+  }
+  // A batch of whole unpadded sequences needs no mask in full-attention layers: plain causal attention, on torch's
+  // fastest kernels. Sliding-window layers always need theirs.
+  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !packed &&
+                      valid.all().item<bool>();
+  auto mask_for = [&](int64_t window) {
+    if (packed) return packed_attention_mask(positions, key_positions, key_valid, window, keys);
+    if (causal && window == 0) return at::Tensor();
+    return attention_mask(positions, key_positions, key_valid, window);
+  };
+  const at::Tensor mask = config_.has_full_attention() ? mask_for(0) : at::Tensor();
+  const at::Tensor sliding_mask = config_.has_window() ? mask_for(config_.sliding_window) : at::Tensor();
+  PrefixGroups groups;
+  if (shared != nullptr) {
+    if (!config_.cascade_exact())
+      throw std::invalid_argument(
+          "forward: cascade attention does not support this model (a sliding window or soft-capping)");
+    if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_.num_layers)
+      throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
+    groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().keys.size(2));
+  }
+
+  std::vector<DeviceInputs> per_device;
+  per_device.reserve(config_.num_layers);
+  auto inputs_on = [&](c10::Device device) -> const DeviceInputs& {
+    for (const auto& in : per_device) {
+      if (in.device == device) return in;
+    }
+    auto on_device = [&](const at::Tensor& m) { return m.defined() ? m.to(device) : m; };
+    per_device.push_back({device, on_device(mask), on_device(sliding_mask),
+                          rotary_tables(inv_freq_.to(device), positions, dtype_, config_.rope.attention_factor),
+                          sliding_inv_freq_.defined()
+                              ? rotary_tables(sliding_inv_freq_.to(device), positions, dtype_,
+                                              config_.sliding_rope->attention_factor)
+                              : RotaryTables{},
+                          shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
+    return per_device.back();
+  };
+
+  const LayerWeights& first = weights_->layers.front();
+  at::Tensor x = weights_->embed.index_select(0, batch.tokens.reshape({-1}).to(first.device))
+                     .view({b, t, config_.hidden_size});
+  if (config_.scale_embeddings)  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
+    x = x * at::scalar_tensor(static_cast<float>(std::sqrt(static_cast<double>(config_.hidden_size))), at::kFloat)
+                .to(x.options());
+  if (config_.embedding_multiplier != 1) x = x * config_.embedding_multiplier;
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const LayerWeights& layer = weights_->layers[i];
+    x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
+  }
+  // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
+  if (cache != nullptr) {
+    at::Tensor reachable = valid;
+    if (keys.query_segment.defined()) reachable = reachable.logical_and(keys.query_segment.eq(0));
+    if (keys.query_branch.defined()) reachable = reachable.logical_and(keys.query_branch.eq(0));
+    cache->append_slots(positions, reachable);
+  }
+
+  const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
+  at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_), weights_->lm_head);
+  if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
+  logits = soft_cap(logits, config_.final_softcap);
+  return at::log_softmax(logits.to(at::kFloat), -1);
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,108 @@
+#include "scoring/batching.h"
+
+#include "scoring/prefix_view.h"
+
+#include <algorithm>
+
+namespace prefix_scorer {
+
+BatchMemory batch_memory(const Model& model, int64_t max_bytes) {
+  const ModelConfig& c = model.config();
+  const auto element = static_cast<int64_t>(c10::elementSize(model.dtype()));
+  // A boolean mask and its additive form in the model's dtype, for every query head.
+  return {max_bytes, kv_bytes(model, 1), (1 + element) * c.num_heads};
+}
+
+int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {
+  return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score);
+}
+
+std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& lengths_descending,
+                                                    int64_t max_tokens, int64_t max_rows,
+                                                    const std::vector<int64_t>& prefix_lengths,
+                                                    const BatchMemory& memory) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  size_t begin = 0;
+  while (begin < lengths_descending.size()) {
+    const int64_t longest = std::max<int64_t>(lengths_descending[begin], 1);
+    const auto fit = std::max<int64_t>(1, std::min(max_rows, max_tokens / longest));
+    size_t end = begin + 1;
+    int64_t prefix = prefix_lengths.empty() ? 0 : prefix_lengths[begin];
+    while (end < lengths_descending.size() && end - begin < static_cast<size_t>(fit)) {
+      const int64_t next_prefix = std::max(prefix, prefix_lengths.empty() ? 0 : prefix_lengths[end]);
+      const auto rows = static_cast<int64_t>(end - begin + 1);
+      if (!within_memory(memory, rows, longest, next_prefix)) break;
+      prefix = next_prefix;
+      ++end;
+    }
+    batches.emplace_back(begin, end);
+    begin = end;
+  }
+  return batches;
+}
+
+ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions) {
+  std::vector<PackedRow> packed(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    packed[i].tokens = *rows[i];
+    for (size_t j = 0; j < rows[i]->size(); ++j)
+      packed[i].positions.push_back(start_positions[i] + static_cast<int64_t>(j));
+    packed[i].segment.assign(rows[i]->size(), 0);
+    packed[i].branch.assign(rows[i]->size(), 0);
+  }
+  return make_packed_batch(packed);
+}
+
+ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
+  const auto b = static_cast<int64_t>(rows.size());
+  int64_t t = 1;
+  bool segments = false, tree = false;
+  auto nonzero = [](const std::vector<int64_t>& ids) { return std::any_of(ids.begin(), ids.end(), [](int64_t x) { return x != 0; }); };
+  for (const PackedRow& row : rows) {
+    t = std::max<int64_t>(t, static_cast<int64_t>(row.tokens.size()));
+    segments = segments || nonzero(row.segment);
+    tree = tree || nonzero(row.branch);
+  }
+  at::Tensor tokens = at::zeros({b, t}, at::kLong), positions = at::zeros({b, t}, at::kLong);
+  at::Tensor valid = at::zeros({b, t}, at::kBool), segment = at::zeros({b, t}, at::kLong);
+  at::Tensor branch = at::zeros({b, t}, at::kLong);
+  auto tok = tokens.accessor<int64_t, 2>();
+  auto pos = positions.accessor<int64_t, 2>();
+  auto val = valid.accessor<bool, 2>();
+  auto seg = segment.accessor<int64_t, 2>();
+  auto br = branch.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const PackedRow& row = rows[i];
+    const auto len = static_cast<int64_t>(row.tokens.size());
+    for (int64_t j = 0; j < len; ++j) {
+      tok[i][j] = row.tokens[j];
+      pos[i][j] = row.positions[j];
+      val[i][j] = true;
+      seg[i][j] = row.segment[j];
+      br[i][j] = row.branch[j];
+    }
+    for (int64_t j = len; j < t; ++j) {
+      pos[i][j] = len > 0 ? row.positions[len - 1] : 0;
+      seg[i][j] = len > 0 ? row.segment[len - 1] : 0;
+    }
+  }
+  return {tokens, positions, valid, segments ? segment : at::Tensor(), tree ? branch : at::Tensor()};
+}
+
+at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width) {
+  std::vector<int64_t> flat;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    for (int64_t j = lengths[i] - scored[i]; j < lengths[i]; ++j) flat.push_back(static_cast<int64_t>(i) * width + j);
+  }
+  return at::tensor(flat, at::kLong);
+}
+
+int64_t count_forward(const ForwardBatch& batch, ScoringStats& stats) {
+  const int64_t real = batch.valid.sum().item<int64_t>();
+  stats.forwards += 1;
+  stats.tokens_computed += real;
+  stats.padding_tokens += batch.valid.numel() - real;
+  return real;
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,102 @@
+#include "scoring/prefix_view.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace prefix_scorer {
+namespace {
+
+// Keys or values of an entry's whole prefix in one layer: its ancestors' segments, then its own.
+at::Tensor whole_prefix(const PrefixEntry* entry, int64_t layer, bool keys) {
+  std::vector<at::Tensor> parts;
+  for (const PrefixEntry* e = entry; e != nullptr; e = e->parent.get())
+    parts.push_back(keys ? e->layers[layer].keys : e->layers[layer].values);
+  std::reverse(parts.begin(), parts.end());
+  return parts.size() == 1 ? parts[0] : at::cat(parts, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// The distinct prefixes of a batch's rows (null, for no prefix, among them) and which one each row takes.
+struct DistinctPrefixes {
+  std::vector<const PrefixEntry*> prefixes;
+  std::vector<int64_t> pick;
+  int64_t longest = 0;
+};
+
+DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entries) {
+  DistinctPrefixes d;
+  for (const PrefixEntry* e : entries) {
+    auto it = std::find(d.prefixes.begin(), d.prefixes.end(), e);
+    d.pick.push_back(it - d.prefixes.begin());
+    if (it == d.prefixes.end()) d.prefixes.push_back(e);
+    d.longest = std::max(d.longest, e == nullptr ? 0 : e->depth());
+  }
+  return d;
+}
+
+// One layer's keys and values of every distinct prefix, right-padded to the longest:
+// [prefixes, kv_heads, longest, head_dim] on the layer's device.
+LayerKv stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
+  const ModelConfig& c = model.config();
+  const auto options = at::TensorOptions().device(model.layer_device(layer)).dtype(model.dtype());
+  std::vector<at::Tensor> keys, values;
+  for (const PrefixEntry* e : d.prefixes) {
+    const int64_t depth = e == nullptr ? 0 : e->depth();
+    const at::Tensor pad = at::zeros({1, c.num_kv_heads, d.longest - depth, c.head_dim}, options);
+    keys.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, true), pad}, 2));
+    values.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, false), pad}, 2));
+  }
+  return {at::cat(keys), at::cat(values)};
+}
+
+}  // namespace
+
+KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+  KvCache cache(model.config().num_layers);
+  const DistinctPrefixes d = distinct_prefixes(entries);
+  if (d.longest == 0) return cache;
+  const at::Tensor pick = at::tensor(d.pick, at::kLong);
+  for (int64_t l = 0; l < cache.num_layers(); ++l) {
+    const LayerKv stacked = stacked_layer(model, d, l);
+    const at::Tensor rows = pick.to(model.layer_device(l));
+    cache.append_layer(l, stacked.keys.index_select(0, rows), stacked.values.index_select(0, rows));
+  }
+  const auto b = static_cast<int64_t>(entries.size());
+  const at::Tensor positions = at::arange(d.longest, at::kLong).expand({b, d.longest}).contiguous();
+  at::Tensor depths = at::empty({b, 1}, at::kLong);
+  for (int64_t i = 0; i < b; ++i) depths[i][0] = entries[i] == nullptr ? 0 : entries[i]->depth();
+  cache.append_slots(positions, positions < depths);
+  return cache;
+}
+
+std::optional<SharedPrefixes> shared_prefixes(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+  const DistinctPrefixes d = distinct_prefixes(entries);
+  if (d.longest == 0) return std::nullopt;
+  SharedPrefixes shared;
+  for (int64_t l = 0; l < model.config().num_layers; ++l) shared.layers.push_back(stacked_layer(model, d, l));
+  std::vector<int64_t> lengths;
+  for (const PrefixEntry* e : d.prefixes) lengths.push_back(e == nullptr ? 0 : e->depth());
+  shared.lengths = at::tensor(lengths, at::kLong);
+  shared.row_prefix = at::tensor(d.pick, at::kLong);
+  return shared;
+}
+
+std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len) {
+  std::vector<LayerKv> segment;
+  for (int64_t l = 0; l < cache.num_layers(); ++l) {
+    const LayerKv& kv = cache.layer(l);
+    segment.push_back({kv.keys.narrow(0, row, 1).narrow(2, begin, len).clone(),
+                       kv.values.narrow(0, row, 1).narrow(2, begin, len).clone()});
+  }
+  return segment;
+}
+
+int64_t kv_bytes(const Model& model, int64_t tokens) {
+  const ModelConfig& c = model.config();
+  return 2 * c.num_layers * c.num_kv_heads * c.head_dim * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,26 @@
+#pragma once
+// Moving KV between cached prefix entries and the per-batch caches a forward runs on.
+
+#include "prefix_scorer/model.h"
+#include "scoring/prefix_cache.h"
+
+#include <optional>
+#include <vector>
+
+namespace prefix_scorer {
+
+// A batch cache whose row i holds the keys and values of the whole prefix of entries[i] (its chain of segments;
+// null for no prefix), right-padded with invalid slots to the longest. Per layer, the rows pick their prefix with
+// an index tensor on that layer's device.
+KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries);
+
+// The distinct prefixes of the rows' entries once each, for cascade attention; nullopt when no row has one.
+std::optional<SharedPrefixes> shared_prefixes(const Model& model, const std::vector<const PrefixEntry*>& entries);
+
+// Copies row `row`'s slots [begin, begin + len) out of a batch cache, one [1, kv_heads, len, head_dim] per layer.
+std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);
+
+// Bytes that `tokens` tokens of keys and values take in every layer of `model`.
+int64_t kv_bytes(const Model& model, int64_t tokens);
+
+}  // namespace prefix_scorer

@@ -1,0 +1,69 @@
+#include "scoring/rows.h"
+
+#include "scoring/requests.h"
+
+#include <algorithm>
+#include <map>
+
+namespace prefix_scorer {
+
+std::vector<ScoringRow> make_rows(const std::vector<Request>& requests, int64_t vocab_size, int64_t max_length,
+                                  bool share_identical, int64_t& truncated) {
+  validate_requests(requests, vocab_size);
+  std::vector<ScoringRow> rows;
+  std::map<TokenIds, size_t> row_of_input;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ScoringWindow window = scoring_window(requests[i], max_length, i);
+    truncated += window.truncated ? 1 : 0;
+    const auto n = static_cast<int64_t>(window.targets.size());
+    if (share_identical) {
+      auto [it, fresh] = row_of_input.emplace(window.input, rows.size());
+      if (!fresh) {
+        rows[it->second].scored = std::max(rows[it->second].scored, n);
+        rows[it->second].requests.push_back(i);
+        continue;
+      }
+    }
+    rows.push_back({std::move(window.input), n, {i}});
+  }
+  return rows;
+}
+
+void gather_scores(const at::Tensor& logprobs, const std::vector<const ScoringRow*>& rows,
+                   const std::vector<Request>& requests, std::vector<Score>& scores) {
+  // Gather on the device: one (row, target) pair per continuation token of every request.
+  std::vector<int64_t> positions, targets;
+  int64_t row_start = 0;
+  for (const ScoringRow* row : rows) {
+    for (size_t r : row->requests) {
+      const TokenIds& cont = requests[r].continuation;
+      const int64_t first = row_start + row->scored - static_cast<int64_t>(cont.size());
+      for (size_t j = 0; j < cont.size(); ++j) {
+        positions.push_back(first + static_cast<int64_t>(j));
+        targets.push_back(cont[j]);
+      }
+    }
+    row_start += row->scored;
+  }
+  const at::Tensor pos = at::tensor(positions, at::kLong).to(logprobs.device());
+  const at::Tensor target = at::tensor(targets, at::kLong).to(logprobs.device());
+  const at::Tensor picked_rows = logprobs.index_select(0, pos);
+  const at::Tensor picked = picked_rows.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kCPU, at::kDouble);
+  const at::Tensor greedy = (picked_rows.argmax(1) == target).to(at::kCPU);
+  auto lp = picked.accessor<double, 1>();
+  auto gr = greedy.accessor<bool, 1>();
+
+  int64_t k = 0;
+  for (const ScoringRow* row : rows) {
+    for (size_t r : row->requests) {
+      Score score{0.0, true};
+      for (size_t j = 0; j < requests[r].continuation.size(); ++j, ++k) {
+        score.logprob += lp[k];
+        score.is_greedy = score.is_greedy && gr[k];
+      }
+      scores[r] = score;
+    }
+  }
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,243 @@
+#include "prefix_scorer/scorer.h"
+
+#include "prefix_scorer/errors.h"
+
+#include "scoring/batching.h"
+#include "model/device_memory.h"
+#include "scoring/live_prefixes.h"
+#include "scoring/planner.h"
+#include "scoring/prefill_scheduler.h"
+#include "scoring/prefix_cache.h"
+#include "scoring/prefix_view.h"
+#include "scoring/requests.h"
+#include "scoring/rolling.h"
+#include "scoring/row_units.h"
+#include "scoring/rows.h"
+#include "scoring/suffix_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace prefix_scorer {
+namespace {
+
+// One loglikelihood call: its rows and plan, the planned prefixes' life in the cache, the prefill scheduler that
+// makes them live, and the suffix runner that scores the rows after them, batch by batch.
+class Call {
+ public:
+  Call(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+       const std::vector<Request>& requests, ScoringResult& result, std::atomic<bool>& cancel)
+      : options_(options),
+        cancel_(cancel),
+        memory_(batch_memory(model, options.max_batch_bytes)),
+        rows_(make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
+                        result.stats.truncated)),
+        // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
+        plan_(plan_call(rows_, options, std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
+        prefixes_(plan_, cache, options.keep_cache, result.stats),
+        scheduler_(prefixes_, options, memory_,
+                   [&model, &options, &result, this](const std::vector<int64_t>& wave) {
+                     prefill_wave(model, options, prefixes_, wave, result.stats);
+                   }),
+        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {
+    mark_trees(prefixes_, rows_, options);
+  }
+
+  void run() {
+    size_t begin = 0;
+    for (const size_t window_end : plan_.window_ends) {
+      // Batches of units (a packed tree or one row) as planned: each unit after its planned prefix.
+      std::vector<size_t> indices(window_end - begin);
+      std::iota(indices.begin(), indices.end(), begin);
+      const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, [](int64_t e) { return e; });
+      for (const auto& unit_rows : plan_unit_batches(units, options_, memory_)) {
+        std::vector<size_t> batch;
+        for (const UnitRow& row : unit_rows) {
+          for (size_t u : row.units) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
+        }
+        run_batch(batch, window_end);
+      }
+      begin = window_end;
+    }
+  }
+
+ private:
+  // Runs the planned rows plan.order[indices] after preparing their prefixes (and looking ahead from `ahead`).
+  void run_batch(const std::vector<size_t>& indices, size_t ahead) {
+    if (cancel_.exchange(false))
+      throw Cancelled(fmt::format("loglikelihood: cancelled after {} of {} rows", done_, plan_.order.size()));
+    std::vector<int64_t> needed;  // a packed prefix's chain is prepared without it (the scheduler skips it)
+    for (size_t k : indices) needed.push_back(plan_.order[k].entry);
+    scheduler_.prepare(needed, ahead);
+    suffixes_.run(indices);
+    prefixes_.unpin();
+    for (size_t k : indices) prefixes_.finish(plan_.order[k].entry);
+    done_ += static_cast<int64_t>(indices.size());
+    if (options_.on_progress) options_.on_progress(done_, static_cast<int64_t>(plan_.order.size()));
+  }
+
+  const PrefixScorerOptions& options_;
+  std::atomic<bool>& cancel_;
+  const BatchMemory memory_;
+  const std::vector<ScoringRow> rows_;
+  const ScoringPlan plan_;
+  LivePrefixes prefixes_;
+  PrefillScheduler scheduler_;
+  SuffixRunner suffixes_;
+  int64_t done_ = 0;  // rows scored so far
+};
+
+// Adds a call's counters to the totals; the cache's size is a state, not a count, and peak is a maximum.
+void add_stats(ScoringStats& total, const ScoringStats& s) {
+  for (const StatsField& f : stats_fields()) {
+    if (f.member == &ScoringStats::entries_held || f.member == &ScoringStats::bytes_held ||
+        f.member == &ScoringStats::entries_pinned)
+      continue;
+    total.*f.member = f.member == &ScoringStats::peak_bytes ? std::max(total.*f.member, s.*f.member)
+                                                             : total.*f.member + s.*f.member;
+  }
+}
+
+void validate_prefix_options(const PrefixScorerOptions& o) {
+  validate_options(o);
+  if (o.tree_max_branches < 0)
+    throw std::invalid_argument(fmt::format("tree_max_branches must be >= 0, got {}", o.tree_max_branches));
+  if (o.max_batch_bytes < 0) throw std::invalid_argument(fmt::format("max_batch_bytes must be >= 0, got {}", o.max_batch_bytes));
+  if (o.min_prefix_len < 1) throw std::invalid_argument(fmt::format("min_prefix_len must be >= 1, got {}", o.min_prefix_len));
+  if (o.prefill_batch < 1) throw std::invalid_argument(fmt::format("prefill_batch must be >= 1, got {}", o.prefill_batch));
+  if (o.max_cache_bytes < 0) throw std::invalid_argument(fmt::format("max_cache_bytes must be >= 0, got {}", o.max_cache_bytes));
+  if (o.max_cache_entries < 0)
+    throw std::invalid_argument(fmt::format("max_cache_entries must be >= 0, got {}", o.max_cache_entries));
+}
+
+}  // namespace
+
+PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptions options)
+    : model_(std::move(model)),
+      options_(std::move(options)),
+      cache_(std::make_unique<PrefixCache>(options_.max_cache_bytes, options_.max_cache_entries)) {
+  if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
+  validate_prefix_options(options_);
+  if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
+  if (model_->config().rope.type == "longrope") long_model_ = std::make_shared<const Model>(model_->with_long_rope());
+}
+
+PrefixScorer::~PrefixScorer() = default;
+
+ScoringResult PrefixScorer::loglikelihood(const std::vector<Request>& requests) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return score_locked(requests);
+}
+
+ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
+  cache_->reset_peak();
+  const int64_t evictions_before = cache_->evictions();
+  cancel_ = false;
+  running_ = true;
+  struct NotRunning {
+    std::atomic<bool>& running;
+    ~NotRunning() { running = false; }
+  } not_running{running_};
+  ScoringResult result;
+  if (!long_model_) {
+    result = score_with(*model_, false, requests, options_);
+  } else {
+    // Requests long enough for the long factors are scored apart: their prefixes' keys differ from the short ones'.
+    const ModelConfig& config = model_->config();
+    validate_requests(requests, config.vocab_size);
+    std::vector<Request> parts[2];
+    std::vector<size_t> index_of[2];
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const auto fed = static_cast<int64_t>(scoring_window(requests[i], config.window(options_.max_length), i).input.size());
+      const bool long_rope = config.long_rope(fed);
+      parts[long_rope].push_back(requests[i]);
+      index_of[long_rope].push_back(i);
+    }
+    result.scores.resize(requests.size());
+    PrefixScorerOptions options = options_;
+    int64_t done_before = 0, part_total = 0;
+    if (options_.on_progress) {  // one count over both parts
+      options.on_progress = [this, &done_before, &part_total](int64_t done, int64_t total) {
+        part_total = total;
+        options_.on_progress(done_before + done, done_before + total);
+      };
+    }
+    for (const bool long_rope : {false, true}) {
+      if (parts[long_rope].empty()) continue;
+      const ScoringResult part = score_with(long_rope ? *long_model_ : *model_, long_rope, parts[long_rope], options);
+      for (size_t k = 0; k < part.scores.size(); ++k) result.scores[index_of[long_rope][k]] = part.scores[k];
+      add_stats(result.stats, part.stats);
+      done_before += part_total;
+    }
+  }
+  result.stats.evictions = cache_->evictions() - evictions_before;
+  result.stats.peak_bytes = cache_->peak_bytes();
+  result.stats.entries_held = cache_->entries();
+  result.stats.bytes_held = cache_->bytes();
+  result.stats.entries_pinned = cache_->pinned();
+  add_stats(totals_, result.stats);
+  return result;
+}
+
+ScoringResult PrefixScorer::score_with(const Model& model, bool long_rope, const std::vector<Request>& requests,
+                                       const PrefixScorerOptions& options) {
+  if (cache_long_rope_ != long_rope) {
+    cache_->clear();
+    cache_long_rope_ = long_rope;
+  }
+  ScoringResult result;
+  result.scores.resize(requests.size());
+  result.stats.requests = static_cast<int64_t>(requests.size());
+  Call call(model, options, *cache_, requests, result, cancel_);
+  call.run();
+  return result;
+}
+
+ScoringResult PrefixScorer::loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t max_length = model_->config().window(options_.max_length);
+  const int64_t vocab_size = model_->config().vocab_size;
+  check_token_ids({prefix_token}, vocab_size, "loglikelihood_rolling: prefix_token");
+  std::vector<Request> windows;
+  std::vector<size_t> document_of;
+  for (size_t d = 0; d < documents.size(); ++d) {
+    check_token_ids(documents[d], vocab_size, fmt::format("loglikelihood_rolling: document {}:", d));
+    for (auto& w : rolling_windows(documents[d], prefix_token, max_length)) {  // none for an empty document
+      windows.push_back(std::move(w));
+      document_of.push_back(d);
+    }
+  }
+  const ScoringResult by_window = score_locked(windows);
+  ScoringResult result;
+  result.stats = by_window.stats;
+  result.stats.requests = static_cast<int64_t>(documents.size());
+  result.scores.assign(documents.size(), Score{0.0, true});
+  for (size_t w = 0; w < windows.size(); ++w) {
+    Score& score = result.scores[document_of[w]];
+    score.logprob += by_window.scores[w].logprob;
+    score.is_greedy = score.is_greedy && by_window.scores[w].is_greedy;
+  }
+  return result;
+}
+
+ScoringStats PrefixScorer::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ScoringStats s = totals_;
+  s.entries_held = cache_->entries();
+  s.bytes_held = cache_->bytes();
+  s.entries_pinned = cache_->pinned();
+  return s;
+}
+
+void PrefixScorer::cancel() {
+  if (running_) cancel_ = true;
+}
+
+void PrefixScorer::clear_cache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_->clear();
+}
+
+}  // namespace prefix_scorer

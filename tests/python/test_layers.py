@@ -1,0 +1,35 @@
+"""The source tree's layers: the engine (src/model/) never includes the scoring pipeline (src/scoring/), and every
+project include names its layer's folder."""
+
+import re
+
+from conftest import ROOT
+
+SRC = ROOT / "src"
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+LAYERS = ("model", "scoring", "tokenizer")
+
+
+def includes(folder):
+    """(file, included path) of every quoted include of the C++ and CUDA sources under `folder`."""
+    for path in sorted(folder.rglob("*")):
+        if path.suffix in (".h", ".cpp", ".cu"):
+            for included in INCLUDE.findall(path.read_text()):
+                yield path.relative_to(ROOT), included
+
+
+def test_the_layer_folders_exist_and_hold_sources():
+    for layer in LAYERS:
+        assert any((SRC / layer).glob("*.cpp")), layer
+
+
+def test_the_engine_does_not_include_the_scoring_pipeline():
+    found = [(str(path), inc) for path, inc in includes(SRC / "model") if inc.startswith("scoring/")]
+    assert found == []
+
+
+def test_internal_headers_are_named_by_their_layer_folder():
+    # "rows.h" alone would resolve only through an include path that hides which layer it belongs to.
+    for path, inc in includes(SRC):
+        if not inc.startswith("prefix_scorer/"):
+            assert (SRC / inc).is_file(), (str(path), inc)

@@ -42,10 +42,11 @@ std::vector<Request> random_workload(std::mt19937& rng, const Model& model) {
     const TokenIds tail = tokens(uniform(0, 10));
     context.insert(context.end(), tail.begin(), tail.end());
     TokenIds continuation = uniform(0, 1) ? pool[uniform(0, 2)] : tokens(uniform(1, 6));
-    if (uniform(0, 4) == 0) {  // the greedy continuation of 1 to 3 tokens, so that is_greedy is exercised both ways
+    if (uniform(0, 5) == 0) {  // the greedy continuation of 1 to 3 tokens, so that is_greedy is exercised both ways
       continuation.clear();
       TokenIds seen = context;
-      for (int n = uniform(1, 3); n > 0; --n) {
+      // The length from the count so far, not from rng: the draws that follow (and the options) stay as they were.
+      for (size_t n = 1 + requests.size() % 3; n > 0; --n) {
         continuation.push_back(full_logprobs(model, seen)[-1].argmax().item<int64_t>());
         seen.push_back(continuation.back());
       }

@@ -20,18 +20,7 @@ TEST_P(OnCuda, Bfloat16FixturesAgreeWithFloat32) {
   ModelOptions cuda;
   cuda.device = "cuda";
   cuda.dtype = "bfloat16";
-  const Model gpu = Model::load(model_dir(GetParam()), cuda);
-  const auto expected = expected_scores(GetParam());
-  const ScoringResult result = score_plain(gpu, fixture_requests(GetParam()));
-  ASSERT_EQ(result.scores.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const double tokens = static_cast<double>(expected[i].request.continuation.size());
-    EXPECT_NEAR(result.scores[i].logprob, expected[i].logprob, kBfloat16PerToken * tokens) << "request " << i;
-  }
-  const SafetensorsFile logits(model_dir(GetParam()) + "/expected_logits.safetensors");
-  const at::Tensor tokens = logits.load("tokens_4");  // 150 tokens
-  const TokenIds ids(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + tokens.numel());
-  EXPECT_GE(argmax_agreement(full_logprobs(gpu, ids), logits.load("logits_4")), kBfloat16ArgmaxAgreement);
+  expect_bfloat16_agrees_with_fixture(Model::load(model_dir(GetParam()), cuda), GetParam());
 }
 
 TEST_P(OnCuda, PrefixPathEqualsPlainPathOnTheDevice) {

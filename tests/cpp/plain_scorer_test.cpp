@@ -92,19 +92,7 @@ class Bfloat16 : public testing::TestWithParam<std::string> {};
 TEST_P(Bfloat16, AgreesWithFloat32WithinItsRounding) {
   ModelOptions bf16;
   bf16.dtype = "bfloat16";
-  const Model half = Model::load(model_dir(GetParam()), bf16);
-  const auto expected = expected_scores(GetParam());
-  const auto got = score_plain(half, fixture_requests(GetParam())).scores;
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const double tokens = static_cast<double>(expected[i].request.continuation.size());
-    EXPECT_NEAR(got[i].logprob, expected[i].logprob, kBfloat16PerToken * tokens) << "request " << i;
-  }
-  const SafetensorsFile logits(model_dir(GetParam()) + "/expected_logits.safetensors");
-  const at::Tensor tokens = logits.load("tokens_4");  // 150 tokens
-  const TokenIds ids(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + tokens.numel());
-  const double agreement = argmax_agreement(full_logprobs(half, ids), logits.load("logits_4"));
-  EXPECT_GE(agreement, kBfloat16ArgmaxAgreement);
+  expect_bfloat16_agrees_with_fixture(Model::load(model_dir(GetParam()), bf16), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Bfloat16, testing::ValuesIn(fixture_models()),

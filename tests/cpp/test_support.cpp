@@ -16,8 +16,19 @@ std::vector<Request> fixture_requests(const std::string& name) {
   return requests;
 }
 
-double argmax_agreement(const at::Tensor& a, const at::Tensor& b) {
-  return a.argmax(-1).cpu().eq(b.argmax(-1).cpu()).to(at::kDouble).mean().item<double>();
+void expect_bfloat16_agrees_with_fixture(const Model& model, const std::string& model_name) {
+  const auto expected = expected_scores(model_name);
+  const auto got = score_plain(model, fixture_requests(model_name)).scores;
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double tokens = static_cast<double>(expected[i].request.continuation.size());
+    EXPECT_NEAR(got[i].logprob, expected[i].logprob, kBfloat16PerToken * tokens) << "request " << i;
+  }
+  const SafetensorsFile logits(model_dir(model_name) + "/expected_logits.safetensors");
+  const at::Tensor tokens = logits.load("tokens_4");  // 150 tokens
+  const TokenIds ids(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + tokens.numel());
+  const at::Tensor same = full_logprobs(model, ids).argmax(-1).cpu().eq(logits.load("logits_4").argmax(-1));
+  EXPECT_GE(same.to(at::kDouble).mean().item<double>(), kBfloat16ArgmaxAgreement);
 }
 
 void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>& want, const std::string& what,

@@ -40,8 +40,9 @@ constexpr double kBfloat16PerToken = 1e-2;
 // The least share of positions whose argmax bf16 keeps on the fixtures' 150-token sequence: measured 0.96 to 1.0
 // (random weights give flat logits, whose near-ties bf16 may flip); another model agrees on about 1 in 512.
 constexpr double kBfloat16ArgmaxAgreement = 0.95;
-// The share of positions of two log-prob tensors [len, vocab] whose argmax agrees.
-double argmax_agreement(const at::Tensor& a, const at::Tensor& b);
+// Expects a bf16 `model` of fixture `model_name` to give the fixture's fp32 loglikelihoods within kBfloat16PerToken
+// per continuation token, and the fixture's argmax on its 150-token sequence at kBfloat16ArgmaxAgreement or more.
+void expect_bfloat16_agrees_with_fixture(const Model& model, const std::string& model_name);
 
 // A fresh empty directory under the system's temporary folder.
 std::string make_temp_dir(const std::string& tag);

@@ -32,8 +32,8 @@ using namespace prefix_scorer;
 
 constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b,
-                            tiny-gemma2, tiny-gemma3, tiny-moe, gemma2-2b, gemma3-1b,
-                            qwen3-moe-a3b)
+                            tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b,
+                            phi3-mini, qwen3-moe-a3b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded
@@ -62,26 +62,42 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --device D                cpu, cuda, cuda:N [cpu]
   --layer-devices D1,D2,..  split the layers into contiguous blocks over these devices
   --dtype T                 float32, bfloat16, float16 [float32]
-  --max-length N            lm-eval truncation window; 0 = the model's max_position_embeddings [0]
-  --max-batch-tokens N      padded tokens per forward [8192]
-  --max-batch-rows N        rows per forward [64]
-  --max-batch-bytes N       memory per forward: gathered prefix keys/values, own keys/values, attention masks;
-                            0 = a quarter of free CUDA memory, 1 GiB on the CPU [0]
-  --min-prefix-len N        shortest shared prefix worth caching [32]
-  --prefill-batch N         distinct prefixes prefilled per forward [32]
-  --max-cache-bytes N       prefix cache budget in bytes [2147483648]
-  --max-cache-entries N     prefix cache budget in entries [4096]
-  --cascade-min-prefix-len N  cascade attention (each cached prefix once for all its rows, merged by
-                            log-sum-exp) for batches whose prefixes average N tokens or more; 0: always,
-                            -1: never (every row attends to a copy of its prefix) [256]
-  --tree-max-branches N     a prefix only its own rows (at most N) continue runs as one packed tree; 0: never [8]
-  --pack-rows B             true or false: rows shorter than their forward's longest share a row one after
-                            another (each sees only itself and its prefix) instead of padding [true]
-  --threads N               CPU threads; 0 = all cores [0]
+)";
+
+// After the scorer options, which come from option_fields().
+constexpr const char* kUsageTail = R"(  --threads N               CPU threads; 0 = all cores [0]
   --soak N                  score N random workloads (random prefix trees, budgets, thread counts) with the
                             prefix scorer and the plain path, report mismatches and resident memory, and exit
   --build-info              print what this build was compiled with as one JSON object, and exit
 )";
+
+// A scorer option's flag: its name with dashes.
+std::string flag_name(const OptionField& field) {
+  std::string name = field.name;
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+// The usage text, each scorer option's line made from option_fields(): meaning wrapped, default last.
+std::string usage() {
+  const PrefixScorerOptions defaults;
+  std::string text = kUsage;
+  for (const OptionField& field : option_fields()) {
+    const std::string value = field.number != nullptr ? std::to_string(defaults.*field.number)
+                                                      : (defaults.*field.flag ? "true" : "false");
+    std::string line = fmt::format("  --{} {}", flag_name(field), field.number != nullptr ? "N" : "B");
+    std::string help = fmt::format("{} [{}]", field.help, value);
+    line += std::string(std::max<size_t>(2, 28 - line.size()), ' ');
+    while (line.size() + help.size() > 114) {  // wrap at a space, continuing under the meaning
+      const size_t cut = help.rfind(' ', 114 - line.size());
+      text += line + help.substr(0, cut) + "\n";
+      help = help.substr(cut + 1);
+      line = std::string(28, ' ');
+    }
+    text += line + help + "\n";
+  }
+  return text + kUsageTail;
+}
 
 struct UsageError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
@@ -92,7 +108,7 @@ std::map<std::string, std::string> parse_flags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(usage().c_str(), stdout);
       std::exit(0);
     }
     if (arg == "--build-info") {
@@ -259,17 +275,10 @@ int run(int argc, char** argv) {
   model_options.layer_devices = split_list(flags.text("layer-devices", ""));
   model_options.dtype = flags.text("dtype", "float32");
   PrefixScorerOptions options;
-  options.max_length = flags.number("max-length", options.max_length);
-  options.max_batch_tokens = flags.number("max-batch-tokens", options.max_batch_tokens);
-  options.max_batch_rows = flags.number("max-batch-rows", options.max_batch_rows);
-  options.max_batch_bytes = flags.number("max-batch-bytes", options.max_batch_bytes);
-  options.min_prefix_len = flags.number("min-prefix-len", options.min_prefix_len);
-  options.prefill_batch = flags.number("prefill-batch", options.prefill_batch);
-  options.max_cache_bytes = flags.number("max-cache-bytes", options.max_cache_bytes);
-  options.max_cache_entries = flags.number("max-cache-entries", options.max_cache_entries);
-  options.cascade_min_prefix_len = flags.number("cascade-min-prefix-len", options.cascade_min_prefix_len);
-  options.tree_max_branches = flags.number("tree-max-branches", options.tree_max_branches);
-  options.pack_rows = flags.boolean("pack-rows", options.pack_rows);
+  for (const OptionField& field : option_fields()) {
+    if (field.number != nullptr) options.*field.number = flags.number(flag_name(field), options.*field.number);
+    if (field.flag != nullptr) options.*field.flag = flags.boolean(flag_name(field), options.*field.flag);
+  }
   const int64_t threads = flags.number("threads", 0);
   const std::string tokenizer_flag = flags.text("tokenizer", "");
   const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));

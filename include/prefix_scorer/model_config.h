@@ -5,12 +5,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace prefix_scorer {
 
+// The MLP gate's activation: silu, gelu_pytorch_tanh or gelu (erf), as config.json names them.
+enum class Activation { kSilu, kGeluTanh, kGelu };
+// The rope's frequencies: rope_type default, linear, llama3 or longrope.
+enum class RopeType { kDefault, kLinear, kLlama3, kLongRope };
+// A layer's attention: layer_types' full_attention or sliding_attention.
+enum class LayerKind { kFullAttention, kSlidingAttention };
+
+// Each value's name in config.json.
+std::string_view to_string(Activation activation);
+std::string_view to_string(RopeType type);
+std::string_view to_string(LayerKind kind);
+
 struct RopeConfig {
-  std::string type = "default";  // default, linear, llama3 or longrope
+  RopeType type = RopeType::kDefault;
   double theta = 10000.0;
   double factor = 1.0;  // linear, llama3 and longrope
   double low_freq_factor = 1.0;  // llama3
@@ -39,7 +52,7 @@ struct ModelConfig {
   int64_t head_dim = 0;
   int64_t max_position_embeddings = 2048;
   int64_t sliding_window = 0;  // 0: attention over the whole sequence
-  std::vector<bool> sliding_layers;  // which layers use sliding_window; empty: all (gemma2 and gemma3 alternate)
+  std::vector<LayerKind> layer_kinds;  // which layers use sliding_window; empty: all (gemma2 and gemma3 alternate)
   double rms_norm_eps = 1e-6;
   bool tie_word_embeddings = false;
   bool qkv_bias = false;     // bias on q, k and v projections (qwen2, or llama attention_bias)
@@ -48,7 +61,7 @@ struct ModelConfig {
   bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3) ...
   bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
   bool fused_projections = false;   // q, k, v in one qkv_proj and gate, up in one gate_up_proj (phi3)
-  std::string activation = "silu";  // of the MLP's gate: silu, gelu_pytorch_tanh or gelu
+  Activation activation = Activation::kSilu;  // of the MLP's gate
   bool norm_plus_one = false;       // RMSNorm scales by (1 + w), in fp32 (gemma)
   bool scale_embeddings = false;    // embeddings times sqrt(hidden_size) in the model dtype (gemma)
   bool sandwich_norms = false;      // norms after attention and before and after the MLP (gemma2, gemma3)
@@ -87,7 +100,7 @@ struct ModelConfig {
   // Whether a forward of `fed_length` tokens takes the longrope long factors, as transformers picks them for a
   // sequence scored alone (longer than original_max_position_embeddings).
   bool long_rope(int64_t fed_length) const {
-    return rope.type == "longrope" && fed_length > rope.original_max_position_embeddings;
+    return rope.type == RopeType::kLongRope && fed_length > rope.original_max_position_embeddings;
   }
 
   // Parses config.json text; throws std::invalid_argument naming an unsupported model_type, rope type,

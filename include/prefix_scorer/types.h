@@ -58,6 +58,16 @@ struct PrefixScorerOptions : ScoringOptions {
   bool pack_rows = true;
 };
 
+// Every option of PrefixScorerOptions (the progress hook aside) with its name and a one-line meaning: the one list
+// the Python bindings, the benchmark's flags (dashes for underscores) and the documentation's table follow.
+struct OptionField {
+  const char* name;
+  int64_t PrefixScorerOptions::*number;  // exactly one of number and flag is set
+  bool PrefixScorerOptions::*flag;
+  const char* help;
+};
+const std::vector<OptionField>& option_fields();
+
 struct ScoringStats {
   int64_t requests = 0;
   int64_t forwards = 0;         // model forward calls

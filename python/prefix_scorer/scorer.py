@@ -46,10 +46,8 @@ class PrefixScorer:
         """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b,
         tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b).
 
-        ``options`` are the native options under their own names (``OPTION_NAMES``): ``max_length``,
-        ``max_batch_tokens``, ``max_batch_rows``, ``max_batch_bytes``, ``min_prefix_len``, ``prefill_batch``,
-        ``max_cache_bytes``, ``max_cache_entries``, ``keep_cache``, ``cascade_min_prefix_len``, ``tree_max_branches``,
-        ``pack_rows``.
+        ``options`` are the native options under their own names (``OPTION_NAMES``; README's Options table says what
+        each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
         ``layer_devices`` splits the layers into contiguous blocks over several devices.
         Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
         """

@@ -2,7 +2,6 @@
 
 #include "bindings.h"
 
-#include "model/fault_injection.h"
 #include "prefix_scorer/errors.h"
 
 #include <c10/util/Exception.h>
@@ -29,18 +28,6 @@ PYBIND11_MODULE(_core, m) {
   prefix_scorer::python::register_model(m);
   prefix_scorer::python::register_scorer(m);
   prefix_scorer::python::register_tokenizer(m);
-
-  m.def(
-      "_fail_forward",
-      [](int64_t nth, const std::string& fault) {
-        using prefix_scorer::testing::ForwardFault;
-        if (fault != "out_of_memory" && fault != "torch_error")
-          throw std::invalid_argument("fault must be 'out_of_memory' or 'torch_error', got '" + fault + "'");
-        prefix_scorer::testing::fail_forward(
-            nth, fault == "out_of_memory" ? ForwardFault::out_of_memory : ForwardFault::torch_error);
-      },
-      py::arg("nth"), py::arg("fault"),
-      "Test-only: the nth model forward from now (1: the next) throws `fault`, once; 0 disarms.");
 
   py::register_exception<prefix_scorer::Cancelled>(m, "Cancelled", PyExc_RuntimeError);
   // std::invalid_argument already maps to ValueError and std::bad_alloc to MemoryError.

@@ -44,27 +44,21 @@ std::vector<std::pair<double, bool>> as_pairs(const ScoringResult& result) {
 }  // namespace
 
 void register_scorer(py::module_& m) {
-  py::class_<PrefixScorerOptions>(m, "PrefixScorerOptions", "Batching and prefix-cache options of PrefixScorer.")
-      .def(py::init<>())
-      .def_readwrite("max_length", &PrefixScorerOptions::max_length,
-                     "inputs keep their last max_length + 1 tokens (0: the model's max_position_embeddings)")
-      .def_readwrite("max_batch_tokens", &PrefixScorerOptions::max_batch_tokens, "padded tokens per forward")
-      .def_readwrite("max_batch_rows", &PrefixScorerOptions::max_batch_rows, "rows per forward")
-      .def_readwrite("min_prefix_len", &PrefixScorerOptions::min_prefix_len, "shortest shared prefix worth caching")
-      .def_readwrite("prefill_batch", &PrefixScorerOptions::prefill_batch, "prefixes prefilled per forward")
-      .def_readwrite("max_cache_bytes", &PrefixScorerOptions::max_cache_bytes, "prefix cache budget in bytes")
-      .def_readwrite("max_cache_entries", &PrefixScorerOptions::max_cache_entries, "prefix cache budget in entries")
-      .def_readwrite("keep_cache", &PrefixScorerOptions::keep_cache, "keep prefixes for the next call")
-      .def_readwrite("max_batch_bytes", &PrefixScorerOptions::max_batch_bytes,
-                     "memory one forward may take (0: a quarter of the free CUDA memory, 1 GiB on the CPU)")
-      .def_readwrite("tree_max_branches", &PrefixScorerOptions::tree_max_branches,
-                     "a prefix only its own rows continue, with at most this many, runs as one packed tree (0: never)")
-      .def_readwrite("pack_rows", &PrefixScorerOptions::pack_rows,
-                     "rows shorter than their forward's longest share a row one after another instead of padding")
-      .def_readwrite("cascade_min_prefix_len", &PrefixScorerOptions::cascade_min_prefix_len,
-                     "cascade attention for batches whose prefixes average this many tokens (0: always, -1: never)")
-      .def_readwrite("on_progress", &PrefixScorerOptions::on_progress,
-                     "called with (rows done, rows in all) during a call; it must not call back into the scorer");
+  py::class_<PrefixScorerOptions> options(m, "PrefixScorerOptions", "Batching and prefix-cache options of PrefixScorer.");
+  options.def(py::init<>());
+  for (const OptionField& field : option_fields()) {
+    if (field.number != nullptr) {
+      options.def_property(
+          field.name, [member = field.number](const PrefixScorerOptions& o) { return o.*member; },
+          [member = field.number](PrefixScorerOptions& o, int64_t value) { o.*member = value; }, field.help);
+    } else {
+      options.def_property(
+          field.name, [member = field.flag](const PrefixScorerOptions& o) { return o.*member; },
+          [member = field.flag](PrefixScorerOptions& o, bool value) { o.*member = value; }, field.help);
+    }
+  }
+  options.def_readwrite("on_progress", &PrefixScorerOptions::on_progress,
+                        "called with (rows done, rows in all) during a call; it must not call back into the scorer");
 
   py::class_<PrefixScorer, std::shared_ptr<PrefixScorer>>(m, "PrefixScorer",
                                                            "Scores loglikelihood requests, each shared prefix once.")

@@ -30,9 +30,15 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const ModelCo
   return weight * normalized.to(x.scalar_type());
 }
 
-at::Tensor activate(const at::Tensor& x, const std::string& activation) {
-  if (activation == "gelu_pytorch_tanh") return at::gelu(x, "tanh");
-  if (activation == "gelu") return at::gelu(x);
+at::Tensor activate(const at::Tensor& x, Activation activation) {
+  switch (activation) {
+    case Activation::kGeluTanh:
+      return at::gelu(x, "tanh");
+    case Activation::kGelu:
+      return at::gelu(x);
+    case Activation::kSilu:
+      break;
+  }
   return at::silu(x);
 }
 

@@ -1,6 +1,8 @@
 #include "prefix_scorer/model_config.h"
 
 #include "json_integer.h"
+#include "model/config_enums.h"
+#include "model/model_family.h"
 #include "prefix_scorer/errors.h"
 
 #include <fmt/format.h>
@@ -43,21 +45,19 @@ T require(const json& j, const char* key) {
 
 // One rope's settings from a dict of rope_type (or type), rope_theta, factor, the llama3 and the longrope keys.
 // `top` is the whole config, for the keys that phi3 keeps outside the dict.
-RopeConfig parse_rope_dict(const json& d, double theta, const json& top) {
+RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const ModelFamily& family) {
   RopeConfig rope;
-  const bool phi3 = get_or<std::string>(top, "model_type", "") == "phi3";
+  const bool phi3 = family.phi3_rope_keys;
   rope.theta = get_or<double>(d, "rope_theta", theta);
-  rope.type = get_or<std::string>(d, "rope_type", get_or<std::string>(d, "type", "default"));
-  if (phi3 && (rope.type == "su" || rope.type == "yarn")) rope.type = "longrope";  // as Phi3Config renames them
-  if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3" && rope.type != "longrope")
-    throw std::invalid_argument(fmt::format(
-        "config.json: unsupported rope type '{}' (supported: default, linear, llama3, longrope)", rope.type));
+  std::string type = get_or<std::string>(d, "rope_type", get_or<std::string>(d, "type", "default"));
+  if (phi3 && (type == "su" || type == "yarn")) type = "longrope";  // as Phi3Config renames them
+  rope.type = parse_rope_type(type);
   rope.low_freq_factor = get_or<double>(d, "low_freq_factor", rope.low_freq_factor);
   rope.high_freq_factor = get_or<double>(d, "high_freq_factor", rope.high_freq_factor);
   // transformers: phi3 keeps original_max_position_embeddings at the top level (4096 when absent) and its
   // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
-  const bool longrope = rope.type == "longrope";
+  const bool longrope = rope.type == RopeType::kLongRope;
   if (phi3) {
     rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
@@ -85,18 +85,18 @@ const json* object_at(const json& j, const char* key) {
 
 // Rope settings live in `rope_parameters` (newer transformers) or in `rope_theta` + `rope_scaling` (older); gemma3
 // gives full-attention and sliding layers a rope each (`rope_parameters` by layer type, or `rope_local_base_freq`).
-void parse_rope(const json& j, double default_theta, ModelConfig& c) {
-  const double theta = get_or<double>(j, "rope_theta", default_theta);
+void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
+  const double theta = get_or<double>(j, "rope_theta", family.default_rope_theta);
   const json* parameters = object_at(j, "rope_parameters");
   const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
   if (parameters != nullptr && object_at(*parameters, "full_attention") != nullptr) {
-    c.rope = parse_rope_dict((*parameters)["full_attention"], theta, j);
+    c.rope = parse_rope_dict((*parameters)["full_attention"], theta, j, family);
     const json* sliding = object_at(*parameters, "sliding_attention");
-    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(), 10000.0, j);
+    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(), 10000.0, j, family);
     return;
   }
-  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta, j);
-  if (c.model_type == "gemma3_text") {  // the older spelling: the local base, no scaling
+  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta, j, family);
+  if (family.local_rope_base) {  // the older spelling: the local base, no scaling
     RopeConfig local;
     local.theta = get_or<double>(j, "rope_local_base_freq", 10000.0);
     c.sliding_rope = local;
@@ -111,48 +111,36 @@ T optional_field(const json& j, const char* key, T absent) {
 }
 
 // gemma2 and gemma3's layer_types, or their default pattern: every `period`-th layer full, the others sliding.
-std::vector<bool> parse_layer_types(const json& j, int64_t num_layers, int64_t period) {
-  std::vector<bool> sliding;
+std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int64_t period) {
+  std::vector<LayerKind> kinds;
   if (!j.contains("layer_types") || j["layer_types"].is_null()) {
-    for (int64_t i = 0; i < num_layers; ++i) sliding.push_back((i + 1) % period != 0);
-    return sliding;
+    for (int64_t i = 0; i < num_layers; ++i)
+      kinds.push_back((i + 1) % period != 0 ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
+    return kinds;
   }
-  for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
-    if (type != "sliding_attention" && type != "full_attention")
-      throw std::invalid_argument(fmt::format(
-          "config.json: unsupported layer type '{}' (supported: sliding_attention, full_attention)", type));
-    sliding.push_back(type == "sliding_attention");
-  }
-  return sliding;
+  for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) kinds.push_back(parse_layer_kind(type));
+  return kinds;
 }
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b";
-const std::vector<std::string> kModelTypes{"llama",  "mistral", "qwen2",   "qwen3",     "gemma",
-                                           "gemma2", "gemma3_text", "olmo2", "granite", "phi3",
-                                           "mixtral", "qwen2_moe", "qwen3_moe"};
-
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
-void parse_experts(const json& j, ModelConfig& c) {
-  const bool mixtral = c.model_type == "mixtral";
-  c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", mixtral ? 8 : 60));
-  c.experts_per_token = get_or<int64_t>(j, "num_experts_per_tok", mixtral ? 2 : 4);
-  c.moe_intermediate_size = mixtral ? c.intermediate_size : get_or<int64_t>(j, "moe_intermediate_size", 1408);
-  c.norm_topk_prob = mixtral || get_or<bool>(j, "norm_topk_prob", false);
-  c.routing_weights_fp32 = mixtral;
-  if (c.model_type == "qwen2_moe")
-    c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", 5632);
-  if (mixtral) return;
+void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
+  c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
+  c.experts_per_token = get_or<int64_t>(j, "num_experts_per_tok", e.default_per_token);
+  c.moe_intermediate_size = e.dense_sized ? c.intermediate_size
+                                          : get_or<int64_t>(j, "moe_intermediate_size", e.default_size);
+  c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", false);
+  c.routing_weights_fp32 = e.routing_fp32;
+  if (e.default_shared_size > 0)
+    c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", e.default_shared_size);
+  if (!e.sparse_step) return;
   const int64_t step = get_or<int64_t>(j, "decoder_sparse_step", 1);
   if (step < 1) throw std::invalid_argument(fmt::format("config.json: decoder_sparse_step must be >= 1, got {}", step));
   const auto dense = get_or<std::vector<int64_t>>(j, "mlp_only_layers", {});
   for (int64_t i = 0; i < c.num_layers; ++i)
     c.moe_layers.push_back((i + 1) % step == 0 && std::find(dense.begin(), dense.end(), i) == dense.end());
-}
-
-bool is_gemma(const std::string& model_type) {
-  return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3_text";
 }
 
 }  // namespace
@@ -167,11 +155,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (!j.is_object()) throw std::invalid_argument("config.json is not a JSON object");
   ModelConfig c;
   c.model_type = require<std::string>(j, "model_type");
-  if (std::find(kModelTypes.begin(), kModelTypes.end(), c.model_type) == kModelTypes.end())
-    throw std::invalid_argument(fmt::format("config.json: unsupported model_type '{}' (supported: {})", c.model_type,
-                                            fmt::join(kModelTypes, ", ")));
-  const bool gemma = is_gemma(c.model_type), gemma2 = c.model_type == "gemma2",
-             gemma3 = c.model_type == "gemma3_text";
+  const ModelFamily& family = model_family(c.model_type);
   for (const char* key : {"quantization_config", "vision_config"}) {
     if (j.contains(key) && !j[key].is_null())
       throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
@@ -180,14 +164,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (get_or<bool>(j, "use_bidirectional_attention", false))
     throw std::invalid_argument("config.json: 'use_bidirectional_attention' is not supported (causal models are)");
 
-  // gemma reads hidden_act and takes its "gelu" to mean the tanh approximation; gemma2 and gemma3 read
-  // hidden_activation.
-  c.activation = gemma2 || gemma3 ? get_or<std::string>(j, "hidden_activation", "gelu_pytorch_tanh")
-                                  : get_or<std::string>(j, "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
-  if (c.model_type == "gemma" && c.activation == "gelu") c.activation = "gelu_pytorch_tanh";
-  if (c.activation != "silu" && c.activation != "gelu_pytorch_tanh" && c.activation != "gelu")
-    throw std::invalid_argument(fmt::format(
-        "config.json: unsupported activation '{}' (supported: silu, gelu_pytorch_tanh, gelu)", c.activation));
+  const std::string activation =
+      get_or<std::string>(j, family.activation_key, std::string(to_string(family.default_activation)));
+  c.activation = family.gelu_means_tanh && activation == "gelu" ? Activation::kGeluTanh : parse_activation(activation);
 
   c.vocab_size = require<int64_t>(j, "vocab_size");
   c.hidden_size = require<int64_t>(j, "hidden_size");
@@ -195,41 +174,43 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.num_layers = require<int64_t>(j, "num_hidden_layers");
   c.num_heads = require<int64_t>(j, "num_attention_heads");
   c.num_kv_heads = get_or<int64_t>(j, "num_key_value_heads", c.num_heads);
-  const int64_t default_head_dim = gemma ? 256 : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
+  const int64_t default_head_dim =
+      family.default_head_dim > 0 ? family.default_head_dim : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
   c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
   c.max_position_embeddings = get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings);
   c.rms_norm_eps = get_or<double>(j, "rms_norm_eps", c.rms_norm_eps);
-  c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", gemma);
-  parse_rope(j, gemma3 ? 1e6 : 10000.0, c);
+  c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", family.tied_by_default);
+  parse_rope(j, family, c);
 
   const bool attention_bias = get_or<bool>(j, "attention_bias", false);
-  c.qkv_bias = c.model_type == "qwen2" || c.model_type == "qwen2_moe" || attention_bias;
-  c.o_bias = (c.model_type == "llama" || c.model_type == "olmo2" || c.model_type == "granite" || gemma) &&
-             attention_bias;
-  c.mlp_bias = (c.model_type == "llama" || c.model_type == "granite") && get_or<bool>(j, "mlp_bias", false);
-  if (c.model_type == "olmo2") c.qk_norm_full_width = c.output_norms_only = c.norm_in_fp32 = true;
-  if (c.model_type == "phi3") c.fused_projections = true;
-  if (c.model_type == "granite") {
+  c.qkv_bias = family.qkv_bias || attention_bias;
+  c.o_bias = family.attention_bias_on_o && attention_bias;
+  c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
+  c.qk_norm = family.qk_norm;
+  c.qk_norm_full_width = family.qk_norm_full_width;
+  c.output_norms_only = family.output_norms_only;
+  c.norm_in_fp32 = family.norm_in_fp32;
+  c.fused_projections = family.fused_projections;
+  c.norm_plus_one = c.scale_embeddings = family.gemma_norms;
+  c.sandwich_norms = family.sandwich_norms;
+  if (family.granite_multipliers) {
     c.attention_multiplier = get_or<double>(j, "attention_multiplier", 1.0);
     c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
     c.residual_multiplier = get_or<double>(j, "residual_multiplier", 1.0);
     c.logits_scaling = get_or<double>(j, "logits_scaling", 1.0);
   }
-  c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe" || gemma3;
-  if (c.model_type == "mixtral" || c.model_type == "qwen2_moe" || c.model_type == "qwen3_moe") parse_experts(j, c);
-  c.norm_plus_one = c.scale_embeddings = gemma;
-  if (gemma2 || gemma3) {
-    c.sandwich_norms = true;
-    c.query_pre_attn_scalar = get_or<double>(j, "query_pre_attn_scalar", 256.0);
-    c.attn_softcap = optional_field(j, "attn_logit_softcapping", gemma2 ? 50.0 : 0.0);
-    c.final_softcap = optional_field(j, "final_logit_softcapping", gemma2 ? 30.0 : 0.0);
-    c.sliding_window = optional_field<int64_t>(j, "sliding_window", 4096);
-    c.sliding_layers =
-        parse_layer_types(j, c.num_layers, gemma2 ? 2 : get_or<int64_t>(j, "sliding_window_pattern", 6));
-  } else {
-    const bool windowed = c.model_type == "mistral" || c.model_type == "mixtral" || c.model_type == "phi3" ||
-                          get_or<bool>(j, "use_sliding_window", false);
-    if (windowed) c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
+  if (family.experts.present) parse_experts(j, family.experts, c);
+  const AlternatingWindows& windows = family.windows;
+  if (windows.present) {
+    c.query_pre_attn_scalar = get_or<double>(j, "query_pre_attn_scalar", family.default_query_pre_attn_scalar);
+    c.attn_softcap = optional_field(j, "attn_logit_softcapping", windows.default_attn_softcap);
+    c.final_softcap = optional_field(j, "final_logit_softcapping", windows.default_final_softcap);
+    c.sliding_window = optional_field<int64_t>(j, "sliding_window", windows.default_window);
+    const int64_t period =
+        windows.period_key != nullptr ? get_or<int64_t>(j, windows.period_key, windows.period) : windows.period;
+    c.layer_kinds = parse_layer_types(j, c.num_layers, period);
+  } else if (family.always_windowed || get_or<bool>(j, "use_sliding_window", false)) {
+    c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
   c.validate();
   return c;
@@ -271,7 +252,7 @@ void ModelConfig::validate() const {
     if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
       throw std::invalid_argument(fmt::format("config: partial_rotary_factor {} rotates {} of {} dimensions (must be "
                                               "even and at least 2)", r->partial_rotary_factor, rotary, head_dim));
-    if (r->type != "longrope") continue;
+    if (r->type != RopeType::kLongRope) continue;
     using Factors = std::pair<const char*, const std::vector<double>*>;
     for (const auto& [key, factors] : {Factors{"short_factor", &r->short_factor}, Factors{"long_factor", &r->long_factor}}) {
       if (static_cast<int64_t>(factors->size()) != rotary / 2)
@@ -281,8 +262,8 @@ void ModelConfig::validate() const {
     if (r->original_max_position_embeddings < 1)
       throw std::invalid_argument("config: longrope needs original_max_position_embeddings >= 1");
   }
-  if (!sliding_layers.empty() && static_cast<int64_t>(sliding_layers.size()) != num_layers)
-    throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", sliding_layers.size(),
+  if (!layer_kinds.empty() && static_cast<int64_t>(layer_kinds.size()) != num_layers)
+    throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", layer_kinds.size(),
                                             num_layers));
   if (sliding_window < 0 || attn_softcap < 0 || final_softcap < 0 || query_pre_attn_scalar < 0 ||
       attention_multiplier < 0)
@@ -302,30 +283,31 @@ double ModelConfig::attention_scale() const {
 }
 
 int64_t ModelConfig::layer_window(int64_t layer) const {
-  return sliding_layers.empty() || sliding_layers.at(layer) ? sliding_window : 0;
+  return layer_kinds.empty() || layer_kinds.at(layer) == LayerKind::kSlidingAttention ? sliding_window : 0;
 }
 
 bool ModelConfig::has_full_attention() const {
   if (sliding_window == 0) return true;
-  return std::find(sliding_layers.begin(), sliding_layers.end(), false) != sliding_layers.end();
+  return std::find(layer_kinds.begin(), layer_kinds.end(), LayerKind::kFullAttention) != layer_kinds.end();
 }
 
 bool ModelConfig::has_window() const {
   if (sliding_window == 0) return false;
-  return sliding_layers.empty() || std::find(sliding_layers.begin(), sliding_layers.end(), true) != sliding_layers.end();
+  return layer_kinds.empty() ||
+         std::find(layer_kinds.begin(), layer_kinds.end(), LayerKind::kSlidingAttention) != layer_kinds.end();
 }
 
 namespace {
 
 json rope_json(const RopeConfig& rope) {
-  json parameters = {{"rope_type", rope.type}, {"rope_theta", rope.theta}};
-  if (rope.type != "default") parameters["factor"] = rope.factor;
-  if (rope.type == "llama3") {
+  json parameters = {{"rope_type", std::string(to_string(rope.type))}, {"rope_theta", rope.theta}};
+  if (rope.type != RopeType::kDefault) parameters["factor"] = rope.factor;
+  if (rope.type == RopeType::kLlama3) {
     parameters["low_freq_factor"] = rope.low_freq_factor;
     parameters["high_freq_factor"] = rope.high_freq_factor;
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
-  if (rope.type == "longrope") {
+  if (rope.type == RopeType::kLongRope) {
     parameters["short_factor"] = rope.short_factor;
     parameters["long_factor"] = rope.long_factor;
     parameters["attention_factor"] = rope.attention_factor;
@@ -352,31 +334,31 @@ std::string ModelConfig::to_json() const {
             {"max_position_embeddings", max_position_embeddings},
             {"rms_norm_eps", rms_norm_eps},
             {"tie_word_embeddings", tie_word_embeddings},
-            {"hidden_act", activation},
+            {"hidden_act", std::string(to_string(activation))},
             {"rope_theta", rope.theta},
             {"rope_parameters", rope_parameters},
-            {"rope_scaling", rope.type == "default" ? json() : rope_parameters}};
-  if (model_type == "llama" || model_type == "olmo2" || model_type == "granite" || is_gemma(model_type))
-    j["attention_bias"] = qkv_bias;
-  if (model_type == "llama" || model_type == "granite") j["mlp_bias"] = mlp_bias;
-  if (model_type == "phi3") {  // transformers reads these two from the top level
+            {"rope_scaling", rope.type == RopeType::kDefault ? json() : rope_parameters}};
+  const ModelFamily& family = model_family(model_type);
+  j[family.activation_key] = std::string(to_string(activation));
+  if (family.attention_bias_on_o) j["attention_bias"] = qkv_bias;
+  if (family.reads_mlp_bias) j["mlp_bias"] = mlp_bias;
+  if (family.phi3_rope_keys) {  // transformers reads these two from the top level
     j["original_max_position_embeddings"] = rope.original_max_position_embeddings;
     j["partial_rotary_factor"] = rope.partial_rotary_factor;
   }
-  if (model_type == "granite") {
+  if (family.granite_multipliers) {
     j["attention_multiplier"] = attention_multiplier;
     j["embedding_multiplier"] = embedding_multiplier;
     j["residual_multiplier"] = residual_multiplier;
     j["logits_scaling"] = logits_scaling;
   }
-  if (sliding_window > 0 || !sliding_layers.empty()) j["sliding_window"] = optional_json(sliding_window);
-  if (sandwich_norms) {  // gemma2 and gemma3_text
-    j["hidden_activation"] = activation;
+  if (sliding_window > 0 || !layer_kinds.empty()) j["sliding_window"] = optional_json(sliding_window);
+  if (family.windows.present) {
     j["query_pre_attn_scalar"] = query_pre_attn_scalar;
     j["attn_logit_softcapping"] = optional_json(attn_softcap);
     j["final_logit_softcapping"] = optional_json(final_softcap);
     json types = json::array();
-    for (bool sliding : sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
+    for (LayerKind kind : layer_kinds) types.push_back(std::string(to_string(kind)));
     j["layer_types"] = types;
   }
   if (num_experts > 0) {

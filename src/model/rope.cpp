@@ -7,14 +7,14 @@ namespace prefix_scorer {
 at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool long_factors) {
   const int64_t dim = rope.rotary_dim(head_dim);
   const auto exponents = at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim);
-  if (rope.type == "longrope") {
+  if (rope.type == RopeType::kLongRope) {
     const std::vector<double>& factors = long_factors ? rope.long_factor : rope.short_factor;
     const at::Tensor ext = at::tensor(factors, at::kDouble).to(at::kFloat);
     return 1.0 / (ext * at::pow(rope.theta, exponents));
   }
   at::Tensor inv_freq = 1.0 / at::pow(rope.theta, exponents);
-  if (rope.type == "linear") return inv_freq / rope.factor;
-  if (rope.type != "llama3") return inv_freq;
+  if (rope.type == RopeType::kLinear) return inv_freq / rope.factor;
+  if (rope.type != RopeType::kLlama3) return inv_freq;
 
   // Llama 3: long wavelengths are divided by `factor`, short ones kept, the band between interpolated.
   const double old_len = static_cast<double>(rope.original_max_position_embeddings);

@@ -1,6 +1,6 @@
 #include "scoring/batching.h"
 
-#include "scoring/prefix_view.h"
+#include "scoring/prefix_kv.h"
 
 #include <algorithm>
 
@@ -17,7 +17,7 @@ int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, i
   return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score);
 }
 
-std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& lengths_descending,
+std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& lengths_descending,
                                                     int64_t max_tokens, int64_t max_rows,
                                                     const std::vector<int64_t>& prefix_lengths,
                                                     const BatchMemory& memory) {

@@ -37,7 +37,7 @@ inline bool within_padding(int64_t padded_tokens, int64_t real_tokens) {
 // Half-open [begin, end) ranges over rows sorted by descending length: each range holds at least one row, and at
 // most `max_rows` rows, `max_tokens` padded tokens (rows x first row's length) and, where rows continue cached
 // prefixes of `prefix_lengths` (empty: none), forward_bytes within memory.max_bytes.
-std::vector<std::pair<size_t, size_t>> plan_batches(const std::vector<int64_t>& lengths_descending,
+std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& lengths_descending,
                                                     int64_t max_tokens, int64_t max_rows,
                                                     const std::vector<int64_t>& prefix_lengths = {},
                                                     const BatchMemory& memory = {});

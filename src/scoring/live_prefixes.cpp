@@ -22,7 +22,7 @@ LivePrefixes::~LivePrefixes() {
   }
 }
 
-EntryPtr LivePrefixes::live(int64_t e) {
+EntryPtr LivePrefixes::lookup(int64_t e) {
   PrefixState& s = states_[e];
   if (EntryPtr entry = s.live.lock()) return entry;
   EntryPtr found = cache_.find(plan_.entries[e].tokens);

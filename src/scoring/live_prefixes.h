@@ -35,7 +35,7 @@ class LivePrefixes {
 
   // The live entry of prefix `e`, looked up in the cache (kept from an earlier call) when the call has not made
   // it live yet; null when neither has it. A first find counts a hit.
-  EntryPtr live(int64_t e);
+  EntryPtr lookup(int64_t e);
   // The entry the call holds for `e` now, without a cache lookup.
   EntryPtr held(int64_t e) const { return states_[e].live.lock(); }
   // Prefix `e` freshly prefilled: into the cache (which must have room), pinned, live; counts a miss.

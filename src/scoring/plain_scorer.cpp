@@ -2,6 +2,7 @@
 
 #include "scoring/batching.h"
 #include "scoring/requests.h"
+#include "scoring/rope_parts.h"
 #include "scoring/rows.h"
 
 #include <algorithm>
@@ -37,38 +38,40 @@ void run_plain_batch(const Model& model, const std::vector<ScoringRow>& rows, si
   result.stats.scored_rows += path.project_all_positions ? batch.tokens.numel() : scored_rows.numel();
 }
 
+// Every request through `model`, batched with right padding and sorted by length (longest first).
+ScoringResult score_plain_part(const Model& model, const std::vector<Request>& requests, int64_t max_length,
+                               int64_t max_batch_tokens, int64_t max_batch_rows, const PlainPathOptions& path,
+                               const ProgressHook& on_progress) {
+  ScoringResult result;
+  std::vector<ScoringRow> rows = make_rows(requests, model.config().vocab_size, model.config().window(max_length),
+                                           path.share_identical, result.stats.truncated);
+  result.scores.resize(requests.size());
+  result.stats.requests = static_cast<int64_t>(requests.size());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ScoringRow& a, const ScoringRow& b) { return a.input.size() > b.input.size(); });
+  std::vector<int64_t> lengths;
+  for (const auto& row : rows) lengths.push_back(static_cast<int64_t>(row.input.size()));
+  for (const auto& [begin, end] : cut_batches(lengths, max_batch_tokens, max_batch_rows)) {
+    run_plain_batch(model, rows, begin, end, requests, path, result);
+    if (on_progress) on_progress(static_cast<int64_t>(end), static_cast<int64_t>(rows.size()));
+  }
+  return result;
+}
+
 }  // namespace
 
 ScoringResult score_plain(const Model& model, const std::vector<Request>& requests, const ScoringOptions& options,
                           const PlainPathOptions& path) {
   validate_options(options);
-  ScoringResult result;
-  ScoringStats& stats = result.stats;
-  std::vector<ScoringRow> rows = make_rows(requests, model.config().vocab_size, model.config().window(options.max_length),
-                                           path.share_identical, stats.truncated);
-  result.scores.resize(requests.size());
-  stats.requests = static_cast<int64_t>(requests.size());
-
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const ScoringRow& a, const ScoringRow& b) { return a.input.size() > b.input.size(); });
-  std::vector<int64_t> lengths;
-  for (const auto& row : rows) lengths.push_back(static_cast<int64_t>(row.input.size()));
-  // Rows whose forward takes the longrope long factors (the longest, first after sorting) run in batches of
-  // their own, through the model with those factors.
-  const auto long_end = static_cast<size_t>(std::count_if(
-      lengths.begin(), lengths.end(), [&](int64_t n) { return model.config().long_rope(n); }));
-  const std::optional<Model> long_model = long_end > 0 ? std::optional<Model>(model.with_long_rope()) : std::nullopt;
-
-  for (const auto& [span_begin, span_end] : {std::pair<size_t, size_t>{0, long_end}, {long_end, rows.size()}}) {
-    const Model& span_model = span_begin < long_end ? *long_model : model;
-    const std::vector<int64_t> span_lengths(lengths.begin() + span_begin, lengths.begin() + span_end);
-    for (const auto& [batch_begin, batch_end] :
-         plan_batches(span_lengths, options.max_batch_tokens, options.max_batch_rows)) {
-      run_plain_batch(span_model, rows, span_begin + batch_begin, span_begin + batch_end, requests, path, result);
-      if (options.on_progress) options.on_progress(static_cast<int64_t>(span_begin + batch_end), static_cast<int64_t>(rows.size()));
-    }
-  }
-  return result;
+  const std::optional<Model> long_model = model.config().rope.type == RopeType::kLongRope
+                                              ? std::optional<Model>(model.with_long_rope())
+                                              : std::nullopt;
+  return score_by_rope_factors(
+      model, long_model ? &*long_model : nullptr, requests, options.max_length, options.on_progress,
+      [&](const Model& part_model, bool, const std::vector<Request>& part, const ProgressHook& on_progress) {
+        return score_plain_part(part_model, part, options.max_length, options.max_batch_tokens,
+                                options.max_batch_rows, path, on_progress);
+      });
 }
 
 }  // namespace prefix_scorer

@@ -67,7 +67,7 @@ class RangeMin {
 
 }  // namespace
 
-ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens) {
+ScoringPlan find_shared_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens) {
   ScoringPlan plan;
   if (rows.empty()) return plan;
   std::vector<size_t> sorted(rows.size());

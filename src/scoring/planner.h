@@ -24,7 +24,7 @@ struct PlannedRow {
 
 struct ScoringPlan {
   std::vector<PrefixEntryPlan> entries;  // parents before children
-  std::vector<PlannedRow> order;         // rows in scoring order (see plan_prefixes)
+  std::vector<PlannedRow> order;         // rows in scoring order (see find_shared_prefixes)
   std::vector<size_t> window_ends;       // where each window of `order` ends; a batch never spans two
 };
 
@@ -35,7 +35,7 @@ struct ScoringPlan {
 // Rows are ordered subtree by subtree, in windows of consecutive subtrees whose prefix segments add up to at most
 // `window_tokens` (at least one subtree each); within a window, longest suffix first, so that batches pad little
 // while only one window's prefixes need to be cached at a time.
-ScoringPlan plan_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens);
+ScoringPlan find_shared_prefixes(const std::vector<ScoringRow>& rows, int64_t min_prefix_len, int64_t window_tokens);
 
 // Removes the entries `drop` marks: their rows and children continue their nearest kept ancestor instead.
 void drop_entries(ScoringPlan& plan, const std::vector<bool>& drop);

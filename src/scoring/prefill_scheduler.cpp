@@ -1,7 +1,7 @@
 #include "scoring/prefill_scheduler.h"
 
-#include "scoring/prefix_view.h"
-#include "scoring/prefixed_forward.h"
+#include "scoring/prefix_kv.h"
+#include "scoring/cascade_or_gather.h"
 
 #include <algorithm>
 
@@ -17,7 +17,7 @@ void PrefillScheduler::prepare(const std::vector<int64_t>& needed, size_t lookah
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       if (queued[*it] || prefixes_.state(*it).uncacheable || prefixes_.state(*it).packed) continue;
       queued[*it] = true;
-      if (EntryPtr entry = prefixes_.live(*it)) {
+      if (EntryPtr entry = prefixes_.lookup(*it)) {
         if (pin_live) prefixes_.pin(entry);
       } else {
         missing.push_back(*it);

@@ -8,10 +8,11 @@
 #include "scoring/planner.h"
 #include "scoring/prefill_scheduler.h"
 #include "scoring/prefix_cache.h"
-#include "scoring/prefix_view.h"
+#include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
 #include "scoring/rolling.h"
-#include "scoring/row_units.h"
+#include "scoring/rope_parts.h"
+#include "scoring/forward_segments.h"
 #include "scoring/rows.h"
 #include "scoring/suffix_runner.h"
 
@@ -25,9 +26,9 @@ namespace {
 
 // One loglikelihood call: its rows and plan, the planned prefixes' life in the cache, the prefill scheduler that
 // makes them live, and the suffix runner that scores the rows after them, batch by batch.
-class Call {
+class LoglikelihoodCall {
  public:
-  Call(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+  LoglikelihoodCall(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
        const std::vector<Request>& requests, ScoringResult& result, std::atomic<bool>& cancel)
       : options_(options),
         cancel_(cancel),
@@ -35,7 +36,7 @@ class Call {
         rows_(make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
                         result.stats.truncated)),
         // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
-        plan_(plan_call(rows_, options, std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
+        plan_(prefixes_worth_caching(rows_, options, std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
         prefixes_(plan_, cache, options.keep_cache, result.stats),
         scheduler_(prefixes_, options, memory_,
                    [&model, &options, &result, this](const std::vector<int64_t>& wave) {
@@ -51,10 +52,10 @@ class Call {
       // Batches of units (a packed tree or one row) as planned: each unit after its planned prefix.
       std::vector<size_t> indices(window_end - begin);
       std::iota(indices.begin(), indices.end(), begin);
-      const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, [](int64_t e) { return e; });
-      for (const auto& unit_rows : plan_unit_batches(units, options_, memory_)) {
+      const std::vector<ForwardSegment> units = forward_segments(prefixes_, rows_, indices, [](int64_t e) { return e; });
+      for (const auto& unit_rows : lay_out_forwards(units, options_, memory_)) {
         std::vector<size_t> batch;
-        for (const UnitRow& row : unit_rows) {
+        for (const RowLayout& row : unit_rows) {
           for (size_t u : row.units) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
         }
         run_batch(batch, window_end);
@@ -89,17 +90,6 @@ class Call {
   int64_t done_ = 0;  // rows scored so far
 };
 
-// Adds a call's counters to the totals; the cache's size is a state, not a count, and peak is a maximum.
-void add_stats(ScoringStats& total, const ScoringStats& s) {
-  for (const StatsField& f : stats_fields()) {
-    if (f.member == &ScoringStats::entries_held || f.member == &ScoringStats::bytes_held ||
-        f.member == &ScoringStats::entries_pinned)
-      continue;
-    total.*f.member = f.member == &ScoringStats::peak_bytes ? std::max(total.*f.member, s.*f.member)
-                                                             : total.*f.member + s.*f.member;
-  }
-}
-
 void validate_prefix_options(const PrefixScorerOptions& o) {
   validate_options(o);
   if (o.tree_max_branches < 0)
@@ -121,7 +111,7 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
   validate_prefix_options(options_);
   if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
-  if (model_->config().rope.type == "longrope") long_model_ = std::make_shared<const Model>(model_->with_long_rope());
+  if (model_->config().rope.type == RopeType::kLongRope) long_model_ = std::make_shared<const Model>(model_->with_long_rope());
 }
 
 PrefixScorer::~PrefixScorer() = default;
@@ -140,38 +130,14 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
     std::atomic<bool>& running;
     ~NotRunning() { running = false; }
   } not_running{running_};
-  ScoringResult result;
-  if (!long_model_) {
-    result = score_with(*model_, false, requests, options_);
-  } else {
-    // Requests long enough for the long factors are scored apart: their prefixes' keys differ from the short ones'.
-    const ModelConfig& config = model_->config();
-    validate_requests(requests, config.vocab_size);
-    std::vector<Request> parts[2];
-    std::vector<size_t> index_of[2];
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const auto fed = static_cast<int64_t>(scoring_window(requests[i], config.window(options_.max_length), i).input.size());
-      const bool long_rope = config.long_rope(fed);
-      parts[long_rope].push_back(requests[i]);
-      index_of[long_rope].push_back(i);
-    }
-    result.scores.resize(requests.size());
-    PrefixScorerOptions options = options_;
-    int64_t done_before = 0, part_total = 0;
-    if (options_.on_progress) {  // one count over both parts
-      options.on_progress = [this, &done_before, &part_total](int64_t done, int64_t total) {
-        part_total = total;
-        options_.on_progress(done_before + done, done_before + total);
-      };
-    }
-    for (const bool long_rope : {false, true}) {
-      if (parts[long_rope].empty()) continue;
-      const ScoringResult part = score_with(long_rope ? *long_model_ : *model_, long_rope, parts[long_rope], options);
-      for (size_t k = 0; k < part.scores.size(); ++k) result.scores[index_of[long_rope][k]] = part.scores[k];
-      add_stats(result.stats, part.stats);
-      done_before += part_total;
-    }
-  }
+  // Requests long enough for the long factors are scored apart: their prefixes' keys differ from the short ones'.
+  ScoringResult result = score_by_rope_factors(
+      *model_, long_model_.get(), requests, options_.max_length, options_.on_progress,
+      [this](const Model& model, bool long_rope, const std::vector<Request>& part, const ProgressHook& on_progress) {
+        PrefixScorerOptions options = options_;
+        options.on_progress = on_progress;
+        return score_with(model, long_rope, part, options);
+      });
   result.stats.evictions = cache_->evictions() - evictions_before;
   result.stats.peak_bytes = cache_->peak_bytes();
   result.stats.entries_held = cache_->entries();
@@ -190,7 +156,7 @@ ScoringResult PrefixScorer::score_with(const Model& model, bool long_rope, const
   ScoringResult result;
   result.scores.resize(requests.size());
   result.stats.requests = static_cast<int64_t>(requests.size());
-  Call call(model, options, *cache_, requests, result, cancel_);
+  LoglikelihoodCall call(model, options, *cache_, requests, result, cancel_);
   call.run();
   return result;
 }

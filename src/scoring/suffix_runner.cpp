@@ -1,6 +1,6 @@
 #include "scoring/suffix_runner.h"
 
-#include "scoring/prefixed_forward.h"
+#include "scoring/cascade_or_gather.h"
 
 namespace prefix_scorer {
 namespace {
@@ -22,29 +22,29 @@ void SuffixRunner::run(const std::vector<size_t>& indices) {
     while (e >= 0 && !prefixes_.held(e)) e = plan.entries[e].parent;
     return e;
   };
-  const std::vector<RowUnit> units = row_units(prefixes_, rows_, indices, deepest_live);
-  for (const RowUnit& u : units) {
+  const std::vector<ForwardSegment> units = forward_segments(prefixes_, rows_, indices, deepest_live);
+  for (const ForwardSegment& u : units) {
     const int64_t planned = u.tree >= 0 ? plan.entries[u.tree].parent : plan.order[u.order.front()].entry;
     result_.stats.fallbacks += u.after != planned ? static_cast<int64_t>(u.order.size()) : 0;
   }
-  for (const auto& batch : plan_unit_batches(units, options_, memory_)) run_batch(units, batch);
+  for (const auto& batch : lay_out_forwards(units, options_, memory_)) run_batch(units, batch);
 }
 
-void SuffixRunner::run_batch(const std::vector<RowUnit>& units, const std::vector<UnitRow>& unit_rows) {
+void SuffixRunner::run_batch(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& unit_rows) {
   const ScoringPlan& plan = prefixes_.plan();
   std::vector<EntryPtr> held;
   std::vector<const PrefixEntry*> prefixes;
   std::vector<PackedRow> packed;
   std::vector<const ScoringRow*> scored;           // in the order of their score rows
   std::vector<std::pair<int64_t, int64_t>> spans;  // (packed row, first scored index) of each scored row
-  for (const UnitRow& unit_row : unit_rows) {
+  for (const RowLayout& unit_row : unit_rows) {
     const auto row_index = static_cast<int64_t>(packed.size());
     const int64_t after = units[unit_row.units.front()].after;  // the same for every unit of the row
     held.push_back(after < 0 ? nullptr : prefixes_.held(after));
     prefixes.push_back(held.back().get());
     PackedRow row;
     for (size_t s = 0; s < unit_row.units.size(); ++s) {
-      const RowUnit& unit = units[unit_row.units[s]];
+      const ForwardSegment& unit = units[unit_row.units[s]];
       const auto segment = static_cast<int64_t>(s);
       if (unit.tree >= 0) {  // the packed prefix's own tokens once, then each row's continuation as a branch
         append(row, plan.entries[unit.tree].tokens, static_cast<size_t>(unit.start), segment, 0);

@@ -6,7 +6,7 @@
 #include "scoring/batching.h"
 #include "scoring/live_prefixes.h"
 #include "prefix_scorer/model.h"
-#include "scoring/row_units.h"
+#include "scoring/forward_segments.h"
 #include "scoring/rows.h"
 
 #include <vector>
@@ -27,7 +27,7 @@ class SuffixRunner {
   void run(const std::vector<size_t>& indices);
 
  private:
-  void run_batch(const std::vector<RowUnit>& units, const std::vector<UnitRow>& rows);
+  void run_batch(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
 
   const Model& model_;
   const PrefixScorerOptions& options_;

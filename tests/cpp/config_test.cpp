@@ -16,8 +16,8 @@ const char* kLlama3Hub = R"({"model_type": "llama", "vocab_size": 512, "hidden_s
 TEST(ModelConfig, HubRopeSpellingEqualsRopeParameters) {
   const ModelConfig hub = ModelConfig::from_json(kLlama3Hub);
   const ModelConfig fixture = ModelConfig::from_file(model_dir("llama3"));
-  EXPECT_EQ(hub.rope.type, "llama3");
-  EXPECT_EQ(fixture.rope.type, "llama3");
+  EXPECT_EQ(hub.rope.type, RopeType::kLlama3);
+  EXPECT_EQ(fixture.rope.type, RopeType::kLlama3);
   EXPECT_DOUBLE_EQ(hub.rope.theta, fixture.rope.theta);
   EXPECT_TRUE(at::equal(inverse_frequencies(hub.rope, hub.head_dim),
                         inverse_frequencies(fixture.rope, fixture.head_dim)));
@@ -30,7 +30,7 @@ TEST(ModelConfig, Llama2StyleDefaults) {
     "rope_scaling": null, "max_position_embeddings": 4096})");
   EXPECT_EQ(c.num_kv_heads, 32);  // multi-head attention when num_key_value_heads is absent
   EXPECT_EQ(c.head_dim, 128);
-  EXPECT_EQ(c.rope.type, "default");
+  EXPECT_EQ(c.rope.type, RopeType::kDefault);
   EXPECT_DOUBLE_EQ(c.rope.theta, 10000.0);
   EXPECT_FALSE(c.tie_word_embeddings);
   EXPECT_FALSE(c.qkv_bias);
@@ -46,12 +46,12 @@ TEST(ModelConfig, FamilyFlags) {
 
 TEST(ModelConfig, LinearScalingDividesFrequencies) {
   RopeConfig plain, linear;
-  linear.type = "linear";
+  linear.type = RopeType::kLinear;
   linear.factor = 4.0;
   EXPECT_TRUE(at::allclose(inverse_frequencies(linear, 64) * 4.0, inverse_frequencies(plain, 64)));
   std::string text = kLlama3Hub;
   text.replace(text.find("\"rope_type\": \"llama3\""), 21, "\"type\": \"linear\"");
-  EXPECT_EQ(ModelConfig::from_json(text).rope.type, "linear");
+  EXPECT_EQ(ModelConfig::from_json(text).rope.type, RopeType::kLinear);
 }
 
 TEST(ModelConfig, UnsupportedNamesAreNamed) {

@@ -2,6 +2,7 @@
 // and config.json. Every malformed input is a clear error, never a crash or a silently wrong size.
 
 #include "prefix_scorer/model_config.h"
+#include "model/model_family.h"
 #include "model/safetensors_header.h"
 #include "test_basics.h"
 
@@ -118,13 +119,14 @@ std::string with(const char* base, const std::string& extra) {
 
 TEST(ConfigJson, GemmaFamiliesTakeTransformersDefaults) {
   const ModelConfig g2 = ModelConfig::from_json(kGemma2);
-  EXPECT_EQ(g2.activation, "gelu_pytorch_tanh");
+  EXPECT_EQ(g2.activation, Activation::kGeluTanh);
   EXPECT_TRUE(g2.norm_plus_one && g2.scale_embeddings && g2.sandwich_norms && g2.tie_word_embeddings);
   EXPECT_EQ(g2.query_pre_attn_scalar, 256);
   EXPECT_EQ(g2.attn_softcap, 50);
   EXPECT_EQ(g2.final_softcap, 30);
   EXPECT_EQ(g2.sliding_window, 4096);
-  EXPECT_EQ(g2.sliding_layers, (std::vector<bool>{true, false, true, false}));
+  constexpr LayerKind kSliding = LayerKind::kSlidingAttention, kFull = LayerKind::kFullAttention;
+  EXPECT_EQ(g2.layer_kinds, (std::vector<LayerKind>{kSliding, kFull, kSliding, kFull}));
   EXPECT_FALSE(g2.cascade_exact());
   // null means none, where absent means the default
   const ModelConfig uncapped = ModelConfig::from_json(
@@ -135,7 +137,7 @@ TEST(ConfigJson, GemmaFamiliesTakeTransformersDefaults) {
 
   const ModelConfig gemma = ModelConfig::from_json(R"({"model_type": "gemma", "vocab_size": 512, "hidden_size": 64,
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_act": "gelu"})");
-  EXPECT_EQ(gemma.activation, "gelu_pytorch_tanh");  // gemma's "gelu" means the tanh approximation
+  EXPECT_EQ(gemma.activation, Activation::kGeluTanh);  // gemma's "gelu" means the tanh approximation
   EXPECT_EQ(gemma.head_dim, 256);                     // gemma's default, not hidden_size / heads
   EXPECT_TRUE(gemma.cascade_exact());
 }
@@ -149,13 +151,15 @@ TEST(ConfigJson, Gemma3ReadsBothRopeSpellings) {
     "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
     "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})"));
   for (const ModelConfig* c : {&hub, &v5}) {
-    EXPECT_EQ(c->rope.type, "linear");
+    EXPECT_EQ(c->rope.type, RopeType::kLinear);
     EXPECT_EQ(c->rope.factor, 8.0);
     EXPECT_EQ(c->rope.theta, 1e6);
     ASSERT_TRUE(c->sliding_rope.has_value());
-    EXPECT_EQ(c->sliding_rope->type, "default");
+    EXPECT_EQ(c->sliding_rope->type, RopeType::kDefault);
     EXPECT_EQ(c->sliding_rope->theta, 1e4);
-    EXPECT_EQ(c->sliding_layers, (std::vector<bool>{true, true, true, true, true, false}));  // every sixth is full
+    EXPECT_EQ(c->layer_kinds, (std::vector<LayerKind>{LayerKind::kSlidingAttention, LayerKind::kSlidingAttention,
+                                                       LayerKind::kSlidingAttention, LayerKind::kSlidingAttention,
+                                                       LayerKind::kSlidingAttention, LayerKind::kFullAttention}));  // every sixth is full
     EXPECT_TRUE(c->qk_norm);
     EXPECT_EQ(c->attn_softcap, 0);
   }
@@ -222,7 +226,7 @@ TEST(ConfigJson, Phi3FusedProjectionsLongRopeAndPartialRotary) {
   const char* su = R"(, "rope_scaling": {"type": "su", "short_factor": [1, 1, 1, 1, 1, 1, 1, 1],
     "long_factor": [2, 2, 2, 2, 2, 2, 2, 2]})";
   const ModelConfig longrope = read(su);
-  EXPECT_EQ(longrope.rope.type, "longrope");
+  EXPECT_EQ(longrope.rope.type, RopeType::kLongRope);
   EXPECT_EQ(longrope.rope.original_max_position_embeddings, 4096);
   EXPECT_DOUBLE_EQ(longrope.rope.factor, 32.0);
   EXPECT_DOUBLE_EQ(longrope.rope.attention_factor, std::sqrt(1.0 + std::log(32.0) / std::log(4096.0)));
@@ -271,7 +275,21 @@ TEST(ConfigJson, FeaturesTheEngineLacksAreNamed) {
   EXPECT_NE(error(with(kGemma2, R"("use_bidirectional_attention": true)")).find("use_bidirectional_attention"),
             std::string::npos);
   const std::string unknown = error(R"({"model_type": "falcon"})");
+  EXPECT_NE(unknown.find("'falcon'"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("gemma3_text"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("--model hf"), std::string::npos) << unknown;
+}
+
+// Every entry of the family table reads a config of sizes alone and writes it back as it read it.
+TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
+  const std::vector<std::string> types = supported_model_types();
+  EXPECT_EQ(types.size(), 13u);
+  for (const std::string& type : types) {
+    const ModelConfig c = ModelConfig::from_json(R"({"model_type": ")" + type + R"(", "vocab_size": 512,
+      "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16})");
+    EXPECT_EQ(c.model_type, type);
+    EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;
+  }
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TokenIds join(TokenIds a, const TokenIds& b) {
 
 TEST(Planner, FindsNestedSharedPrefixesWithoutHints) {
   const TokenIds subject = seq(100, 40), question = seq(300, 35);
-  const auto plan = plan_prefixes(rows_of({join(subject, seq(1, 5)), join(join(subject, question), {7}),
+  const auto plan = find_shared_prefixes(rows_of({join(subject, seq(1, 5)), join(join(subject, question), {7}),
                                            join(join(subject, question), {8}), seq(400, 50)}),
                                   32, 1 << 20);
   ASSERT_EQ(plan.entries.size(), 2u);
@@ -40,15 +40,15 @@ TEST(Planner, FindsNestedSharedPrefixesWithoutHints) {
 }
 
 TEST(Planner, ShortOrSingleUsePrefixesAreNotCached) {
-  EXPECT_TRUE(plan_prefixes(rows_of({join(seq(1, 20), {1}), join(seq(1, 20), {2})}), 32, 1 << 20).entries.empty());
-  EXPECT_TRUE(plan_prefixes(rows_of({seq(1, 100)}), 32, 1 << 20).entries.empty());
-  EXPECT_TRUE(plan_prefixes({}, 32, 1 << 20).order.empty());
+  EXPECT_TRUE(find_shared_prefixes(rows_of({join(seq(1, 20), {1}), join(seq(1, 20), {2})}), 32, 1 << 20).entries.empty());
+  EXPECT_TRUE(find_shared_prefixes(rows_of({seq(1, 100)}), 32, 1 << 20).entries.empty());
+  EXPECT_TRUE(find_shared_prefixes({}, 32, 1 << 20).order.empty());
 }
 
 TEST(Planner, PrefixStopsBeforeTheFirstScoredPosition) {
   // Rows that share 40 tokens but score their last 5 positions: the prefix holds 35 at most... of the row
   // that scores earliest.
-  const auto plan = plan_prefixes(rows_of({join(seq(1, 38), {1, 2}), join(seq(1, 38), {1, 3})}, 5), 32, 1 << 20);
+  const auto plan = find_shared_prefixes(rows_of({join(seq(1, 38), {1, 2}), join(seq(1, 38), {1, 3})}, 5), 32, 1 << 20);
   ASSERT_EQ(plan.entries.size(), 1u);
   EXPECT_EQ(plan.entries[0].depth(), 35);
 }
@@ -59,7 +59,7 @@ TEST(Planner, SiblingsCutToTheSameTokensShareOneEntry) {
   std::vector<ScoringRow> rows = {{{1, 2, 3, 4, 0}, 4, {0}},       {{1, 2, 3, 4, 5, 7}, 3, {1}},
                                   {{1, 2, 3, 4, 5, 7, 9}, 4, {2}}, {{1, 2, 3, 4, 6, 7}, 3, {3}},
                                   {{1, 2, 3, 4, 6, 8}, 3, {4}}};
-  const auto plan = plan_prefixes(rows, 2, 1 << 20);
+  const auto plan = find_shared_prefixes(rows, 2, 1 << 20);
   ASSERT_EQ(plan.entries.size(), 1u);
   EXPECT_EQ(plan.entries[0].tokens, (TokenIds{1, 2, 3}));
   for (const auto& r : plan.order) EXPECT_EQ(r.entry, r.row == 0 ? -1 : 0) << "row " << r.row;
@@ -73,10 +73,10 @@ TEST(Planner, WindowsSortRowsByDescendingSuffix) {
   auto suffix = [&](const ScoringPlan& plan, const PlannedRow& r) {
     return rows[r.row].input.size() - plan.entries[r.entry].tokens.size();
   };
-  const auto one_window = plan_prefixes(rows, 32, 1 << 20);
+  const auto one_window = find_shared_prefixes(rows, 32, 1 << 20);
   for (size_t i = 1; i < one_window.order.size(); ++i)
     EXPECT_GE(suffix(one_window, one_window.order[i - 1]), suffix(one_window, one_window.order[i]));
-  const auto per_subject = plan_prefixes(rows, 32, 40);  // one subject's prefix per window
+  const auto per_subject = find_shared_prefixes(rows, 32, 40);  // one subject's prefix per window
   for (size_t i = 1; i < per_subject.order.size(); ++i)
     EXPECT_LE(per_subject.order[i - 1].entry, per_subject.order[i].entry);
 }
@@ -85,10 +85,10 @@ TEST(Batching, ForwardsAreCutToTheirMemoryBudget) {
   const std::vector<int64_t> lengths{10, 10, 8, 8, 4, 4};
   const std::vector<int64_t> prefixes{100, 100, 100, 300, 0, 0};
   BatchMemory memory{0, 2, 1};  // 2 bytes a key slot, 1 a (query, key) pair
-  EXPECT_EQ(plan_batches(lengths, 1000, 64, prefixes, memory).size(), 1u);  // unbounded
+  EXPECT_EQ(cut_batches(lengths, 1000, 64, prefixes, memory).size(), 1u);  // unbounded
   // Two rows of 10 after 100 prefix slots: 2 x (110 x 2 + 10 x 110) = 2640 bytes; a third row would take 3960.
   memory.max_bytes = 2640;
-  const auto batches = plan_batches(lengths, 1000, 64, prefixes, memory);
+  const auto batches = cut_batches(lengths, 1000, 64, prefixes, memory);
   ASSERT_GE(batches.size(), 2u);
   EXPECT_EQ(batches[0], std::make_pair(size_t{0}, size_t{2}));
   for (const auto& [begin, end] : batches) {
@@ -98,7 +98,7 @@ TEST(Batching, ForwardsAreCutToTheirMemoryBudget) {
     if (rows > 1) EXPECT_LE(forward_bytes(memory, rows, lengths[begin], prefix), memory.max_bytes);
   }
   memory.max_bytes = 1;  // nothing fits: one row a forward, never none
-  EXPECT_EQ(plan_batches(lengths, 1000, 64, prefixes, memory).size(), lengths.size());
+  EXPECT_EQ(cut_batches(lengths, 1000, 64, prefixes, memory).size(), lengths.size());
 }
 
 }  // namespace

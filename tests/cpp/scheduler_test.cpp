@@ -110,9 +110,9 @@ TEST(LivePrefixes, ACachedPrefixIsAHitOnce) {
   kept->tokens = call.plan.entries[3].tokens;
   kept->bytes = 6;
   ASSERT_TRUE(call.cache.insert(kept));
-  EXPECT_EQ(call.prefixes.live(3), kept);
-  EXPECT_EQ(call.prefixes.live(3), kept);
-  EXPECT_EQ(call.prefixes.live(0), nullptr);
+  EXPECT_EQ(call.prefixes.lookup(3), kept);
+  EXPECT_EQ(call.prefixes.lookup(3), kept);
+  EXPECT_EQ(call.prefixes.lookup(0), nullptr);
   EXPECT_EQ(call.stats.cache_hits, 1);
 }
 

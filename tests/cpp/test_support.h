@@ -10,7 +10,7 @@
 #include "model/checkpoint.h"
 #include "scoring/planner.h"
 #include "scoring/prefix_cache.h"
-#include "scoring/prefix_view.h"
+#include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
 #include "scoring/rolling.h"
 #include "model/rope.h"

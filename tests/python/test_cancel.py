@@ -12,7 +12,7 @@ import torch
 
 import prefix_scorer
 from conftest import child_env
-from prefix_scorer import _core
+from prefix_scorer import _testing  # built and installed with the test suite (PREFIX_SCORER_BUILD_TESTS=ON)
 
 PAIRS = [([5 + (q * 7 + i) % 400 for i in range(30 + q)], [c + 1]) for q in range(12) for c in range(4)]
 
@@ -124,11 +124,11 @@ def test_an_error_inside_any_forward_keeps_its_type_and_context_and_the_scorer_s
     assert forwards > 3
     for nth in range(1, forwards + 1):
         scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2)
-        _core._fail_forward(nth, fault)
+        _testing.fail_forward(nth, fault)
         try:
             with pytest.raises(error, match=r"injected (?s:.)*in a forward of \d+ rows"):
                 scorer.loglikelihood(PAIRS)
         finally:
-            _core._fail_forward(0, fault)
+            _testing.fail_forward(0, fault)
         assert scorer.stats["entries_pinned"] == 0
         assert_usable(scorer)

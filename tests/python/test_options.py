@@ -3,6 +3,7 @@
 import ast
 import pathlib
 import re
+import subprocess
 
 import prefix_scorer
 from prefix_scorer import _core
@@ -47,6 +48,49 @@ def test_stubs_ship_and_list_every_option():
     classes = {node.name: node for node in stub.body if isinstance(node, ast.ClassDef)}
     annotated = {n.target.id for n in classes["PrefixScorerOptions"].body if isinstance(n, ast.AnnAssign)}
     assert annotated == cpp_fields("PrefixScorerOptions")
+    assert not [name for name in dir(_core) if "fail" in name]  # the tests' hooks live in prefix_scorer._testing
     runtime = {name for name in dir(_core) if not name.startswith("_")}
     stubbed = set(classes) | {n.name for n in stub.body if isinstance(n, ast.FunctionDef)}
     assert runtime <= stubbed, f"not in _core.pyi: {sorted(runtime - stubbed)}"
+
+
+def option_defaults() -> list:
+    """(name, default as text) of each option but the progress hook, in the order the bindings declare them."""
+    defaults = _core.PrefixScorerOptions()
+    return [(name, str(getattr(defaults, name)).lower()) for name in bound_option_order()]
+
+
+def bound_option_order() -> list:
+    """The options in the order of the class's own attributes (pybind11 keeps the order they were defined in)."""
+    return [name for name in vars(_core.PrefixScorerOptions) if name in OPTION_NAMES]
+
+
+def test_readme_options_table_lists_every_option_with_its_default():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Options", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| (\S+) \|", section, re.M)
+    assert rows == option_defaults()
+
+
+def flag_help(text: str) -> dict:
+    """Each flag of a usage text with its meaning, continuation lines joined."""
+    entries, current = {}, None
+    for line in text.splitlines():
+        match = re.match(r"  --([\w-]+) \S+\s+(.*)", line)
+        if match:
+            current = match.group(1)
+            entries[current] = match.group(2)
+        elif current and line.startswith(" " * 20):
+            entries[current] += " " + line.strip()
+        else:
+            current = None
+    return entries
+
+
+def test_benchmark_has_a_flag_for_every_option_with_its_default(bench):
+    text = subprocess.run([str(bench), "--help"], capture_output=True, text=True, check=True).stdout
+    entries = flag_help(text)
+    for name, default in option_defaults():
+        flag = name.replace("_", "-")
+        assert flag in entries, flag
+        assert entries[flag].endswith(f"[{default}]"), (flag, entries[flag])

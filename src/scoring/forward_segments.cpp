@@ -1,4 +1,4 @@
-#include "scoring/row_units.h"
+#include "scoring/forward_segments.h"
 
 #include <algorithm>
 #include <map>
@@ -40,8 +40,8 @@ std::vector<bool> tree_entries(const ScoringPlan& plan, const std::vector<Scorin
   return trees;
 }
 
-ScoringPlan plan_call(const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options, int64_t window_tokens) {
-  ScoringPlan plan = plan_prefixes(rows, options.min_prefix_len, window_tokens);
+ScoringPlan prefixes_worth_caching(const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options, int64_t window_tokens) {
+  ScoringPlan plan = find_shared_prefixes(rows, options.min_prefix_len, window_tokens);
   const std::vector<bool> trees = tree_entries(plan, rows, options);
   std::vector<bool> drop(plan.entries.size(), false);
   for (size_t e = 0; e < plan.entries.size(); ++e) {
@@ -59,10 +59,10 @@ int64_t mark_trees(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows, 
   return std::count(trees.begin(), trees.end(), true);
 }
 
-std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
+std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
                                const std::vector<size_t>& indices, const std::function<int64_t(int64_t)>& after_of) {
   const ScoringPlan& plan = prefixes.plan();
-  std::vector<RowUnit> units;
+  std::vector<ForwardSegment> units;
   std::map<int64_t, size_t> tree_unit;  // packed prefix -> its unit
   for (size_t k : indices) {
     const PlannedRow& r = plan.order[k];
@@ -74,7 +74,7 @@ std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<Scoring
         const int64_t start = prefixes.depth(after);
         units.push_back({r.entry, {}, after, start, prefixes.depth(r.entry) - start});
       }
-      RowUnit& unit = units[it->second];
+      ForwardSegment& unit = units[it->second];
       unit.order.push_back(k);
       unit.length += len - prefixes.depth(r.entry);
     } else {
@@ -83,11 +83,11 @@ std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<Scoring
       units.push_back({-1, {k}, after, start, len - start});
     }
   }
-  std::stable_sort(units.begin(), units.end(), [](const RowUnit& a, const RowUnit& b) { return a.length > b.length; });
+  std::stable_sort(units.begin(), units.end(), [](const ForwardSegment& a, const ForwardSegment& b) { return a.length > b.length; });
   return units;
 }
 
-std::vector<std::vector<UnitRow>> plan_unit_batches(const std::vector<RowUnit>& units,
+std::vector<std::vector<RowLayout>> lay_out_forwards(const std::vector<ForwardSegment>& units,
                                                     const PrefixScorerOptions& options, const BatchMemory& memory) {
   // Units left as (length, index), all of them and by the cached prefix they run after.
   Left left;
@@ -100,7 +100,7 @@ std::vector<std::vector<UnitRow>> plan_unit_batches(const std::vector<RowUnit>& 
   // same prefix that fit in the width it has left, one after another.
   auto next_row = [&](int64_t width) {
     const size_t first = left.begin()->second;
-    UnitRow row{{first}, units[first].length};
+    RowLayout row{{first}, units[first].length};
     const Left& same_prefix = left_after.at(units[first].after);
     auto last = same_prefix.find(*left.begin());
     while (options.pack_rows) {
@@ -114,13 +114,13 @@ std::vector<std::vector<UnitRow>> plan_unit_batches(const std::vector<RowUnit>& 
     return row;
   };
 
-  std::vector<std::vector<UnitRow>> batches;
+  std::vector<std::vector<RowLayout>> batches;
   while (!left.empty()) {
     const int64_t width = std::max<int64_t>(left.begin()->first, 1);
-    std::vector<UnitRow> batch;
+    std::vector<RowLayout> batch;
     int64_t prefix = 0, real = 0;
     while (!left.empty()) {
-      UnitRow row = next_row(width);
+      RowLayout row = next_row(width);
       const auto rows = static_cast<int64_t>(batch.size()) + 1;
       const int64_t row_prefix = std::max(prefix, units[row.units.front()].start);
       const bool fits = rows <= options.max_batch_rows && rows * width <= options.max_batch_tokens &&

@@ -1,6 +1,6 @@
-#include "scoring/prefixed_forward.h"
+#include "scoring/cascade_or_gather.h"
 
-#include "scoring/prefix_view.h"
+#include "scoring/prefix_kv.h"
 
 #include <algorithm>
 #include <utility>
@@ -25,7 +25,7 @@ PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& opt
                               const std::vector<const PrefixEntry*>& prefixes, const ForwardBatch& batch,
                               const at::Tensor& score_rows, ScoringStats& stats) {
   if (use_cascade(prefixes, options.cascade_min_prefix_len)) {
-    if (auto shared = shared_prefixes(model, prefixes)) {
+    if (auto shared = distinct_prefix_kv(model, prefixes)) {
       if (model.config().cascade_exact()) {
         KvCache own(model.config().num_layers);
         at::Tensor logprobs = model.forward(batch, &own, score_rows, &*shared);
@@ -35,7 +35,7 @@ PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& opt
       ++stats.cascade_fallbacks;  // a window's mask needs each row's prefix positions, soft-capping the scores: gather
     }
   }
-  KvCache view = prefix_view(model, prefixes);
+  KvCache view = gather_prefix_kv(model, prefixes);
   const int64_t own_slots = view.slots();
   at::Tensor logprobs = model.forward(batch, &view, score_rows);
   return {std::move(logprobs), std::move(view), own_slots};

@@ -1,4 +1,4 @@
-#include "scoring/prefix_view.h"
+#include "scoring/prefix_kv.h"
 
 #include <algorithm>
 #include <optional>
@@ -54,7 +54,7 @@ LayerKv stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t lay
 
 }  // namespace
 
-KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries) {
   KvCache cache(model.config().num_layers);
   const DistinctPrefixes d = distinct_prefixes(entries);
   if (d.longest == 0) return cache;
@@ -72,7 +72,7 @@ KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& e
   return cache;
 }
 
-std::optional<SharedPrefixes> shared_prefixes(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries) {
   const DistinctPrefixes d = distinct_prefixes(entries);
   if (d.longest == 0) return std::nullopt;
   SharedPrefixes shared;

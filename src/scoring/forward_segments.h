@@ -1,6 +1,6 @@
 #pragma once
 // Tree packing: which planned prefixes run as one packed tree with their rows instead of a cache entry, and the
-// units a forward's rows come in (one packed tree, or one row).
+// segments a forward's rows are laid out in (one packed tree, or one row, each a segment of a forward row).
 
 #include "scoring/batching.h"
 #include "scoring/live_prefixes.h"
@@ -17,16 +17,16 @@ namespace prefix_scorer {
 std::vector<bool> tree_entries(const ScoringPlan& plan, const std::vector<ScoringRow>& rows,
                                const PrefixScorerOptions& options);
 
-// A call's plan: plan_prefixes, less the nested entries that cost more than they save. A nested entry (one below
+// A call's plan: find_shared_prefixes, less the nested entries that cost more than they save. A nested entry (one below
 // another) that does not run as a packed tree is kept only when its own segment is at least min_prefix_len
 // tokens: a shorter one saves a few tokens per row below it but costs a prefill wave of its own.
-ScoringPlan plan_call(const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options, int64_t window_tokens);
+ScoringPlan prefixes_worth_caching(const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options, int64_t window_tokens);
 
 // Marks PrefixState::packed on the tree_entries of the prefixes' plan. Returns how many.
 int64_t mark_trees(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options);
 
 // One packed row of a forward: the rows of a packed prefix as one tree, or a single row.
-struct RowUnit {
+struct ForwardSegment {
   int64_t tree = -1;          // the packed prefix, or -1 for a single row
   std::vector<size_t> order;  // its rows, as indices into plan.order
   int64_t after = -1;         // the cached prefix it runs after (-1: none)
@@ -37,21 +37,21 @@ struct RowUnit {
 // The units of plan.order[indices], longest first (ties in plan order). `after_of(e)` names the cached prefix a
 // unit whose rows continue planned prefix e (-1: none) runs after: e itself, or an ancestor where e is not
 // cached. A packed prefix's rows run after its parent's, and its own tokens become the tree's trunk.
-std::vector<RowUnit> row_units(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
+std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
                                const std::vector<size_t>& indices, const std::function<int64_t(int64_t)>& after_of);
 
 // One row of a forward: units one after another, each a segment of its own (see ForwardBatch::segment), all
 // after the same cached prefix.
-struct UnitRow {
+struct RowLayout {
   std::vector<size_t> units;  // indices into the units
   int64_t length = 0;         // their tokens together
 };
 
-// The forwards that run `units` (longest first), each as its rows, within the batch budgets as plan_batches
+// The forwards that run `units` (longest first), each as its rows, within the batch budgets as cut_batches
 // cuts them: a forward is as wide as its longest unit, and each further row starts with the longest unit left.
 // With options.pack_rows, each row is then filled with the longest units left after the same cached prefix that
 // fit in the width it has left, instead of padding.
-std::vector<std::vector<UnitRow>> plan_unit_batches(const std::vector<RowUnit>& units,
+std::vector<std::vector<RowLayout>> lay_out_forwards(const std::vector<ForwardSegment>& units,
                                                     const PrefixScorerOptions& options, const BatchMemory& memory);
 
 }  // namespace prefix_scorer

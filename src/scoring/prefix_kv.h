@@ -12,10 +12,10 @@ namespace prefix_scorer {
 // A batch cache whose row i holds the keys and values of the whole prefix of entries[i] (its chain of segments;
 // null for no prefix), right-padded with invalid slots to the longest. Per layer, the rows pick their prefix with
 // an index tensor on that layer's device.
-KvCache prefix_view(const Model& model, const std::vector<const PrefixEntry*>& entries);
+KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries);
 
 // The distinct prefixes of the rows' entries once each, for cascade attention; nullopt when no row has one.
-std::optional<SharedPrefixes> shared_prefixes(const Model& model, const std::vector<const PrefixEntry*>& entries);
+std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries);
 
 // Copies row `row`'s slots [begin, begin + len) out of a batch cache, one [1, kv_heads, len, head_dim] per layer.
 std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);

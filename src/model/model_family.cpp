@@ -1,0 +1,118 @@
+#include "model/model_family.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+namespace prefix_scorer {
+namespace {
+
+ModelFamily family(const char* model_type) {
+  ModelFamily f;
+  f.model_type = model_type;
+  return f;
+}
+
+// Gemma's RMSNorm and embedding scale, tanh GELU, heads of 256, tied embeddings, and o's bias from attention_bias.
+ModelFamily gemma_family(const char* model_type) {
+  ModelFamily f = family(model_type);
+  f.default_activation = Activation::kGeluTanh;
+  f.default_head_dim = 256;
+  f.tied_by_default = f.attention_bias_on_o = f.gemma_norms = true;
+  return f;
+}
+
+// Gemma 2 and 3: hidden_activation, norms around attention and the MLP, windows on all but every period-th layer.
+ModelFamily gemma_windowed_family(const char* model_type, AlternatingWindows windows) {
+  ModelFamily f = gemma_family(model_type);
+  f.activation_key = "hidden_activation";
+  f.sandwich_norms = true;
+  f.default_query_pre_attn_scalar = 256;
+  f.windows = windows;
+  return f;
+}
+
+// Qwen's MoE configs and checkpoints (qwen2_moe, qwen3_moe).
+ExpertTraits qwen_experts(int64_t default_shared_size) {
+  ExpertTraits e;
+  e.present = e.sparse_step = true;
+  e.default_experts = 60;
+  e.default_per_token = 4;
+  e.default_size = 1408;
+  e.default_shared_size = default_shared_size;
+  e.router = "mlp.gate.weight";
+  e.gate = "mlp.experts.{}.gate_proj.weight";
+  e.up = "mlp.experts.{}.up_proj.weight";
+  e.down = "mlp.experts.{}.down_proj.weight";
+  return e;
+}
+
+ExpertTraits mixtral_experts() {
+  ExpertTraits e;
+  e.present = e.dense_sized = e.always_normalized = e.routing_fp32 = true;
+  e.default_experts = 8;
+  e.default_per_token = 2;
+  e.router = "block_sparse_moe.gate.weight";
+  e.gate = "block_sparse_moe.experts.{}.w1.weight";
+  e.up = "block_sparse_moe.experts.{}.w3.weight";
+  e.down = "block_sparse_moe.experts.{}.w2.weight";
+  return e;
+}
+
+std::vector<ModelFamily> make_families() {
+  ModelFamily llama = family("llama");
+  llama.attention_bias_on_o = llama.reads_mlp_bias = true;
+  ModelFamily mistral = family("mistral");
+  mistral.always_windowed = true;
+  ModelFamily qwen2 = family("qwen2");
+  qwen2.qkv_bias = true;
+  ModelFamily qwen3 = family("qwen3");
+  qwen3.qk_norm = true;
+  ModelFamily gemma = gemma_family("gemma");
+  gemma.gelu_means_tanh = true;
+  ModelFamily gemma2 = gemma_windowed_family("gemma2", {true, 4096, 2, nullptr, 50.0, 30.0});
+  ModelFamily gemma3 = gemma_windowed_family("gemma3_text", {true, 4096, 6, "sliding_window_pattern", 0.0, 0.0});
+  gemma3.qk_norm = gemma3.local_rope_base = true;
+  gemma3.default_rope_theta = 1e6;
+  ModelFamily olmo2 = family("olmo2");
+  olmo2.attention_bias_on_o = olmo2.qk_norm_full_width = olmo2.output_norms_only = olmo2.norm_in_fp32 = true;
+  ModelFamily granite = family("granite");
+  granite.attention_bias_on_o = granite.reads_mlp_bias = granite.granite_multipliers = true;
+  ModelFamily phi3 = family("phi3");
+  phi3.fused_projections = phi3.always_windowed = phi3.phi3_rope_keys = true;
+  ModelFamily mixtral = family("mixtral");
+  mixtral.always_windowed = true;
+  mixtral.experts = mixtral_experts();
+  ModelFamily qwen2_moe = family("qwen2_moe");
+  qwen2_moe.qkv_bias = true;
+  qwen2_moe.experts = qwen_experts(5632);
+  ModelFamily qwen3_moe = family("qwen3_moe");
+  qwen3_moe.qk_norm = true;
+  qwen3_moe.experts = qwen_experts(0);
+  return {llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, olmo2, granite, phi3, mixtral, qwen2_moe, qwen3_moe};
+}
+
+const std::vector<ModelFamily>& families() {
+  static const std::vector<ModelFamily> table = make_families();
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> supported_model_types() {
+  std::vector<std::string> types;
+  for (const ModelFamily& f : families()) types.emplace_back(f.model_type);
+  return types;
+}
+
+const ModelFamily& model_family(const std::string& model_type) {
+  for (const ModelFamily& f : families()) {
+    if (model_type == f.model_type) return f;
+  }
+  throw std::invalid_argument(fmt::format(
+      "unsupported model_type '{}' (supported: {}); `--model hf` (transformers) can run it",
+      model_type, fmt::join(supported_model_types(), ", ")));
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,78 @@
+#pragma once
+// What sets each supported model family apart, as data: the config.json keys and defaults its transformers config
+// class reads, the traits its modeling file runs, and its checkpoint's expert tensor names. One entry per
+// `model_type`; config parsing, config writing and the weight loader read these traits and never compare names.
+
+#include "prefix_scorer/model_config.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer {
+
+// Mixture-of-experts layers, as each family's config and checkpoint have them.
+struct ExpertTraits {
+  bool present = false;
+  int64_t default_experts = 0;    // num_local_experts (or num_experts) when absent
+  int64_t default_per_token = 0;  // num_experts_per_tok when absent
+  bool dense_sized = false;       // experts are intermediate_size wide; no moe_intermediate_size key (mixtral)
+  int64_t default_size = 0;       // moe_intermediate_size when absent
+  int64_t default_shared_size = 0;  // shared_expert_intermediate_size when absent; 0: no shared expert (qwen2_moe)
+  bool always_normalized = false; // routing weights renormalized whatever norm_topk_prob says (mixtral)
+  bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
+  bool sparse_step = false;       // decoder_sparse_step and mlp_only_layers choose the MoE layers
+  // Checkpoint names after "model.layers.N.": the router, and expert e's projections (with {} for e).
+  const char* router = "";
+  const char* gate = "";
+  const char* up = "";
+  const char* down = "";
+};
+
+// Layers alternating between sliding-window and full attention (gemma2, gemma3).
+struct AlternatingWindows {
+  bool present = false;
+  int64_t default_window = 0;       // sliding_window when absent
+  int64_t period = 0;               // every period-th layer full, when layer_types is absent ...
+  const char* period_key = nullptr; // ... or the config key that gives the period (its default: `period`)
+  double default_attn_softcap = 0;  // attn_logit_softcapping when absent
+  double default_final_softcap = 0; // final_logit_softcapping when absent
+};
+
+struct ModelFamily {
+  const char* model_type = "";
+  // Config keys and their defaults.
+  const char* activation_key = "hidden_act";   // gemma2 and gemma3 read hidden_activation
+  Activation default_activation = Activation::kSilu;
+  bool gelu_means_tanh = false;                // gemma's "gelu" is the tanh approximation
+  int64_t default_head_dim = 0;                // 0: hidden_size / num_attention_heads
+  bool tied_by_default = false;                // tie_word_embeddings when absent
+  double default_rope_theta = 10000.0;
+  bool phi3_rope_keys = false;     // su and yarn mean longrope; original_max_position_embeddings (default 4096) and
+                                   // partial_rotary_factor read from the top level
+  bool local_rope_base = false;    // sliding layers' rope from rope_local_base_freq (older gemma3 configs)
+  bool always_windowed = false;    // sliding_window applies without use_sliding_window (mistral, mixtral, phi3)
+  // Biases: q, k and v always; attention_bias also on o; mlp_bias read.
+  bool qkv_bias = false;
+  bool attention_bias_on_o = false;
+  bool reads_mlp_bias = false;
+  // The forward.
+  bool qk_norm = false;
+  bool qk_norm_full_width = false;
+  bool output_norms_only = false;
+  bool norm_in_fp32 = false;
+  bool fused_projections = false;
+  bool gemma_norms = false;        // norm_plus_one and scale_embeddings
+  bool sandwich_norms = false;
+  bool granite_multipliers = false;
+  double default_query_pre_attn_scalar = 0;  // read from query_pre_attn_scalar when alternating windows are present
+  AlternatingWindows windows;
+  ExpertTraits experts;
+};
+
+// The family of `model_type`; throws std::invalid_argument naming it and the supported ones.
+const ModelFamily& model_family(const std::string& model_type);
+// Every supported model_type, in the table's order.
+std::vector<std::string> supported_model_types();
+
+}  // namespace prefix_scorer

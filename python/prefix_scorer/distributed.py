@@ -15,6 +15,17 @@ from typing import Any, List, Optional
 import torch
 
 
+def rank_device(device: str, rank: int, local_rank: int, visible: int) -> str:
+    """The GPU of a rank: ``cuda:LOCAL_RANK`` among the node's GPUs, or ``cuda:0`` where the launcher gives each rank
+    one GPU of its own (``CUDA_VISIBLE_DEVICES`` per rank, so one visible whatever LOCAL_RANK says)."""
+    if visible == 1:
+        return "cuda:0"
+    if local_rank >= visible:
+        raise RuntimeError(f"rank {rank}: device={device} but LOCAL_RANK {local_rank} has no GPU ({visible} visible); "
+                           f"launch at most {visible} processes per node, or give each rank one GPU")
+    return f"cuda:{local_rank}"
+
+
 class DataParallel:
     """This process's rank in the group (rank 0 of 1 without a launcher) and the collectives lm-eval calls."""
 
@@ -26,11 +37,7 @@ class DataParallel:
             return
         local_rank = int(os.environ.get("LOCAL_RANK", self.rank))
         if device.startswith("cuda"):
-            visible = torch.cuda.device_count()
-            if local_rank >= visible:
-                raise RuntimeError(f"rank {self.rank}: device={device} but LOCAL_RANK {local_rank} has no GPU "
-                                   f"({visible} visible); launch at most {visible} processes per node")
-            self.device = f"cuda:{local_rank}"
+            self.device = rank_device(device, self.rank, local_rank, torch.cuda.device_count())
             torch.cuda.set_device(self.device)
         dist = torch.distributed
         if not dist.is_initialized():

@@ -98,15 +98,16 @@ at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
 }
 
 // Attention of folded queries over keys, normalised over those keys, and the log of its softmax sum: [..., dim]
-// and [..., 1], both fp32. On the CPU through torch's fused flash kernel (no score matrix); elsewhere by matmuls.
+// and [..., 1], both fp32. The matmul kernel takes q·kᵀ in fp32 whatever the dtype, as fused kernels accumulate
+// it, so that bf16 scores are not rounded before the softmax.
 std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const at::Tensor& k, const at::Tensor& v,
-                                                    const at::Tensor& mask, double scale) {
-  if (qf.device().is_cpu()) {
+                                                    const at::Tensor& mask, double scale, CascadeKernel kernel) {
+  if (kernel == CascadeKernel::kFusedCpu) {
     const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
         qf, k, v, 0.0, false, additive_mask(mask, qf.scalar_type()), scale);
     return {out.to(at::kFloat), lse.unsqueeze(-1)};
   }
-  at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)).to(at::kFloat) * scale;
+  at::Tensor scores = at::matmul(qf.to(at::kFloat), k.to(at::kFloat).transpose(-1, -2)) * scale;
   scores.masked_fill_(mask.logical_not(), -1e30);
   const at::Tensor lse = at::logsumexp(scores, -1, true);
   const at::Tensor out = at::matmul(at::exp(scores - lse).to(v.scalar_type()), v).to(at::kFloat);
@@ -139,7 +140,9 @@ PrefixGroups groups_on(const PrefixGroups& g, c10::Device device) {
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
-                          double score_scale) {
+                          double score_scale, CascadeKernel kernel) {
+  if (kernel == CascadeKernel::kByDevice)
+    kernel = q.device().is_cpu() ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
   const int64_t b = q.size(0), heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
   const int64_t group = heads / kv_heads, folded = group * q.size(2);
   const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
@@ -147,14 +150,14 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
   const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
 
   // Suffix part: each row over its own keys, under the causal / validity mask.
-  auto [out_s, lse_s] = partial_attention(qf, k, v, fold_mask(mask.to(q.device()), group), scale);
+  auto [out_s, lse_s] = partial_attention(qf, k, v, fold_mask(mask.to(q.device()), group), scale, kernel);
 
   // Prefix part: the queries of a prefix's rows side by side as one sequence, every prefix slot visible.
   const at::Tensor qp = qf.index_select(0, groups.slot_rows)
                             .view({prefixes, n, kv_heads, folded, dim})
                             .transpose(1, 2)
                             .reshape({prefixes, kv_heads, n * folded, dim});
-  auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, scale);
+  auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, scale, kernel);
   auto back_to_rows = [&](const at::Tensor& t) {  // [prefixes, kv_heads, n * folded, x] -> [b, kv_heads, folded, x]
     const int64_t x = t.size(-1);
     return t.view({prefixes, kv_heads, n, folded, x}).transpose(1, 2).reshape({prefixes * n, kv_heads, folded, x})

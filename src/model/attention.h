@@ -55,9 +55,13 @@ PrefixGroups groups_on(const PrefixGroups& groups, c10::Device device);
 // `mask`, exactly as one attention over the concatenation would. The prefix part runs once per prefix with
 // all its rows' queries as one sequence; the two parts merge by log-sum-exp in fp32. Scores scale by
 // `score_scale` (0: 1 / sqrt(dim)); soft-capped scores are not supported.
+// How each part of a cascade is computed: torch's fused CPU flash kernel (no score matrix), or matmuls with the
+// scores in fp32 (any device; what CUDA runs, and CPU tests take it too). kByDevice: fused on the CPU, else matmul.
+enum class CascadeKernel { kByDevice, kFusedCpu, kMatmul };
+
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
-                          double score_scale = 0);
+                          double score_scale = 0, CascadeKernel kernel = CascadeKernel::kByDevice);
 
 // The same through matmul and softmax: the test oracle for attend and attend_cascade.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

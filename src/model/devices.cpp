@@ -26,6 +26,9 @@ c10::Device parse_device(const std::string& name) {
     if (device.has_index() && device.index() >= count)
       throw std::invalid_argument(fmt::format("device '{}' does not exist: this machine has {} CUDA device(s)", name,
                                               count));
+    // "cuda" means the current device, as torch reads it; resolved here so that every tensor names its GPU
+    // instead of landing on whichever device the thread has current when it is made.
+    if (!device.has_index()) device = c10::Device(c10::kCUDA, at::detail::getCUDAHooks().current_device());
   }
   return device;
 }

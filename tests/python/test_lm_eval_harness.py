@@ -146,6 +146,15 @@ def test_ranks_without_a_gpu_stop_with_their_rank_named(tmp_path):
     assert re.search(r"rank (\d): device=cuda but LOCAL_RANK \1 has no GPU \(0 visible\)", proc.stderr), proc.stderr[-3000:]
 
 
+def test_each_rank_takes_its_local_gpu_or_the_one_its_launcher_gave_it():
+    from prefix_scorer.distributed import rank_device
+
+    assert rank_device("cuda", 3, 3, 8) == "cuda:3"  # one process per GPU of an 8-GPU node
+    assert rank_device("cuda", 3, 3, 1) == "cuda:0"  # CUDA_VISIBLE_DEVICES per rank: its one GPU
+    with pytest.raises(RuntimeError, match=r"rank 5: device=cuda but LOCAL_RANK 5 has no GPU \(4 visible\)"):
+        rank_device("cuda", 5, 5, 4)
+
+
 def test_a_group_of_another_size_is_refused(monkeypatch):
     import socket
 

@@ -121,13 +121,15 @@ def main():
     parser.add_argument("--prefix-len", type=int, default=600, help="mmlu-shape's shared prefix length")
     parser.add_argument("--lmeval-batches", default="16,32,64")
     parser.add_argument("--prefix-batches", default="32,128,256")
+    parser.add_argument("--questions", type=int, help="questions per subject (the workload's own number if not given)")
     parser.add_argument("--json", help="write the results here too")
     args = parser.parse_args()
     dtype = getattr(torch, args.dtype)
 
     with tempfile.TemporaryDirectory() as tmp:
         req_path, cfg_path = os.path.join(tmp, "requests.jsonl"), os.path.join(tmp, "config.json")
-        subprocess.run([args.bench, "--model", f"synthetic:{args.shape}", "--workload", args.workload,
+        questions = ["--questions", str(args.questions)] if args.questions else []
+        subprocess.run([args.bench, "--model", f"synthetic:{args.shape}", "--workload", args.workload, *questions,
                         "--seed", str(args.seed), "--dump-requests", req_path, "--dump-config", cfg_path,
                         "--device", args.device, "--dtype", args.dtype], check=True)
         requests = [json.loads(line) for line in open(req_path)]

@@ -335,7 +335,8 @@ int run(int argc, char** argv) {
                             model_options.dtype,
                             used_threads,
                             bench::floor_work(requests, *model, options.max_length),
-                            bench::matmul_rate(*model)};
+                            bench::matmul_rate(*model),
+                            model->attention_kernels()};
   const nlohmann::json report = bench::build_report(info, runs);
   fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} requests\n", model_spec,
              model->config().num_layers, model->config().hidden_size, load_seconds, source, requests.size());

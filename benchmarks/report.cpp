@@ -39,6 +39,7 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                            {"device", info.device},
                            {"dtype", info.dtype},
                            {"threads", info.threads},
+                           {"attention", info.attention},
                            {"floor", {{"unique_tokens", info.floor.unique_tokens},
                                       {"scored_positions", info.floor.scored_positions},
                                       {"weight_flops", info.floor.weight_flops},
@@ -85,6 +86,7 @@ void print_report(const nlohmann::json& report) {
              report["workload"].get<std::string>(), report["device"].get<std::string>(),
              report["dtype"].get<std::string>(), report["threads"].get<int64_t>(),
              report["peak_rss_mib"].get<double>());
+  fmt::print(stderr, "attention: {}\n", report["attention"].get<std::string>());
   const auto& floor = report["floor"];
   fmt::print(stderr,
              "floor: {} unique tokens, {} scored positions, {:.3g} FLOP ({:.3g} weights, {:.3g} attention); "

@@ -19,6 +19,7 @@ struct RunInfo {
   int64_t threads = 0;
   FloorWork floor;
   double matmul_rate = 0.0;  // FLOP/s
+  std::string attention;     // the kernels, as Model::attention_kernels says
 };
 
 // Per mode: wall time, requests/s, tokens computed, MFU (the floor's FLOPs over wall time, against the measured

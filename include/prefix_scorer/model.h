@@ -54,6 +54,10 @@ class Model {
   const ModelConfig& config() const { return config_; }
   at::ScalarType dtype() const { return dtype_; }
   c10::Device layer_device(int64_t layer) const;
+  // Whether any layer runs on CUDA.
+  bool on_cuda() const;
+  // The attention kernels this model's forwards take, in words (the benchmark reports them).
+  std::string attention_kernels() const;
 
   // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat
   // positions `score_rows` (int64 indices into batch * len) only. With a cache, attention also covers the

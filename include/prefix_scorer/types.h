@@ -34,6 +34,10 @@ struct ScoringOptions {
   std::function<void(int64_t done, int64_t total)> on_progress;
 };
 
+// cascade_min_prefix_len's default: 256 where the first layer is on the CPU; -1 (gather) on CUDA, where cascade has
+// not yet been measured faster than gather. PrefixScorer resolves it when it is built.
+constexpr int64_t kCascadeByDevice = -2;
+
 // Options of the prefix-caching scorer, on top of the batching ones.
 struct PrefixScorerOptions : ScoringOptions {
   int64_t min_prefix_len = 32;  // shorter shared prefixes are not cached
@@ -45,7 +49,8 @@ struct PrefixScorerOptions : ScoringOptions {
   // merged by log-sum-exp, no copy of the prefix per row) when the rows' prefixes average at least this many
   // tokens and the rows outnumber their distinct prefixes; else by gather (each row attends to its own copy).
   // 0: cascade whenever a batch has prefixes; -1: always gather. Sliding-window models always gather.
-  int64_t cascade_min_prefix_len = 256;
+  // kCascadeByDevice (the default): see there.
+  int64_t cascade_min_prefix_len = kCascadeByDevice;
   // Memory one forward may take: its rows' gathered prefix keys and values, its own, and its attention masks.
   // Batches are cut to fit (a single row always runs). 0: a quarter of the free memory on CUDA, 1 GiB on the CPU.
   int64_t max_batch_bytes = 0;
@@ -89,6 +94,9 @@ struct ScoringStats {
   int64_t suffix_tokens = 0;
   int64_t prefill_padding = 0;     // the part of padding_tokens fed in prefill waves ...
   int64_t suffix_padding = 0;      // ... and in suffix batches
+  int64_t host_copies = 0;         // host-to-device copies (counted on the CPU too): a few per forward and device
+  int64_t host_syncs = 0;          // device-to-host copies, each a wait for the device: one per scored batch, one
+                                   // per MoE layer
   int64_t entries_held = 0;        // after the call
   int64_t bytes_held = 0;          // after the call
   int64_t entries_pinned = 0;      // after the call: 0, unless a call failed to unpin what it used

@@ -63,8 +63,9 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
                             const ScoreOptions& options) {
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor qf = fold_groups(q, kv_heads);
-  const at::Tensor visible = mask.defined() ? mask : at::ones({q.size(2), k.size(2)}, at::kBool).tril().view(
-                                                         {1, 1, q.size(2), k.size(2)});
+  const at::Tensor visible =  // causal where no mask is given, made on q's device
+      mask.defined() ? mask
+                     : at::ones({q.size(2), k.size(2)}, q.options().dtype(at::kBool)).tril().view({1, 1, q.size(2), k.size(2)});
   const at::Tensor mf = fold_mask(visible.to(q.device()), heads / kv_heads);
   const double scale = score_scale_or_default(options.scale, q.size(-1));
   at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)) * scale;
@@ -132,10 +133,6 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
   g.row_slot = at::tensor(row_slot, at::kLong);
   g.key_valid = (at::arange(longest, at::kLong).unsqueeze(0) < lengths.unsqueeze(1)).view({prefixes, 1, 1, longest});
   return g;
-}
-
-PrefixGroups groups_on(const PrefixGroups& g, c10::Device device) {
-  return {g.rows_per_prefix, g.slot_rows.to(device), g.row_slot.to(device), g.key_valid.to(device)};
 }
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,

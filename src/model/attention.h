@@ -47,9 +47,6 @@ struct PrefixGroups {
 // Groups on the CPU for prefix `lengths` [prefixes] and `row_prefix` [batch], prefixes `longest` slots long.
 PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_prefix, int64_t longest);
 
-// Moves the index tensors of `groups` to `device`.
-PrefixGroups groups_on(const PrefixGroups& groups, c10::Device device);
-
 // Cascade attention: q [batch, heads, queries, dim] attends to its row's shared prefix (prefix_keys and
 // prefix_values [prefixes, kv_heads, longest, dim], every prefix slot visible) and to its own k and v under
 // `mask`, exactly as one attention over the concatenation would. The prefix part runs once per prefix with

@@ -5,6 +5,7 @@
 #include "model/attention.h"
 #include "model/checkpoint.h"
 #include "model/fault_injection.h"
+#include "model/host_transfers.h"
 #include "model/rope.h"
 #include "model/weights.h"
 
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -51,7 +53,7 @@ at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh
 // What every layer on one device shares during a forward: the attention masks and rotary tables (of full-attention
 // layers, and of sliding-window layers where they differ), and the rows' prefix groups for cascade attention.
 struct DeviceInputs {
-  c10::Device device;
+  c10::Device device = c10::kCPU;
   at::Tensor mask, sliding_mask;
   RotaryTables rotary, sliding_rotary;
   PrefixGroups groups;
@@ -63,6 +65,27 @@ std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t nu
   for (const auto& name : options.layer_devices) devices.push_back(parse_device(name));
   return place_layers(devices, num_layers);
 }
+
+// cuDNN attention builds a plan for every new shape, and nearly every forward here has a new one (0.6 s for a first
+// call against 0.26 s warm on an H200): for a forward on CUDA, torch's SDPA picks among flash and memory-efficient
+// attention instead. The setting is the process's, so it is restored when the forward ends.
+class WithoutCuDNNAttention {
+ public:
+  explicit WithoutCuDNNAttention(bool on_cuda) : active_(on_cuda) {
+    if (!active_) return;
+    was_enabled_ = at::globalContext().userEnabledCuDNNSDP();
+    at::globalContext().setSDPUseCuDNN(false);
+  }
+  ~WithoutCuDNNAttention() {
+    if (active_) at::globalContext().setSDPUseCuDNN(was_enabled_);
+  }
+  WithoutCuDNNAttention(const WithoutCuDNNAttention&) = delete;
+  WithoutCuDNNAttention& operator=(const WithoutCuDNNAttention&) = delete;
+
+ private:
+  bool active_;
+  bool was_enabled_ = false;
+};
 
 std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
@@ -118,7 +141,8 @@ at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor
   const at::Tensor order = at::argsort(chosen.reshape(-1), /*stable=*/true);
   const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
   const at::Tensor token_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);
-  const at::Tensor counts = at::bincount(chosen.reshape(-1), {}, c.num_experts).cpu();
+  // One sync per MoE layer: the host needs each expert's token count to size its matmul.
+  const at::Tensor counts = download(at::bincount(chosen.reshape(-1), {}, c.num_experts));
   at::Tensor out = at::zeros_like(x);
   int64_t start = 0;
   for (int64_t e = 0; e < c.num_experts; ++e) {
@@ -167,6 +191,18 @@ Model Model::with_long_rope() const {
 }
 
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
+
+bool Model::on_cuda() const {
+  return std::any_of(weights_->layers.begin(), weights_->layers.end(),
+                     [](const LayerWeights& l) { return l.device.is_cuda(); });
+}
+
+std::string Model::attention_kernels() const {
+  if (on_cuda())
+    return "torch SDPA, flash or memory-efficient (cuDNN attention off for these forwards); cascade parts by matmuls "
+           "with fp32 scores";
+  return "torch SDPA (its CPU flash kernel); cascade parts by the fused CPU flash kernel";
+}
 
 Model Model::load(const std::string& dir, const ModelOptions& options) {
   ModelConfig config = ModelConfig::from_file(dir);
@@ -226,6 +262,7 @@ at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::T
 at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
                               const SharedPrefixes* shared) const {
   c10::InferenceMode inference;
+  const WithoutCuDNNAttention attention_kernels(on_cuda());
   if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
       batch.valid.sizes() != batch.tokens.sizes())
     throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
@@ -258,13 +295,6 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   // fastest kernels. Sliding-window layers always need theirs.
   const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !packed &&
                       valid.all().item<bool>();
-  auto mask_for = [&](int64_t window) {
-    if (packed) return packed_attention_mask(positions, key_positions, key_valid, window, keys);
-    if (causal && window == 0) return at::Tensor();
-    return attention_mask(positions, key_positions, key_valid, window);
-  };
-  const at::Tensor mask = config_.has_full_attention() ? mask_for(0) : at::Tensor();
-  const at::Tensor sliding_mask = config_.has_window() ? mask_for(config_.sliding_window) : at::Tensor();
   PrefixGroups groups;
   if (shared != nullptr) {
     if (!config_.cascade_exact())
@@ -275,29 +305,45 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().keys.size(2));
   }
 
+  // Per device, once a forward: the positions, validity, segments and prefix groups in one copy, the masks built
+  // from them there (never a mask built on the host and copied), the rotary tables.
   std::vector<DeviceInputs> per_device;
   per_device.reserve(config_.num_layers);
   auto inputs_on = [&](c10::Device device) -> const DeviceInputs& {
     for (const auto& in : per_device) {
       if (in.device == device) return in;
     }
-    auto on_device = [&](const at::Tensor& m) { return m.defined() ? m.to(device) : m; };
-    per_device.push_back({device, on_device(mask), on_device(sliding_mask),
-                          rotary_tables(inv_freq_.to(device), positions, dtype_, config_.rope.attention_factor),
-                          sliding_inv_freq_.defined()
-                              ? rotary_tables(sliding_inv_freq_.to(device), positions, dtype_,
-                                              config_.sliding_rope->attention_factor)
-                              : RotaryTables{},
-                          shared == nullptr ? PrefixGroups{} : groups_on(groups, device)});
+    auto as_long = [](const at::Tensor& t) { return t.defined() ? t.to(at::kLong) : t; };
+    const std::vector<at::Tensor> on = upload_together(
+        {positions, key_positions, as_long(key_valid), keys.query_segment, keys.key_segment, keys.query_branch,
+         keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid)},
+        device);
+    const at::Tensor& device_positions = on[0];
+    const PackedKeys device_keys{on[3], on[4], on[5], on[6]};
+    auto mask_for = [&](int64_t window) {
+      if (packed) return packed_attention_mask(device_positions, on[1], on[2].to(at::kBool), window, device_keys);
+      if (causal && window == 0) return at::Tensor();
+      return attention_mask(device_positions, on[1], on[2].to(at::kBool), window);
+    };
+    DeviceInputs in{device};
+    if (config_.has_full_attention()) in.mask = mask_for(0);
+    if (config_.has_window()) in.sliding_mask = mask_for(config_.sliding_window);
+    in.rotary = rotary_tables(upload(inv_freq_, device), device_positions, dtype_, config_.rope.attention_factor);
+    if (sliding_inv_freq_.defined())
+      in.sliding_rotary = rotary_tables(upload(sliding_inv_freq_, device), device_positions, dtype_,
+                                        config_.sliding_rope->attention_factor);
+    if (shared != nullptr) in.groups = {groups.rows_per_prefix, on[7], on[8], on[9].to(at::kBool)};
+    per_device.push_back(std::move(in));
     return per_device.back();
   };
 
   const LayerWeights& first = weights_->layers.front();
-  at::Tensor x = weights_->embed.index_select(0, batch.tokens.reshape({-1}).to(first.device))
+  at::Tensor x = weights_->embed.index_select(0, upload(batch.tokens.reshape({-1}).to(at::kCPU), first.device))
                      .view({b, t, config_.hidden_size});
-  if (config_.scale_embeddings)  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
-    x = x * at::scalar_tensor(static_cast<float>(std::sqrt(static_cast<double>(config_.hidden_size))), at::kFloat)
-                .to(x.options());
+  if (config_.scale_embeddings) {  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
+    const float scale = static_cast<float>(std::sqrt(static_cast<double>(config_.hidden_size)));
+    x = x * at::scalar_tensor(scale, x.options().dtype(at::kFloat)).to(x.scalar_type());
+  }
   if (config_.embedding_multiplier != 1) x = x * config_.embedding_multiplier;
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
@@ -311,7 +357,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     cache->append_slots(positions, reachable);
   }
 
-  const at::Tensor rows = x.reshape({b * t, config_.hidden_size}).index_select(0, score_rows.to(x.device()));
+  const at::Tensor rows = x.reshape({b * t, config_.hidden_size})
+                             .index_select(0, score_rows.device().is_cpu() ? upload(score_rows, x.device())
+                                                                           : score_rows.to(x.device()));
   at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_), weights_->lm_head);
   if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
   logits = soft_cap(logits, config_.final_softcap);

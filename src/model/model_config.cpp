@@ -361,7 +361,7 @@ std::string ModelConfig::to_json() const {
     for (LayerKind kind : layer_kinds) types.push_back(std::string(to_string(kind)));
     j["layer_types"] = types;
   }
-  if (num_experts > 0) {
+  if (family.experts.present) {  // also with none (num_experts 0), which reads back as none, not as the default
     j["num_local_experts"] = num_experts;
     j["num_experts_per_tok"] = experts_per_token;
     j["moe_intermediate_size"] = moe_intermediate_size;

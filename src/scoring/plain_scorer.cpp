@@ -1,5 +1,6 @@
 #include "prefix_scorer/plain_scorer.h"
 
+#include "model/host_transfers.h"
 #include "scoring/batching.h"
 #include "scoring/requests.h"
 #include "scoring/rope_parts.h"
@@ -29,7 +30,7 @@ void run_plain_batch(const Model& model, const std::vector<ScoringRow>& rows, si
   at::Tensor logprobs;
   if (path.project_all_positions) {
     logprobs = model.forward(batch, nullptr, at::arange(batch.tokens.numel(), at::kLong));
-    logprobs = logprobs.index_select(0, scored_rows.to(logprobs.device()));
+    logprobs = logprobs.index_select(0, upload(scored_rows, logprobs.device()));
   } else {
     logprobs = model.forward(batch, nullptr, scored_rows);
   }

@@ -1,5 +1,6 @@
 #include "scoring/rope_parts.h"
 
+#include "model/host_transfers.h"
 #include "scoring/requests.h"
 
 #include <algorithm>
@@ -16,8 +17,11 @@ void add_stats(ScoringStats& total, const ScoringStats& s) {
   }
 }
 
-ScoringResult score_by_rope_factors(const Model& model, const Model* long_model, const std::vector<Request>& requests,
-                                    int64_t max_length, const ProgressHook& on_progress, const PartScorer& score_part) {
+namespace {
+
+// The parts' scores, in the caller's order, and their counters added up.
+ScoringResult score_parts(const Model& model, const Model* long_model, const std::vector<Request>& requests,
+                          int64_t max_length, const ProgressHook& on_progress, const PartScorer& score_part) {
   const ModelConfig& config = model.config();
   if (long_model == nullptr || config.rope.type != RopeType::kLongRope)
     return score_part(model, false, requests, on_progress);
@@ -49,6 +53,17 @@ ScoringResult score_by_rope_factors(const Model& model, const Model* long_model,
     done_before += part_total;
   }
   result.stats.requests = static_cast<int64_t>(requests.size());
+  return result;
+}
+
+}  // namespace
+
+ScoringResult score_by_rope_factors(const Model& model, const Model* long_model, const std::vector<Request>& requests,
+                                    int64_t max_length, const ProgressHook& on_progress, const PartScorer& score_part) {
+  const TransferCounts before = thread_transfers();
+  ScoringResult result = score_parts(model, long_model, requests, max_length, on_progress, score_part);
+  result.stats.host_copies += thread_transfers().copies - before.copies;
+  result.stats.host_syncs += thread_transfers().syncs - before.syncs;
   return result;
 }
 

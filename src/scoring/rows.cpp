@@ -1,5 +1,7 @@
 #include "scoring/rows.h"
 
+#include "model/host_transfers.h"
+
 #include "scoring/requests.h"
 
 #include <algorithm>
@@ -45,13 +47,16 @@ void gather_scores(const at::Tensor& logprobs, const std::vector<const ScoringRo
     }
     row_start += row->scored;
   }
-  const at::Tensor pos = at::tensor(positions, at::kLong).to(logprobs.device());
-  const at::Tensor target = at::tensor(targets, at::kLong).to(logprobs.device());
-  const at::Tensor picked_rows = logprobs.index_select(0, pos);
-  const at::Tensor picked = picked_rows.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kCPU, at::kDouble);
-  const at::Tensor greedy = (picked_rows.argmax(1) == target).to(at::kCPU);
-  auto lp = picked.accessor<double, 1>();
-  auto gr = greedy.accessor<bool, 1>();
+  const std::vector<at::Tensor> on = upload_together(
+      {at::tensor(positions, at::kLong), at::tensor(targets, at::kLong)}, logprobs.device());
+  const at::Tensor& target = on[1];
+  const at::Tensor picked_rows = logprobs.index_select(0, on[0]);
+  // Each target's log-prob and whether it is the argmax, back to the host in one copy.
+  const at::Tensor picked = picked_rows.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kDouble);
+  const at::Tensor both = download(at::stack({picked, (picked_rows.argmax(1) == target).to(at::kDouble)}));
+  auto rows_of_both = both.accessor<double, 2>();
+  auto lp = rows_of_both[0];
+  auto gr = rows_of_both[1];
 
   int64_t k = 0;
   for (const ScoringRow* row : rows) {
@@ -59,7 +64,7 @@ void gather_scores(const at::Tensor& logprobs, const std::vector<const ScoringRo
       Score score{0.0, true};
       for (size_t j = 0; j < requests[r].continuation.size(); ++j, ++k) {
         score.logprob += lp[k];
-        score.is_greedy = score.is_greedy && gr[k];
+        score.is_greedy = score.is_greedy && gr[k] != 0;
       }
       scores[r] = score;
     }

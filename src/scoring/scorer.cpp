@@ -111,6 +111,8 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
   validate_prefix_options(options_);
   if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
+  if (options_.cascade_min_prefix_len == kCascadeByDevice)
+    options_.cascade_min_prefix_len = model_->layer_device(0).is_cpu() ? 256 : -1;
   if (model_->config().rope.type == RopeType::kLongRope) long_model_ = std::make_shared<const Model>(model_->with_long_rope());
 }
 

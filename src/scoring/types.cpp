@@ -20,7 +20,7 @@ const std::vector<OptionField>& option_fields() {
       flag("keep_cache", &O::keep_cache, "cached prefixes survive to the next call"),
       number("cascade_min_prefix_len", &O::cascade_min_prefix_len,
              "cascade attention (each cached prefix once for all its rows) for batches whose prefixes average this "
-             "many tokens (0: always, -1: never)"),
+             "many tokens (0: always, -1: never, -2: by device, 256 on the CPU and never on CUDA)"),
       number("max_batch_bytes", &O::max_batch_bytes,
              "memory one forward may take (0: a quarter of the free CUDA memory, 1 GiB on the CPU)"),
       number("tree_max_branches", &O::tree_max_branches,
@@ -52,6 +52,8 @@ const std::vector<StatsField>& stats_fields() {
       {"suffix_tokens", &ScoringStats::suffix_tokens},
       {"prefill_padding", &ScoringStats::prefill_padding},
       {"suffix_padding", &ScoringStats::suffix_padding},
+      {"host_copies", &ScoringStats::host_copies},
+      {"host_syncs", &ScoringStats::host_syncs},
       {"entries_held", &ScoringStats::entries_held},
       {"bytes_held", &ScoringStats::bytes_held},
       {"entries_pinned", &ScoringStats::entries_pinned},

@@ -53,6 +53,21 @@ TEST_P(OnCuda, PrefixPathEqualsPlainPathOnTheDevice) {
   }
 }
 
+// "cuda" names its device's index; the cascade default resolves to gather; a forward leaves torch's choice of
+// attention kernels as it found it.
+TEST(OnCudaDefaults, DevicesCascadeAndTheAttentionSetting) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device in this build or machine";
+  ModelOptions cuda;
+  cuda.device = "cuda";
+  const auto model = std::make_shared<const Model>(Model::synthetic("tiny", cuda));
+  EXPECT_TRUE(model->layer_device(0).has_index());
+  const PrefixScorer scorer(model, PrefixScorerOptions{});
+  EXPECT_EQ(scorer.options().cascade_min_prefix_len, -1);
+  const bool cudnn = at::globalContext().userEnabledCuDNNSDP();
+  score_plain(*model, {{{1, 2, 3}, {4}}});
+  EXPECT_EQ(at::globalContext().userEnabledCuDNNSDP(), cudnn);
+}
+
 TEST(OnCudaKernels, MergeAttentionEqualsItsReference) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device in this build or machine";
   at::manual_seed(3);

@@ -280,6 +280,16 @@ TEST(ConfigJson, FeaturesTheEngineLacksAreNamed) {
   EXPECT_NE(unknown.find("--model hf"), std::string::npos) << unknown;
 }
 
+// Found by fuzz_config_json: a MoE family's config with no experts was written without its MoE keys, and read back
+// with the default number of experts.
+TEST(ConfigJson, AMixtureFamilyWithoutExpertsWritesThatItHasNone) {
+  const ModelConfig none = ModelConfig::from_json(R"({"model_type": "qwen2_moe", "vocab_size": 512, "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_experts": 0})");
+  EXPECT_EQ(none.num_experts, 0);
+  EXPECT_EQ(ModelConfig::from_json(none.to_json()).num_experts, 0);
+  EXPECT_EQ(ModelConfig::from_json(none.to_json()).to_json(), none.to_json());
+}
+
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();

@@ -344,6 +344,14 @@ TEST(PrefixStats, CascadeIsChosenForLongSharedPrefixesOnly) {
   EXPECT_EQ(PrefixScorer(model, options).loglikelihood(long_prefix).stats.cascade_forwards, 0);
 }
 
+TEST(PrefixStats, TheCascadeDefaultIsResolvedByDevice) {
+  EXPECT_EQ(PrefixScorerOptions{}.cascade_min_prefix_len, kCascadeByDevice);
+  EXPECT_EQ(PrefixScorer(fixture("llama3"), PrefixScorerOptions{}).options().cascade_min_prefix_len, 256);  // CPU
+  PrefixScorerOptions gather;
+  gather.cascade_min_prefix_len = -1;
+  EXPECT_EQ(PrefixScorer(fixture("llama3"), gather).options().cascade_min_prefix_len, -1);
+}
+
 TEST(PrefixStats, AMemoryBudgetCutsForwardsNotResults) {
   const auto model = fixture("llama3");
   const auto requests = mmlu_like(2, 8, 200);

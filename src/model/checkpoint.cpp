@@ -51,10 +51,10 @@ const TensorInfo* Checkpoint::find(const std::string& name) const {
   return it == owner_.end() ? nullptr : &it->second->tensors().at(name);
 }
 
-at::Tensor Checkpoint::load(const std::string& name) const {
+at::Tensor Checkpoint::view(const std::string& name) const {
   auto it = owner_.find(name);
   if (it == owner_.end()) throw std::runtime_error(fmt::format("checkpoint has no tensor '{}'", name));
-  return it->second->load(name);
+  return it->second->view(name);
 }
 
 }  // namespace prefix_scorer

@@ -17,7 +17,8 @@ class Checkpoint {
 
   // nullptr when the checkpoint has no tensor of that name.
   const TensorInfo* find(const std::string& name) const;
-  at::Tensor load(const std::string& name) const;
+  // The tensor over its file's mapped bytes, valid only while the checkpoint lives (see SafetensorsFile::view).
+  at::Tensor view(const std::string& name) const;
 
  private:
   std::vector<std::unique_ptr<SafetensorsFile>> files_;

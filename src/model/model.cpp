@@ -218,7 +218,7 @@ Model Model::load(const std::string& dir, const ModelOptions& options) {
       throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", dir, spec.name,
                                            shape_string(info->shape), shape_string(spec.shape)));
   }
-  auto source = [&](const TensorSpec& spec, c10::Device) { return checkpoint.load(spec.name); };
+  auto source = [&](const TensorSpec& spec, c10::Device) { return checkpoint.view(spec.name); };
   auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
   return Model(std::move(config), std::move(weights), dtype);
 }

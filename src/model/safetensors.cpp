@@ -61,12 +61,14 @@ SafetensorsFile::~SafetensorsFile() {
   if (map_ != nullptr) ::munmap(map_, size_);
 }
 
-at::Tensor SafetensorsFile::load(const std::string& name) const {
+at::Tensor SafetensorsFile::load(const std::string& name) const { return view(name).clone(); }
+
+at::Tensor SafetensorsFile::view(const std::string& name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) throw std::runtime_error(fmt::format("'{}' has no tensor '{}'", path_, name));
   const TensorInfo& info = it->second;
   void* data = static_cast<char*>(map_) + data_offset_ + info.begin;
-  return at::from_blob(data, info.shape, at::TensorOptions().dtype(info.dtype)).clone();
+  return at::from_blob(data, info.shape, at::TensorOptions().dtype(info.dtype));
 }
 
 }  // namespace prefix_scorer

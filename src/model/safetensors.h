@@ -31,6 +31,9 @@ class SafetensorsFile {
   bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
   // A CPU tensor that owns a copy of the bytes.
   at::Tensor load(const std::string& name) const;
+  // A CPU tensor over the mapped bytes, read-only and valid only while this file is open: for a loader that copies
+  // it once, to where and in the dtype it is used.
+  at::Tensor view(const std::string& name) const;
 
  private:
   std::string path_;

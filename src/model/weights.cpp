@@ -138,7 +138,8 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
   }
   for (const WeightSlot& slot : checkpoint_layout(config)) {
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
-    slot.place(w, source(slot.spec, device).to(device, dtype));
+    // Always a copy: a checkpoint's tensor is a view of its file, copied once to its device and dtype.
+    slot.place(w, source(slot.spec, device).to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
   return w;

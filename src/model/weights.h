@@ -52,7 +52,8 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& config);
 // Produces the tensor for a spec, on any device (read from a checkpoint, or drawn at random on `device`).
 using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;
 
-// Fetches every expected tensor from `source`, converts it to `dtype` and moves it to its layer's device.
+// Fetches every expected tensor from `source`, and copies it to its layer's device in `dtype` (one copy, which
+// the weights own: a source may hand out views of a mapped file).
 ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype);
 

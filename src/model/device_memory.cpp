@@ -1,5 +1,7 @@
 #include "model/device_memory.h"
 
+#include <algorithm>
+
 namespace prefix_scorer {
 
 int64_t default_batch_bytes(c10::Device device) {
@@ -8,6 +10,16 @@ int64_t default_batch_bytes(c10::Device device) {
 #endif
   (void)device;
   return int64_t{1} << 30;
+}
+
+int64_t default_batch_bytes(const std::vector<c10::Device>& layer_devices) {
+  int64_t budget = 0;
+  for (const c10::Device device : layer_devices) {
+    const auto layers = static_cast<int64_t>(std::count(layer_devices.begin(), layer_devices.end(), device));
+    const int64_t scaled = default_batch_bytes(device) * static_cast<int64_t>(layer_devices.size()) / layers;
+    budget = budget == 0 ? scaled : std::min(budget, scaled);
+  }
+  return budget;
 }
 
 }  // namespace prefix_scorer

@@ -4,11 +4,16 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace prefix_scorer {
 
 // A quarter of the free memory of a CUDA device, 1 GiB on the CPU.
 int64_t default_batch_bytes(c10::Device device);
+
+// The budget for forwards whose layers sit on `layer_devices` (one per layer): each device's default_batch_bytes,
+// scaled up by the share of the layers (and so of their keys and values) it does not hold; the smallest of them.
+int64_t default_batch_bytes(const std::vector<c10::Device>& layer_devices);
 
 namespace cuda {
 // Free bytes on a CUDA device as the driver reports them (src/cuda/device_memory.cpp; CUDA builds only).

@@ -6,15 +6,31 @@
 
 namespace prefix_scorer {
 
-BatchMemory batch_memory(const Model& model, int64_t max_bytes) {
+BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options) {
   const ModelConfig& c = model.config();
-  const auto element = static_cast<int64_t>(c10::elementSize(model.dtype()));
-  // A boolean mask and its additive form in the model's dtype, for every query head.
-  return {max_bytes, kv_bytes(model, 1), (1 + element) * c.num_heads};
+  const auto e = static_cast<int64_t>(c10::elementSize(model.dtype()));
+  const bool may_cascade = options.cascade_min_prefix_len >= 0 || options.cascade_min_prefix_len == kCascadeByDevice;
+  // Per query head and (query, key) pair: soft-capped scores are formed in the model's dtype, capped, made fp32,
+  // masked and softmaxed (about 4 tensors of each); cascade on CUDA keeps fp32 scores, their exponent and its cast;
+  // the fused kernels keep only the mask, boolean and additive.
+  int64_t per_score = 1 + e;
+  if (c.attn_softcap > 0) {
+    per_score = 4 * e + 12;
+  } else if (model.layer_device(0).is_cuda() && may_cascade && c.cascade_exact()) {
+    per_score = 13 + e;
+  }
+  // Per token fed: the residual stream and its norms, q, k, v and the attention output (about 6 hidden-wide
+  // tensors), the MLP's gate, up and their product (3 of its width: the widest of dense, experts chosen and shared).
+  const int64_t ff = std::max(c.intermediate_size,
+                              c.experts_per_token * c.moe_intermediate_size + c.shared_expert_intermediate_size);
+  const int64_t per_token = e * (6 * std::max(c.hidden_size, c.num_heads * c.head_dim) + 3 * ff);
+  // Per row: one scored position's logits and log-probabilities in fp32.
+  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * c.num_heads, per_token, 8 * c.vocab_size};
 }
 
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {
-  return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score);
+  return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score +
+                 suffix * memory.bytes_per_fed_token + memory.bytes_per_row);
 }
 
 std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& lengths_descending,

@@ -11,14 +11,20 @@
 namespace prefix_scorer {
 
 // What a forward's memory grows with: per token slot of a row, the keys and values of every layer (its own, and
-// a prefix's gathered in front of them); per (query, key) pair of a row, one layer's attention workspace (masks).
+// a prefix's gathered in front of them); per (query, key) pair of a row, one layer's attention workspace, as the
+// attention path the model takes holds it; per token fed, one layer's activations; per row, the logits of one
+// scored position.
 struct BatchMemory {
   int64_t max_bytes = 0;  // 0: unbounded
   int64_t kv_bytes_per_token = 0;
   int64_t bytes_per_score = 0;
+  int64_t bytes_per_fed_token = 0;
+  int64_t bytes_per_row = 0;
 };
 
-BatchMemory batch_memory(const Model& model, int64_t max_bytes);
+// The budget options.max_batch_bytes sets, and what the model's forwards hold on its first layer's device (the
+// attention path: soft-capped scores, cascade by matmuls on CUDA when options allow cascade, else fused kernels).
+BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options);
 
 // The memory a forward of `rows` rows takes, the longest `suffix` tokens long after a `prefix` of cached keys.
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix);

@@ -32,7 +32,7 @@ class LoglikelihoodCall {
        const std::vector<Request>& requests, ScoringResult& result, std::atomic<bool>& cancel)
       : options_(options),
         cancel_(cancel),
-        memory_(batch_memory(model, options.max_batch_bytes)),
+        memory_(batch_memory(model, options)),
         rows_(make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
                         result.stats.truncated)),
         // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
@@ -110,7 +110,11 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
       cache_(std::make_unique<PrefixCache>(options_.max_cache_bytes, options_.max_cache_entries)) {
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
   validate_prefix_options(options_);
-  if (options_.max_batch_bytes == 0) options_.max_batch_bytes = default_batch_bytes(model_->layer_device(0));
+  if (options_.max_batch_bytes == 0) {
+    std::vector<c10::Device> devices;
+    for (int64_t l = 0; l < model_->config().num_layers; ++l) devices.push_back(model_->layer_device(l));
+    options_.max_batch_bytes = default_batch_bytes(devices);
+  }
   if (options_.cascade_min_prefix_len == kCascadeByDevice)
     options_.cascade_min_prefix_len = model_->layer_device(0).is_cpu() ? 256 : -1;
   if (model_->config().rope.type == RopeType::kLongRope) long_model_ = std::make_shared<const Model>(model_->with_long_rope());

@@ -357,7 +357,7 @@ TEST(PrefixStats, AMemoryBudgetCutsForwardsNotResults) {
   const auto requests = mmlu_like(2, 8, 200);
   PrefixScorerOptions roomy = cached(), tight = cached();
   roomy.max_batch_bytes = int64_t{1} << 30;
-  tight.max_batch_bytes = 2 * forward_bytes(batch_memory(*model, 0), 1, 8, 200);  // about two rows a forward
+  tight.max_batch_bytes = 2 * forward_bytes(batch_memory(*model, PrefixScorerOptions{}), 1, 8, 200);  // about two rows a forward
   const ScoringResult a = PrefixScorer(model, roomy).loglikelihood(requests);
   const ScoringResult b = PrefixScorer(model, tight).loglikelihood(requests);
   expect_same_scores(b.scores, a.scores, "tight memory budget");

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <algorithm>
+#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -91,6 +92,8 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 namespace prefix_scorer {
 namespace {
 
+std::atomic<bool> matmul_everywhere{false};
+
 // A boolean mask as an additive one: 0 where visible, a finite floor where not, so that a query with no visible
 // key gets a finite log-sum-exp far below any real one (weight 0 in the merge) instead of NaN.
 at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
@@ -117,6 +120,8 @@ std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const 
 
 }  // namespace
 
+void take_matmul_cascade_everywhere(bool on) { matmul_everywhere = on; }
+
 PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_prefix, int64_t longest) {
   const int64_t prefixes = lengths.size(0), batch = row_prefix.size(0);
   std::vector<int64_t> count(prefixes, 0), row_slot(batch);
@@ -139,7 +144,7 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
                           double score_scale, CascadeKernel kernel) {
   if (kernel == CascadeKernel::kByDevice)
-    kernel = q.device().is_cpu() ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
+    kernel = q.device().is_cpu() && !matmul_everywhere ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
   const int64_t b = q.size(0), heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
   const int64_t group = heads / kv_heads, folded = group * q.size(2);
   const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;

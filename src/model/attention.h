@@ -53,8 +53,12 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
 // all its rows' queries as one sequence; the two parts merge by log-sum-exp in fp32. Scores scale by
 // `score_scale` (0: 1 / sqrt(dim)); soft-capped scores are not supported.
 // How each part of a cascade is computed: torch's fused CPU flash kernel (no score matrix), or matmuls with the
-// scores in fp32 (any device; what CUDA runs, and CPU tests take it too). kByDevice: fused on the CPU, else matmul.
+// scores in fp32 (any device; what CUDA runs, and CPU tests take it too). kByDevice: fused on the CPU, else matmul
+// (or matmul everywhere while a test asks for it).
 enum class CascadeKernel { kByDevice, kFusedCpu, kMatmul };
+
+// Test-only: kByDevice takes the matmul kernel on the CPU too, so that CPU tests run CUDA's cascade end to end.
+void take_matmul_cascade_everywhere(bool on);
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,

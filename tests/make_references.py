@@ -61,6 +61,16 @@ FAMILIES = {
     "olmo2": dict(model_type="olmo2", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False,
                   rope_parameters=dict(rope_type="default", rope_theta=500000.0)),
+    # OLMo 3: olmo2's norms, windows of 16 on layers 0-2, a full layer 3 with its own (linear-scaled) rope.
+    "olmo3": dict(model_type="olmo3", intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+                  num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False, sliding_window=16,
+                  rope_parameters=dict(full_attention=dict(rope_type="linear", factor=2.0, rope_theta=500000.0),
+                                       sliding_attention=dict(rope_type="default", rope_theta=500000.0))),
+    # SmolLM3: every second layer without rope, those layers sliding (windows of 16), biases everywhere.
+    "smollm3": dict(model_type="smollm3", intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, no_rope_layer_interval=2, use_sliding_window=True,
+                    sliding_window=16, attention_bias=True, mlp_bias=True, pad_token_id=None,
+                    rope_parameters=dict(rope_type="default", rope_theta=2e6)),
     "granite": dict(model_type="granite", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                     num_key_value_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=True, attention_multiplier=0.3,
                     embedding_multiplier=6.0, residual_multiplier=0.5, logits_scaling=0.25,

@@ -41,8 +41,8 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, granite, phi3,
-                           // mixtral, qwen2_moe or qwen3_moe
+  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, olmo3, granite, phi3,
+                           // smollm3, mixtral, qwen2_moe or qwen3_moe
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -84,7 +84,10 @@ struct ModelConfig {
   int64_t shared_expert_intermediate_size = 0;  // qwen2_moe: a shared expert behind a sigmoid gate; 0: none
   std::vector<bool> moe_layers;                 // which layers are MoE (empty: all, when num_experts > 0)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
-  std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3)
+  std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3, olmo3)
+  std::vector<bool> rope_layers;            // which layers rotate q and k; empty: all (smollm3's no-rope layers)
+
+  bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
 
   bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
   // The window of one layer (0: none).

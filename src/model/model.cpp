@@ -108,8 +108,12 @@ at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tens
     k = rms_norm(k, l.k_norm, c);
   }
   const RotaryTables& rotary = sliding && c.sliding_rope ? in.sliding_rotary : in.rotary;
-  q = apply_rotary(q.transpose(1, 2), rotary);
-  k = apply_rotary(k.transpose(1, 2), rotary);
+  q = q.transpose(1, 2);
+  k = k.transpose(1, 2);
+  if (c.layer_uses_rope(index)) {  // smollm3's no-rope layers attend without positions
+    q = apply_rotary(q, rotary);
+    k = apply_rotary(k, rotary);
+  }
   if (cache != nullptr) {
     cache->append_layer(index, k, v);
     k = cache->layer(index).keys;

@@ -28,6 +28,13 @@ T get_or(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
   if constexpr (std::is_same_v<T, int64_t>) return json_integer(*it, fmt::format("config.json: field '{}'", key));
+  if constexpr (std::is_same_v<T, std::vector<int64_t>>) {  // each entry checked as a scalar is
+    if (!it->is_array())
+      throw std::invalid_argument(fmt::format("config.json: field '{}' has the wrong type ({})", key, it->dump()));
+    std::vector<int64_t> values;
+    for (const auto& value : *it) values.push_back(json_integer(value, fmt::format("config.json: field '{}'", key)));
+    return values;
+  }
   try {
     return it->template get<T>();
   } catch (const json::exception&) {
@@ -92,10 +99,17 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
   if (parameters != nullptr && object_at(*parameters, "full_attention") != nullptr) {
     c.rope = parse_rope_dict((*parameters)["full_attention"], theta, j, family);
     const json* sliding = object_at(*parameters, "sliding_attention");
-    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(), 10000.0, j, family);
+    // gemma3's sliding layers default to the local base; olmo3's to the model's theta
+    c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(),
+                                     family.local_rope_base ? 10000.0 : theta, j, family);
     return;
   }
   c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta, j, family);
+  if (family.windows.present && !family.local_rope_base && c.rope.type != RopeType::kDefault) {
+    RopeConfig unscaled;  // olmo3 in the older spelling: rope_scaling is the full-attention layers' alone
+    unscaled.theta = theta;
+    c.sliding_rope = unscaled;
+  }
   if (family.local_rope_base) {  // the older spelling: the local base, no scaling
     RopeConfig local;
     local.theta = get_or<double>(j, "rope_local_base_freq", 10000.0);
@@ -141,6 +155,29 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   const auto dense = get_or<std::vector<int64_t>>(j, "mlp_only_layers", {});
   for (int64_t i = 0; i < c.num_layers; ++i)
     c.moe_layers.push_back((i + 1) % step == 0 && std::find(dense.begin(), dense.end(), i) == dense.end());
+}
+
+// smollm3: which layers rotate (no_rope_layers, 1 for rope; else every no_rope_layer_interval-th layer does not),
+// and with a sliding window, which layers slide (layer_types; else the no-rope ones).
+void parse_nope_layers(const json& j, ModelConfig& c) {
+  std::vector<int64_t> uses_rope = get_or<std::vector<int64_t>>(j, "no_rope_layers", {});
+  if (uses_rope.empty()) {
+    const int64_t interval = get_or<int64_t>(j, "no_rope_layer_interval", 4);
+    if (interval < 1)
+      throw std::invalid_argument(fmt::format("config.json: no_rope_layer_interval must be >= 1, got {}", interval));
+    for (int64_t i = 0; i < c.num_layers; ++i) uses_rope.push_back((i + 1) % interval != 0 ? 1 : 0);
+  }
+  if (static_cast<int64_t>(uses_rope.size()) != c.num_layers)
+    throw std::invalid_argument(fmt::format("config.json: no_rope_layers has {} entries for {} layers",
+                                            uses_rope.size(), c.num_layers));
+  for (const int64_t rope : uses_rope) c.rope_layers.push_back(rope != 0);
+  if (c.sliding_window == 0) return;
+  if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+    c.layer_kinds = parse_layer_types(j, c.num_layers, 1);
+    return;
+  }
+  for (const bool rope : c.rope_layers)
+    c.layer_kinds.push_back(rope ? LayerKind::kFullAttention : LayerKind::kSlidingAttention);
 }
 
 }  // namespace
@@ -212,6 +249,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   } else if (family.always_windowed || get_or<bool>(j, "use_sliding_window", false)) {
     c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
+  if (family.nope_layers) parse_nope_layers(j, c);
   c.validate();
   return c;
 }
@@ -248,6 +286,9 @@ void ModelConfig::validate() const {
   for (const RopeConfig* r : {&rope, sliding_rope ? &*sliding_rope : &rope}) {
     if (r->theta <= 0 || r->factor <= 0 || r->attention_factor <= 0)
       throw std::invalid_argument("config: rope_theta, the rope factor and attention_factor must be positive");
+    if (!(r->partial_rotary_factor > 0 && r->partial_rotary_factor <= 1))  // checked before it sizes anything
+      throw std::invalid_argument(
+          fmt::format("config: partial_rotary_factor must be in (0, 1], got {}", r->partial_rotary_factor));
     const int64_t rotary = r->rotary_dim(head_dim);
     if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
       throw std::invalid_argument(fmt::format("config: partial_rotary_factor {} rotates {} of {} dimensions (must be "
@@ -273,6 +314,8 @@ void ModelConfig::validate() const {
   if (num_experts > 0 && (experts_per_token < 1 || experts_per_token > num_experts || moe_intermediate_size <= 0))
     throw std::invalid_argument(fmt::format("config: {} experts per token of {} experts of size {} is not a mixture",
                                             experts_per_token, num_experts, moe_intermediate_size));
+  if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != num_layers)
+    throw std::invalid_argument("config: the no-rope layer list does not cover every layer");
   if (!moe_layers.empty() && static_cast<int64_t>(moe_layers.size()) != num_layers)
     throw std::invalid_argument("config: the MoE layer list does not cover every layer");
 }
@@ -352,7 +395,18 @@ std::string ModelConfig::to_json() const {
     j["residual_multiplier"] = residual_multiplier;
     j["logits_scaling"] = logits_scaling;
   }
-  if (sliding_window > 0 || !layer_kinds.empty()) j["sliding_window"] = optional_json(sliding_window);
+  // A family whose window has a default writes "none" (null) too, which would otherwise read back as the default.
+  if (sliding_window > 0 || !layer_kinds.empty() || family.windows.present)
+    j["sliding_window"] = optional_json(sliding_window);
+  if (!family.always_windowed && !family.windows.present) j["use_sliding_window"] = sliding_window > 0;
+  if (family.nope_layers) {
+    json uses_rope = json::array();
+    for (int64_t i = 0; i < num_layers; ++i) uses_rope.push_back(layer_uses_rope(i) ? 1 : 0);
+    j["no_rope_layers"] = uses_rope;
+    json types = json::array();
+    for (LayerKind kind : layer_kinds) types.push_back(std::string(to_string(kind)));
+    if (!layer_kinds.empty()) j["layer_types"] = types;
+  }
   if (family.windows.present) {
     j["query_pre_attn_scalar"] = query_pre_attn_scalar;
     j["attn_logit_softcapping"] = optional_json(attn_softcap);

@@ -77,6 +77,12 @@ std::vector<ModelFamily> make_families() {
   gemma3.default_rope_theta = 1e6;
   ModelFamily olmo2 = family("olmo2");
   olmo2.attention_bias_on_o = olmo2.qk_norm_full_width = olmo2.output_norms_only = olmo2.norm_in_fp32 = true;
+  ModelFamily olmo3 = olmo2;  // olmo2 with every fourth layer full, the others sliding, each kind its own rope
+  olmo3.model_type = "olmo3";
+  olmo3.windows = {true, 4096, 4, nullptr, 0.0, 0.0};
+  ModelFamily smollm3 = family("smollm3");
+  smollm3.tied_by_default = smollm3.attention_bias_on_o = smollm3.reads_mlp_bias = smollm3.nope_layers = true;
+  smollm3.default_rope_theta = 2e6;
   ModelFamily granite = family("granite");
   granite.attention_bias_on_o = granite.reads_mlp_bias = granite.granite_multipliers = true;
   ModelFamily phi3 = family("phi3");
@@ -90,7 +96,8 @@ std::vector<ModelFamily> make_families() {
   ModelFamily qwen3_moe = family("qwen3_moe");
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
-  return {llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, olmo2, granite, phi3, mixtral, qwen2_moe, qwen3_moe};
+  return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
+          olmo2,   olmo3,   granite, phi3,  smollm3, mixtral, qwen2_moe, qwen3_moe};
 }
 
 const std::vector<ModelFamily>& families() {

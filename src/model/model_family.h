@@ -52,6 +52,8 @@ struct ModelFamily {
                                    // partial_rotary_factor read from the top level
   bool local_rope_base = false;    // sliding layers' rope from rope_local_base_freq (older gemma3 configs)
   bool always_windowed = false;    // sliding_window applies without use_sliding_window (mistral, mixtral, phi3)
+  bool nope_layers = false;        // no_rope_layers (1: the layer rotates) or every no_rope_layer_interval-th layer
+                                   // without rope; with use_sliding_window, the no-rope layers slide (smollm3)
   // Biases: q, k and v always; attention_bias also on o; mlp_bias read.
   bool qkv_bias = false;
   bool attention_bias_on_o = false;

@@ -99,6 +99,10 @@ TEST(ConfigJson, MalformedConfigsAreNamedErrors) {
   // Found by fuzz_config_json: a float too large for an integer field was cast, which is undefined.
   EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 2e101})").find("must be an integer"), std::string::npos);
   EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 512.5})").find("must be an integer"), std::string::npos);
+  // Found by fuzz_config_json: the same in a list of layers (mlp_only_layers, no_rope_layers).
+  EXPECT_NE(error(R"({"model_type": "qwen2_moe", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "mlp_only_layers": [1.5e56]})").find("'mlp_only_layers' must be an integer"),
+            std::string::npos);
   EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 18446744073709551615})").find("out of range"),
             std::string::npos);
 }
@@ -290,10 +294,54 @@ TEST(ConfigJson, AMixtureFamilyWithoutExpertsWritesThatItHasNone) {
   EXPECT_EQ(ModelConfig::from_json(none.to_json()).to_json(), none.to_json());
 }
 
+// Found by fuzz_config_json: a partial_rotary_factor too large for the rotated width's integer was cast.
+TEST(ConfigJson, APartialRotaryFactorOutsideZeroToOneIsNamed) {
+  const std::string message = message_of<std::invalid_argument>([] {
+    ModelConfig::from_json(R"({"model_type": "phi3", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "rope_parameters": {"rope_type": "default",
+      "partial_rotary_factor": 0.78e41}})");
+  });
+  EXPECT_NE(message.find("partial_rotary_factor must be in (0, 1]"), std::string::npos) << message;
+}
+
+// Found by fuzz_config_json: gemma2 with no window (null) was written without the key, which reads back as 4096.
+TEST(ConfigJson, NoWindowIsWrittenAsNoneWhereTheFamilyHasADefault) {
+  const ModelConfig none = ModelConfig::from_json(with(kGemma2, R"("sliding_window": null, "layer_types": [])"));
+  EXPECT_EQ(none.sliding_window, 0);
+  EXPECT_EQ(ModelConfig::from_json(none.to_json()).sliding_window, 0);
+}
+
+// A window that use_sliding_window turns on is written with it, so that it reads back on.
+TEST(ConfigJson, AnOptInWindowIsWrittenWithItsSwitch) {
+  const ModelConfig qwen2 = ModelConfig::from_json(R"({"model_type": "qwen2", "vocab_size": 512, "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "use_sliding_window": true,
+    "sliding_window": 8})");
+  EXPECT_EQ(qwen2.sliding_window, 8);
+  EXPECT_EQ(ModelConfig::from_json(qwen2.to_json()).sliding_window, 8);
+}
+
+TEST(ConfigJson, SmolLM3LayersWithoutRope) {
+  const std::string base = R"({"model_type": "smollm3", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 8, "num_attention_heads": 4)";
+  const ModelConfig every_fourth = ModelConfig::from_json(base + "}");
+  EXPECT_EQ(every_fourth.rope_layers, (std::vector<bool>{true, true, true, false, true, true, true, false}));
+  EXPECT_TRUE(every_fourth.layer_kinds.empty());  // no window without use_sliding_window
+  EXPECT_EQ(every_fourth.rope.theta, 2e6);
+  const ModelConfig listed = ModelConfig::from_json(
+      base + R"(, "no_rope_layers": [1, 0, 1, 1, 1, 1, 1, 0], "use_sliding_window": true, "sliding_window": 32})");
+  EXPECT_FALSE(listed.layer_uses_rope(1));
+  EXPECT_EQ(listed.layer_window(1), 32);  // the no-rope layers slide
+  EXPECT_EQ(listed.layer_window(0), 0);
+  EXPECT_EQ(ModelConfig::from_json(listed.to_json()).to_json(), listed.to_json());
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + R"(, "no_rope_layers": [1]})"); })
+                .find("no_rope_layers has 1 entries for 8 layers"),
+            std::string::npos);
+}
+
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 13u);
+  EXPECT_EQ(types.size(), 15u);
   for (const std::string& type : types) {
     const ModelConfig c = ModelConfig::from_json(R"({"model_type": ")" + type + R"(", "vocab_size": 512,
       "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16})");

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -68,23 +69,41 @@ std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t nu
 
 // cuDNN attention builds a plan for every new shape, and nearly every forward here has a new one (0.6 s for a first
 // call against 0.26 s warm on an H200): for a forward on CUDA, torch's SDPA picks among flash and memory-efficient
-// attention instead. The setting is the process's, so it is restored when the forward ends.
+// attention instead. The setting is the process's: the first of concurrent forwards turns it off, and the last
+// to end restores what it found (a guard per forward that saved and restored on its own would leave it off, or
+// turn it back on under another forward, when forwards overlap).
 class WithoutCuDNNAttention {
  public:
   explicit WithoutCuDNNAttention(bool on_cuda) : active_(on_cuda) {
     if (!active_) return;
-    was_enabled_ = at::globalContext().userEnabledCuDNNSDP();
-    at::globalContext().setSDPUseCuDNN(false);
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (forwards()++ == 0) {
+      was_enabled() = at::globalContext().userEnabledCuDNNSDP();
+      at::globalContext().setSDPUseCuDNN(false);
+    }
   }
   ~WithoutCuDNNAttention() {
-    if (active_) at::globalContext().setSDPUseCuDNN(was_enabled_);
+    if (!active_) return;
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (--forwards() == 0) at::globalContext().setSDPUseCuDNN(was_enabled());
   }
   WithoutCuDNNAttention(const WithoutCuDNNAttention&) = delete;
   WithoutCuDNNAttention& operator=(const WithoutCuDNNAttention&) = delete;
 
  private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int64_t& forwards() {  // CUDA forwards running now, under mutex()
+    static int64_t n = 0;
+    return n;
+  }
+  static bool& was_enabled() {  // the setting the first of them found
+    static bool enabled = false;
+    return enabled;
+  }
   bool active_;
-  bool was_enabled_ = false;
 };
 
 std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
@@ -323,11 +342,12 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
          keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid)},
         device);
     const at::Tensor& device_positions = on[0];
+    const at::Tensor device_key_valid = on[2].to(at::kBool);
     const PackedKeys device_keys{on[3], on[4], on[5], on[6]};
     auto mask_for = [&](int64_t window) {
-      if (packed) return packed_attention_mask(device_positions, on[1], on[2].to(at::kBool), window, device_keys);
+      if (packed) return packed_attention_mask(device_positions, on[1], device_key_valid, window, device_keys);
       if (causal && window == 0) return at::Tensor();
-      return attention_mask(device_positions, on[1], on[2].to(at::kBool), window);
+      return attention_mask(device_positions, on[1], device_key_valid, window);
     };
     DeviceInputs in{device};
     if (config_.has_full_attention()) in.mask = mask_for(0);

@@ -17,10 +17,6 @@ at::Tensor whole_prefix(const PrefixEntry* entry, int64_t layer, bool keys) {
   return parts.size() == 1 ? parts[0] : at::cat(parts, 2);
 }
 
-}  // namespace
-
-namespace {
-
 // The distinct prefixes of a batch's rows (null, for no prefix, among them) and which one each row takes.
 struct DistinctPrefixes {
   std::vector<const PrefixEntry*> prefixes;

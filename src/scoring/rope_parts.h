@@ -19,7 +19,8 @@ using PartScorer = std::function<ScoringResult(const Model& model, bool long_rop
 // Splits `requests` by the factors their forward within `max_length` takes, scores each non-empty part (short
 // first) with `score_part`, and returns the scores in the caller's order with the parts' counters added up;
 // `on_progress` (may be empty) sees one count over both parts. Without longrope, or when `long_model` is null,
-// one part of all. Throws std::invalid_argument for bad requests before any part runs.
+// one part of all. Throws std::invalid_argument for bad requests before any part runs. Every call of either path
+// passes here, so the call's host-device copies and syncs are counted here too (stats.host_copies, host_syncs).
 ScoringResult score_by_rope_factors(const Model& model, const Model* long_model, const std::vector<Request>& requests,
                                     int64_t max_length, const ProgressHook& on_progress, const PartScorer& score_part);
 

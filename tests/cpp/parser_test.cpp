@@ -336,6 +336,13 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
   EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + R"(, "no_rope_layers": [1]})"); })
                 .find("no_rope_layers has 1 entries for 8 layers"),
             std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(base + R"(, "no_rope_layer_interval": 0})");
+            }).find("no_rope_layer_interval must be >= 1, got 0"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + R"(, "no_rope_layers": 3})"); })
+                .find("field 'no_rope_layers' has the wrong type (3)"),
+            std::string::npos);
 }
 
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.

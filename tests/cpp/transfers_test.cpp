@@ -1,6 +1,7 @@
 // What a call moves between the host and the devices: counted per call in the stats, the same whatever the number
 // of layers (inputs go to each device once a forward, never once a layer).
 
+#include "model/host_transfers.h"
 #include "model/weights.h"
 #include "test_support.h"
 
@@ -75,6 +76,12 @@ TEST_P(HostTransfers, ThePlainPathMovesAsMuchForTwoLayersAsForSix) {
   EXPECT_GT(two.host_copies, 0);
   EXPECT_EQ(two.host_copies, six.host_copies);
   EXPECT_EQ(two.host_syncs, six.host_syncs);
+}
+
+TEST(HostTransfers, OnlyHostTensorsAreUploaded) {
+  EXPECT_NE(message_of<std::invalid_argument>([] { upload(at::empty({2}, at::kMeta), c10::kCPU); })
+                .find("upload: the tensor is not on the host"),
+            std::string::npos);
 }
 
 // tiny: full attention; tiny-gemma3: sliding and full layers, each with its rope, and gathered prefixes only.

@@ -154,35 +154,34 @@ at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at
 
 // A mixture of experts: each token goes through the experts_per_token experts its router ranks highest, weighted
 // by their routing probabilities (fp32, as transformers keeps them for mixtral; in the model dtype for Qwen). The
-// (token, choice) pairs are sorted by expert, so that each expert runs once, as one matmul over its tokens.
+// (token, choice) pairs are sorted by expert and each projection runs as one grouped matmul over the experts'
+// runs of rows, whose bounds stay on the device: no host sync (torch's grouped kernel on sm90/sm100 in bf16; its
+// fallback elsewhere, which reads the bounds on the host itself).
 at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
   const at::Tensor x = g.reshape({-1, g.size(-1)});
   const at::Tensor probs = at::softmax(at::linear(x, l.router).to(at::kFloat), -1);
   auto [weights, chosen] = probs.topk(c.experts_per_token, -1);
   if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
   if (!c.routing_weights_fp32) weights = weights.to(x.scalar_type());
-  const at::Tensor order = at::argsort(chosen.reshape(-1), /*stable=*/true);
+  const auto [sorted_experts, order] = at::sort(chosen.reshape(-1), /*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const at::Tensor run_ends =
+      at::searchsorted(sorted_experts, at::arange(c.num_experts, sorted_experts.options()), /*out_int32=*/true,
+                       /*right=*/true);
   const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
-  const at::Tensor token_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);
-  // One sync per MoE layer: the host needs each expert's token count to size its matmul.
-  const at::Tensor counts = download(at::bincount(chosen.reshape(-1), {}, c.num_experts));
-  at::Tensor out = at::zeros_like(x);
-  int64_t start = 0;
-  for (int64_t e = 0; e < c.num_experts; ++e) {
-    const int64_t n = counts[e].item<int64_t>();
-    if (n == 0) continue;
-    const at::Tensor rows = tokens.narrow(0, start, n);
-    const at::Tensor y = expert_forward(c, l.experts[e], x.index_select(0, rows)) * token_weights.narrow(0, start, n);
-    out.index_add_(0, rows, y.to(x.scalar_type()));
-    start += n;
-  }
+  const at::Tensor rows = x.index_select(0, tokens);
+  const StackedExperts& e = l.experts;
+  const at::Tensor gate = activate(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), c.activation);
+  const at::Tensor hidden = gate * at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends);
+  const at::Tensor y = at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends) *
+                       weights.reshape(-1).index_select(0, order).unsqueeze(1);
+  at::Tensor out = at::zeros_like(x).index_add_(0, tokens, y.to(x.scalar_type()));
   if (l.shared_expert_gate.defined())
     out = out + at::sigmoid(at::linear(x, l.shared_expert_gate)) * expert_forward(c, l.shared_expert, x);
   return out.view(g.sizes());
 }
 
 at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
-  if (!l.experts.empty()) return mixture(c, l, g);
+  if (l.experts.gate.defined()) return mixture(c, l, g);
   const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), c.activation);
   return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
 }
@@ -349,7 +348,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       if (causal && window == 0) return at::Tensor();
       return attention_mask(device_positions, on[1], device_key_valid, window);
     };
-    DeviceInputs in{device};
+    DeviceInputs in;
+    in.device = device;
     if (config_.has_full_attention()) in.mask = mask_for(0);
     if (config_.has_window()) in.sliding_mask = mask_for(config_.sliding_window);
     in.rotary = rotary_tables(upload(inv_freq_, device), device_positions, dtype_, config_.rope.attention_factor);

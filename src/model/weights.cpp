@@ -16,11 +16,13 @@ std::string layer_name(int64_t layer, const std::string& suffix) {
   return fmt::format("model.layers.{}.{}", layer, suffix);
 }
 
-// One checkpoint tensor, the layer whose device holds it, and where it goes in the weights.
+// One checkpoint tensor, the layer whose device holds it, and where it goes in the weights: either `place`
+// takes the tensor's copy, or `into` names the preallocated slice it is copied into (a routed expert's).
 struct WeightSlot {
   TensorSpec spec;
   int64_t layer;  // -1: the first layer's device (embeddings); num_layers: the last one's (final norm, lm_head)
   std::function<void(ModelWeights&, const at::Tensor&)> place;
+  std::function<at::Tensor(ModelWeights&)> into = nullptr;
 };
 
 using LayerTensor = at::Tensor LayerWeights::*;
@@ -48,11 +50,13 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     auto add = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
       add_split(suffix, std::move(shape), {{member, 0}});
     };
-    auto add_expert = [&](const std::string& name, std::vector<int64_t> shape, int64_t e, at::Tensor ExpertWeights::*part) {
-      slots.push_back({{layer_name(i, name), std::move(shape)}, i, [i, e, part](ModelWeights& w, const at::Tensor& t) {
-                         LayerWeights& l = w.layers[i];
-                         (e < 0 ? l.shared_expert : l.experts[e]).*part = t;
-                       }});
+    auto add_shared_expert = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor ExpertWeights::*part) {
+      slots.push_back({{layer_name(i, name), std::move(shape)}, i,
+                       [i, part](ModelWeights& w, const at::Tensor& t) { w.layers[i].shared_expert.*part = t; }});
+    };
+    auto add_expert = [&](const std::string& name, std::vector<int64_t> shape, int64_t e, at::Tensor StackedExperts::*part) {
+      slots.push_back({{layer_name(i, name), std::move(shape)}, i, nullptr,
+                       [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
     };
     if (!c.output_norms_only) add("input_layernorm.weight", {h}, &LayerWeights::input_norm);
     if (c.sandwich_norms || c.output_norms_only) {  // post_attention_layernorm is on the attention's output there
@@ -100,14 +104,14 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     const int64_t eff = c.moe_intermediate_size, sff = c.shared_expert_intermediate_size;
     add(names.router, {c.num_experts, h}, &LayerWeights::router);
     for (int64_t e = 0; e < c.num_experts; ++e) {
-      add_expert(fmt::format(fmt::runtime(names.gate), e), {eff, h}, e, &ExpertWeights::gate);
-      add_expert(fmt::format(fmt::runtime(names.up), e), {eff, h}, e, &ExpertWeights::up);
-      add_expert(fmt::format(fmt::runtime(names.down), e), {h, eff}, e, &ExpertWeights::down);
+      add_expert(fmt::format(fmt::runtime(names.gate), e), {eff, h}, e, &StackedExperts::gate);
+      add_expert(fmt::format(fmt::runtime(names.up), e), {eff, h}, e, &StackedExperts::up);
+      add_expert(fmt::format(fmt::runtime(names.down), e), {h, eff}, e, &StackedExperts::down);
     }
     if (sff > 0) {
-      add_expert("mlp.shared_expert.gate_proj.weight", {sff, h}, -1, &ExpertWeights::gate);
-      add_expert("mlp.shared_expert.up_proj.weight", {sff, h}, -1, &ExpertWeights::up);
-      add_expert("mlp.shared_expert.down_proj.weight", {h, sff}, -1, &ExpertWeights::down);
+      add_shared_expert("mlp.shared_expert.gate_proj.weight", {sff, h}, &ExpertWeights::gate);
+      add_shared_expert("mlp.shared_expert.up_proj.weight", {sff, h}, &ExpertWeights::up);
+      add_shared_expert("mlp.shared_expert.down_proj.weight", {h, sff}, &ExpertWeights::down);
       add("mlp.shared_expert_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
     }
   }
@@ -134,12 +138,19 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
   w.layers.resize(config.num_layers);
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
-    if (config.is_moe_layer(i)) w.layers[i].experts.resize(config.num_experts);
+    if (config.is_moe_layer(i)) {
+      const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
+      const int64_t e = config.num_experts, ff = config.moe_intermediate_size, h = config.hidden_size;
+      w.layers[i].experts = {at::empty({e, ff, h}, options), at::empty({e, ff, h}, options), at::empty({e, h, ff}, options)};
+    }
   }
   for (const WeightSlot& slot : checkpoint_layout(config)) {
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
     // Always a copy: a checkpoint's tensor is a view of its file, copied once to its device and dtype.
-    slot.place(w, source(slot.spec, device).to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
+    if (slot.into)
+      slot.into(w).copy_(source(slot.spec, device));
+    else
+      slot.place(w, source(slot.spec, device).to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
   return w;

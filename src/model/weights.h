@@ -16,6 +16,11 @@ struct ExpertWeights {
   at::Tensor gate, up, down;
 };
 
+// A layer's routed experts, stacked for grouped matmuls: [experts, ff, hidden] (gate, up), [experts, hidden, ff].
+struct StackedExperts {
+  at::Tensor gate, up, down;
+};
+
 struct LayerWeights {
   c10::Device device = c10::kCPU;
   at::Tensor input_norm;                 // before attention
@@ -28,7 +33,7 @@ struct LayerWeights {
   at::Tensor gate_bias, up_bias, down_bias;
   // MoE layers instead of gate, up and down:
   at::Tensor router;                   // [experts, hidden]
-  std::vector<ExpertWeights> experts;
+  StackedExperts experts;              // undefined tensors in dense layers
   ExpertWeights shared_expert;         // qwen2_moe, with its gate [1, hidden]
   at::Tensor shared_expert_gate;
 };

@@ -19,6 +19,7 @@ std::shared_ptr<const Model> with_layers(const std::string& name, int64_t layers
     for (int64_t i = 0; i < layers; ++i)
       config.layer_kinds.push_back((i + 1) % 3 == 0 ? LayerKind::kFullAttention : LayerKind::kSlidingAttention);
   }
+  if (!config.moe_layers.empty()) config.moe_layers.assign(layers, true);
   at::manual_seed(0);
   auto source = [](const TensorSpec& spec, c10::Device) { return at::randn(spec.shape) * 0.02; };
   auto weights = std::make_shared<const ModelWeights>(
@@ -84,8 +85,9 @@ TEST(HostTransfers, OnlyHostTensorsAreUploaded) {
             std::string::npos);
 }
 
-// tiny: full attention; tiny-gemma3: sliding and full layers, each with its rope, and gathered prefixes only.
-INSTANTIATE_TEST_SUITE_P(Shapes, HostTransfers, testing::Values("tiny", "tiny-gemma3"));
+// tiny: full attention; tiny-gemma3: sliding and full layers, each with its rope, and gathered prefixes only;
+// tiny-moe: a mixture of experts in every layer, without a host sync of its own.
+INSTANTIATE_TEST_SUITE_P(Shapes, HostTransfers, testing::Values("tiny", "tiny-gemma3", "tiny-moe"));
 
 }  // namespace
 }  // namespace prefix_scorer::test

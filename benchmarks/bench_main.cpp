@@ -7,6 +7,7 @@
 #include "soak.h"
 #include "text_workloads.h"
 #include "workloads.h"
+#include "generation_bench.h"
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
@@ -50,6 +51,10 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                                                --subjects --questions --shots
      mmlu-text (5-shot, choices " A" to " D"):     4          40         5
      hellaswag-text (0-shot, sentence endings):    1         256         0
+                            or generation (modes naive and prefix; see --max-new-tokens):
+                                               --questions --prefix-len --max-new-tokens
+     gsm8k-shape (8-shot, 40-120-token questions): 64         900          128
+  --max-new-tokens N        gsm8k-shape: each question wants N/8 to N new tokens, drawn from the seed [128]
   --add-bos-token B         auto, true or false: text requests get the tokenizer's special tokens (auto: when
                             the tokenizer's template adds them, as lm-eval with add_bos_token unset) [auto]
   --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one; else, for
@@ -291,15 +296,26 @@ int run(int argc, char** argv) {
     if (!tokenizer) return {};
     return {&*tokenizer, add_bos == "true" || (add_bos == "auto" && tokenizer->adds_special_tokens())};
   };
-  const auto make_requests = workload_requests(flags, workload, model_options.seed, requests_path, text_encoding);
+  const bool generating = requests_path.empty() && bench::is_generation_workload(workload);
+  bench::GenerationShape generation;
+  if (generating) {
+    generation.questions = flags.number("questions", generation.questions);
+    generation.prefix_len = flags.number("prefix-len", generation.prefix_len);
+    generation.max_new_tokens = flags.number("max-new-tokens", generation.max_new_tokens);
+    if (generation.questions < 1 || generation.prefix_len < 0 || generation.max_new_tokens < 1)
+      throw UsageError("gsm8k-shape needs --questions >= 1, --prefix-len >= 0 and --max-new-tokens >= 1");
+  }
+  const auto make_requests = generating ? nullptr
+                                        : workload_requests(flags, workload, model_options.seed, requests_path, text_encoding);
   flags.reject_unknown();
   if (!tokenize_path.empty()) return tokenize_only(tokenize_path, find_tokenizer(tokenizer_flag, model_spec));
   if (threads < 0) throw UsageError("--threads must be >= 0");
   std::vector<std::string> modes{mode};
-  if (mode == "all") modes = bench::mode_names();
+  const std::vector<std::string> known = generating ? std::vector<std::string>{"naive", "prefix"} : bench::mode_names();
+  if (mode == "all") modes = known;
   for (const auto& m : modes) {
-    if (std::find(bench::mode_names().begin(), bench::mode_names().end(), m) == bench::mode_names().end())
-      throw UsageError(fmt::format("unknown mode '{}' (known: naive, grouped, prefix, all)", m));
+    if (std::find(known.begin(), known.end(), m) == known.end())
+      throw UsageError(fmt::format("unknown mode '{}' (known: {}, all)", m, fmt::join(known, ", ")));
   }
   const int used_threads =
       threads > 0 ? static_cast<int>(threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -314,6 +330,19 @@ int run(int argc, char** argv) {
   const auto model = std::make_shared<const Model>(Model::open(model_spec, model_options));
   const double load_seconds = seconds_since(start);
   if (soak_workloads > 0) return soak_only(model, soak_workloads, model_options.seed);
+  if (generating) {
+    const auto requests = bench::generation_workload(generation, model->config().vocab_size, model_options.seed);
+    fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} prompts\n", model_spec,
+               model->config().num_layers, model->config().hidden_size, load_seconds, workload, requests.size());
+    bench::stop_on_interrupt();
+    const nlohmann::json report = bench::run_generation_modes(model, requests, modes, options);
+    if (!json_path.empty()) {
+      std::ofstream out(json_path);
+      out << report.dump(2) << '\n';
+      if (!out) throw std::runtime_error(fmt::format("cannot write report '{}'", json_path));
+    }
+    return 0;
+  }
   const std::vector<Request> requests = make_requests(model->config().vocab_size);
   const std::string source = requests_path.empty() ? workload : requests_path;
   if (!dump_path.empty()) bench::write_requests(dump_path, requests);

@@ -1,6 +1,7 @@
 #pragma once
 // Keys and values of the tokens seen so far, per layer on that layer's device, plus each slot's position and
-// validity (padding slots are invalid and never attended to).
+// validity (padding slots are invalid and never attended to). A cache grows by appending slots to every row; a
+// generation batch also drops and adds rows.
 
 #include <ATen/ATen.h>
 
@@ -32,15 +33,29 @@ class KvCache {
   const at::Tensor& positions() const { return positions_; }
   const at::Tensor& valid() const { return valid_; }
 
-  // Appends new slots' keys and values to layer i.
+  // Appends new slots' keys and values to layer i: into the room left when the cache grows in place, else by
+  // concatenation.
   void append_layer(int64_t i, const at::Tensor& keys, const at::Tensor& values);
+  // From now on, appends write into preallocated room that doubles when full (for caches that grow by a slot
+  // per step), so that a step copies only its own slots.
+  void grow_in_place() { grow_in_place_ = true; }
   // Records the positions and validity of the slots the next forward appends.
   void append_slots(const at::Tensor& positions, const at::Tensor& valid);
   // Bytes held by keys and values on all devices.
   int64_t bytes() const;
 
+  // Keeps rows `rows` (in that order) and drops the others, then the leading slots no kept row uses.
+  void keep_rows(const std::vector<int64_t>& rows);
+  // Appends the rows of `other` (same layers and devices): the shorter side is padded in front with invalid
+  // slots, so that both end at the same slot and the next append continues every row.
+  void add_rows(const KvCache& other);
+
  private:
+  void drop_unused_leading_slots();
+
   std::vector<LayerKv> layers_;
+  std::vector<LayerKv> room_;  // when growing in place: the storage layers_ are views of
+  bool grow_in_place_ = false;
   at::Tensor positions_;
   at::Tensor valid_;
 };

@@ -1,6 +1,7 @@
 #pragma once
 // PrefixScorer: the plain path's numbers, with every shared prefix computed once.
 
+#include "prefix_scorer/generation.h"
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/types.h"
 
@@ -29,6 +30,12 @@ class PrefixScorer {
   // tokens (the first predicted from `prefix_token`), summed; one score per document (0 for an empty one, as
   // lm-eval gives).
   ScoringResult loglikelihood_rolling(const std::vector<TokenIds>& documents, int64_t prefix_token);
+
+  // Continues each prompt until a stop id, the stop hook or max_new_tokens ends it (see generation.h). Prompts'
+  // shared prefixes are planned and cached as loglikelihood's are (and share its cache); rows join the running
+  // batch after their prefixes and leave it as they stop. Throws std::invalid_argument naming the first bad
+  // request before any compute; cancel() stops it between two forwards.
+  GenerationResult generate(const std::vector<GenerationRequest>& requests, const StopHook& stop_hook = {});
 
   // Totals over every call so far, with the cache's current size.
   ScoringStats stats() const;

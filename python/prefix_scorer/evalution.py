@@ -1,5 +1,5 @@
 """Evalution backend: ``prefix_scorer.evalution.PrefixScorer``, an Evalution engine whose sessions score
-loglikelihood requests on a :class:`prefix_scorer.PrefixScorer`.
+loglikelihood requests and generate on a :class:`prefix_scorer.PrefixScorer`.
 
     from prefix_scorer.evalution import PrefixScorer
     run = PrefixScorer(device="cuda", dtype="bfloat16").model(path="/models/llama")
@@ -31,10 +31,7 @@ from evalution.engines.base import (
     RollingLoglikelihoodRequest,
 )
 
-from .harness import Scorer, default_device
-
-SERVED = "prefix-scorer serves loglikelihood and rolling loglikelihood requests only"
-
+from .harness import GenerationText, Scorer, default_device
 
 @dataclasses.dataclass
 class PrefixScorer(BaseEngine):
@@ -162,11 +159,45 @@ class PrefixScorerSession(BaseInferenceSession):
                 for (logprob, _), document, r in zip(scores, documents, requests)]
 
     def generate(self, requests: List[GenerationRequest], *, batch_size: Optional[int] = None) -> List[GenerationOutput]:
-        raise NotImplementedError(f"{SERVED}; generation needs a generating engine such as Evalution's Transformers")
+        """As Evalution's Transformers engine generates: the prompt is ``input_ids`` when given, else
+        ``rendered_prompt``, else ``prompt``, encoded without special tokens; generation ends at the model's EOS ids,
+        a stop string or ``max_new_tokens``; the text is decoded with special tokens, cut at the earliest stop string
+        and stripped. Chat ``messages`` (without ``rendered_prompt``) and beam search are refused by name."""
+        scorer = self.scorer
+        prepared, rendered = [], []
+        for index, request in enumerate(requests):
+            what = f"generation request {index}"
+            if request.num_beams > 1:
+                raise ValueError(f"{what}: num_beams={request.num_beams}; prefix-scorer does not run beam search")
+            if request.rendered_prompt is not None:
+                text = request.rendered_prompt
+            elif request.messages is not None:
+                raise ValueError(f"{what}: chat messages need the chat template, which prefix-scorer does not render "
+                                 "yet; give rendered_prompt (or input_ids)")
+            elif request.prompt is not None:
+                text = request.prompt
+            elif request.input_ids is None:
+                raise ValueError(f"{what}: generation requests must define either `prompt` or `messages`")
+            else:
+                text = ""
+            ids = list(request.input_ids) if request.input_ids is not None else list(scorer.tokenizer.encode(text, False))
+            sampling = ({"do_sample": True, "temperature": float(request.temperature), "seed": index}
+                        if request.do_sample else {"do_sample": False})
+            prepared.append(GenerationText(ids, [s for s in request.stop if s], request.max_new_tokens, sampling))
+            rendered.append(text)
+        texts = scorer.generate(prepared, skip_special_tokens=False)
+        return [GenerationOutput(prompt=prompt, text=_cut_at_stop(text, request.stop).strip(),
+                                 metadata=request.metadata)
+                for prompt, text, request in zip(rendered, texts, requests)]
 
     def generate_continuous(self, requests: Iterable[Tuple[Any, GenerationRequest]], *,
                             batch_size: Optional[int] = None) -> Iterator[Tuple[Any, GenerationOutput]]:
-        raise NotImplementedError(f"{SERVED}; generation needs a generating engine such as Evalution's Transformers")
+        """``(request id, output)`` for every request submitted; all run together, so that the ones sharing a
+        prefix share its computation and rows join the running batch as others stop."""
+        items = list(requests)
+        outputs = self.generate([request for _, request in items], batch_size=batch_size)
+        for (request_id, _), output in zip(items, outputs):
+            yield request_id, output
 
     def gc(self) -> None:
         """Releases every cached prefix."""
@@ -197,6 +228,12 @@ class PrefixScorerSession(BaseInferenceSession):
         if not target:
             raise ValueError(f"loglikelihood request {index}: the continuation is empty")
         return context, target
+
+
+def _cut_at_stop(text: str, stops: List[str]) -> str:
+    """``text`` up to the earliest of the stop strings it contains."""
+    cuts = [text.find(stop) for stop in stops if stop and stop in text]
+    return text[:min(cuts)] if cuts else text
 
 
 def _windows(context: List[int], target: List[int], max_length: int) -> Iterator[Tuple[List[int], List[int]]]:

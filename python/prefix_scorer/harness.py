@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _core
 from .scorer import PrefixScorer
@@ -13,6 +14,28 @@ try:
     from tqdm.auto import tqdm
 except ImportError:  # progress bars are optional
     tqdm = None
+
+
+class GenerationText(NamedTuple):
+    """A prompt's ids, the strings and token budget that end it, and how it samples (``Scorer.generate``)."""
+
+    prompt: List[int]
+    until: Sequence[str]
+    max_new_tokens: int
+    sampling: Dict[str, Any]
+
+
+def _eos_ids(pretrained: str) -> List[int]:
+    """The ids that end a generation, as HF generate takes them: generation_config.json's eos_token_id (an id or a
+    list), else config.json's; none for a synthetic model."""
+    for name in ("generation_config.json", "config.json"):
+        path = os.path.join(pretrained, name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                eos = json.load(f).get("eos_token_id")
+            if eos is not None:
+                return [int(e) for e in (eos if isinstance(eos, list) else [eos])]
+    return []
 
 
 def default_device() -> str:
@@ -36,6 +59,9 @@ class _HfTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> List[int]:
         return self._tok(text, add_special_tokens=add_special_tokens).input_ids
 
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+        return self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
 
 class _ProgressRelay:
     """Forwards the native scorer's (done, total) to the bar of the call in progress. The native scorer holds
@@ -46,7 +72,7 @@ class _ProgressRelay:
 
     def __call__(self, done: int, total: int) -> None:
         bar = self.bar
-        if bar is not None:
+        if bar is not None and (bar.n, bar.total) != (done, total):  # generation reports every step
             bar.total = total
             bar.n = done
             bar.refresh()
@@ -93,6 +119,7 @@ class Scorer:
         else:
             raise ValueError(f"tokenizer_backend must be 'native' or 'hf', got {tokenizer_backend!r}")
         self.add_bos_token = self.tokenizer.adds_special_tokens if add_bos_token is None else bool(add_bos_token)
+        self.eos_ids = _eos_ids(os.fspath(pretrained))
 
     @property
     def prefix_token_id(self) -> int:
@@ -142,6 +169,28 @@ class Scorer:
         sequences = [self.encode(text) for text in texts]
         with self._progress_bar(len(texts), "loglikelihood_rolling"):
             return self.scorer.loglikelihood_rolling(sequences, self.prefix_token_id)
+
+    def generate(self, requests: Sequence[GenerationText], skip_special_tokens: bool = True) -> List[str]:
+        """Each request's continuation, decoded (without special tokens by default): generated until an EOS id of the model
+        (``generation_config.json``'s ``eos_token_id``, else ``config.json``'s), until one of its stop strings
+        appears in the decoded continuation, or ``max_new_tokens``. Stop strings are not cut here."""
+        stops = [list(r.until) for r in requests]
+        if any(s == "" for until in stops for s in until):
+            bad = next(i for i, until in enumerate(stops) if "" in until)
+            raise ValueError(f"generate: request {bad}: an empty stop string")
+
+        def stop_hook(index: int, ids: List[int]) -> bool:
+            until = stops[index]
+            if not until:
+                return False
+            text = self.tokenizer.decode(ids, False)
+            return any(s in text for s in until)
+
+        native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids, **r.sampling}
+                  for r in requests]
+        with self._progress_bar(len(requests), "generate"):
+            generations, _ = self.scorer.generate(native, stop_hook)
+        return [self.tokenizer.decode(ids, skip_special_tokens) for ids, _ in generations]
 
     @contextlib.contextmanager
     def _progress_bar(self, requests: int, what: str) -> Iterator[None]:

@@ -13,7 +13,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from .distributed import DataParallel
-from .harness import Scorer, default_device
+from .harness import GenerationText, Scorer, default_device
 from .scorer import OPTION_NAMES
 
 try:
@@ -36,7 +36,26 @@ TOKENS_PER_BATCH_ROW = 512
 IGNORED_ARGS = frozenset({"max_batch_size", "trust_remote_code", "parallelize", "revision", "backend",
                           "use_fast_tokenizer", "peft", "delta", "autogptq", "gguf_file", "attn_implementation"})
 
-SERVED = "prefix-scorer serves loglikelihood and loglikelihood_rolling requests only"
+#: Tokens generated when a request's gen_kwargs name no maximum (the HF backend's max_gen_toks).
+MAX_GEN_TOKS = 256
+
+#: lm-eval seeds torch with 1234 by default; each sampled request draws from its own stream from here on.
+SAMPLING_SEED = 1234
+
+
+def sampling_of(kwargs: Dict[str, Any], index: int) -> Dict[str, Any]:
+    """The sampling settings of normalised gen_kwargs: do_sample, temperature, top_k, top_p; any other key is
+    refused by name (HF generate would run it, this backend cannot)."""
+    unknown = sorted(set(kwargs) - {"do_sample", "temperature", "top_k", "top_p"})
+    if unknown:
+        raise ValueError(f"generate_until: request {index}: prefix-scorer does not support generation arguments "
+                         f"{unknown}; it generates greedily or samples with temperature, top_k and top_p")
+    do_sample = bool(kwargs.get("do_sample", False))
+    if not do_sample:
+        return {"do_sample": False}
+    return {"do_sample": True, "temperature": float(kwargs.get("temperature", 1.0)),
+            "top_k": int(kwargs.get("top_k") or 0), "top_p": float(kwargs.get("top_p") or 1.0),
+            "seed": SAMPLING_SEED + index}
 
 
 class _NoCache:
@@ -156,6 +175,10 @@ class PrefixScorerLM(_Base):
         return self.scorer.max_length
 
     @property
+    def max_gen_toks(self) -> int:
+        return MAX_GEN_TOKS
+
+    @property
     def tokenizer_name(self) -> str:
         return self._tokenizer_name
 
@@ -200,8 +223,39 @@ class PrefixScorerLM(_Base):
             self.cache_hook.add_partial("loglikelihood_rolling", (text,), result)
         return results
 
+    def tok_decode(self, tokens: Any, skip_special_tokens: bool = True) -> str:
+        ids = [tokens] if isinstance(tokens, int) else list(tokens)
+        return self.scorer.tokenizer.decode(ids, skip_special_tokens)
+
     def generate_until(self, requests: List[Any], disable_tqdm: bool = False) -> List[str]:
-        raise NotImplementedError(f"{SERVED}; generate_until needs a generating backend such as lm-eval's hf")
+        """Each request's ``args`` is ``(context, gen_kwargs)``: the HF backend's semantics, through lm-eval's own
+        helpers (``gen_kwargs`` normalised, the EOS string added to ``until``, the context left-truncated to
+        ``max_length - max_gen_toks`` tokens, the output decoded without special tokens and cut at the first stop
+        string). Sampling settings this backend lacks (beam search, penalties, ...) are refused by name."""
+        from lm_eval.models.utils import handle_stop_sequences, normalize_gen_kwargs, postprocess_generated_text
+
+        eos = self.tok_decode(self.eot_token_id, skip_special_tokens=False)
+        prepared, untils = [], []
+        for index, req in enumerate(requests):
+            context, gen_kwargs = req.args
+            kwargs = normalize_gen_kwargs(gen_kwargs, self.max_gen_toks)
+            until = handle_stop_sequences(kwargs.pop("until", None), eos=eos)
+            max_gen_toks = int(kwargs.pop("max_gen_toks"))
+            if max_gen_toks >= self.max_length:
+                raise ValueError(f"generate_until: request {index}: max_gen_toks {max_gen_toks} leaves no room for "
+                                 f"the context in max_length {self.max_length}")
+            sampling = sampling_of(kwargs, index)
+            prompt = self.tok_encode(context, left_truncate_len=self.max_length - max_gen_toks)
+            prepared.append(GenerationText(prompt, [u for u in until if u], max_gen_toks, sampling))
+            untils.append(until)
+        self._show_progress(disable_tqdm)
+        texts = self.scorer.generate(prepared)
+        results = []
+        for req, until, text in zip(requests, untils, texts):
+            text = postprocess_generated_text(generation=text, stop=until, think_end_token=None)
+            self.cache_hook.add_partial("generate_until", req.args, text)
+            results.append(text)
+        return results
 
 
 if HAVE_LM_EVAL:

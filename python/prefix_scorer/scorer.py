@@ -15,6 +15,9 @@ OPTION_NAMES = frozenset(
 )
 
 
+_GENERATION_KEYS = frozenset({"prompt", "max_new_tokens", "stop_ids", "do_sample", "temperature", "top_k", "top_p", "seed"})
+
+
 def _dtype_name(dtype: Any, devices: Sequence[str]) -> str:
     """``None`` or ``"auto"``: float32 on the CPU, bfloat16 where any layer is on CUDA; torch dtypes accepted."""
     if dtype is None or dtype == "auto":
@@ -77,6 +80,35 @@ class PrefixScorer:
         """``(summed logprob, all greedy)`` of each token sequence over lm-evaluation-harness's disjoint rolling
         windows of ``max_length`` tokens, the first predicted from ``prefix_token``."""
         return self._core.loglikelihood_rolling([list(s) for s in sequences], prefix_token)
+
+    def generate(
+        self, requests: Sequence[Dict[str, Any]], stop_hook: Optional[Callable[[int, List[int]], bool]] = None
+    ) -> Tuple[List[Tuple[List[int], str]], Dict[str, int]]:
+        """Continues each request's ``prompt`` ids; returns ``([(new ids, finish reason)], stats)`` in order.
+
+        A request is a dict: ``prompt`` (ids, required), ``max_new_tokens`` (256), ``stop_ids`` (ids that end the
+        row, kept in its ids), ``do_sample`` (False: greedy), ``temperature``, ``top_k``, ``top_p``, ``seed``.
+        ``stop_hook(request index, ids so far)`` returning True ends that row (finish reason ``"stop_hook"``).
+        Raises ``ValueError`` naming the request for a bad one, before any compute.
+        """
+        native = []
+        for index, request in enumerate(requests):
+            unknown = set(request) - _GENERATION_KEYS
+            if unknown:
+                raise ValueError(f"generate: request {index}: unknown keys {sorted(unknown)}")
+            r = _core.GenerationRequest()
+            r.prompt = list(request["prompt"])
+            r.max_new_tokens = int(request.get("max_new_tokens", 256))
+            r.stop_ids = list(request.get("stop_ids", ()))
+            sampling = _core.SamplingOptions()
+            sampling.greedy = not request.get("do_sample", False)
+            sampling.temperature = float(request.get("temperature", 1.0))
+            sampling.top_k = int(request.get("top_k", 0) or 0)
+            sampling.top_p = float(request.get("top_p", 1.0))
+            sampling.seed = int(request.get("seed", 0))
+            r.sampling = sampling
+            native.append(r)
+        return self._core.generate(native, stop_hook)
 
     @property
     def stats(self) -> Dict[str, int]:

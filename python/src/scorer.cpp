@@ -35,6 +35,18 @@ py::dict stats_dict(const ScoringStats& s) {
   return d;
 }
 
+py::dict generation_stats_dict(const GenerationStats& s) {
+  py::dict d;
+  d["requests"] = s.requests;
+  d["prefill_forwards"] = s.prefill_forwards;
+  d["decode_forwards"] = s.decode_forwards;
+  d["prefill_tokens"] = s.prefill_tokens;
+  d["prefix_tokens"] = s.prefix_tokens;
+  d["generated_tokens"] = s.generated_tokens;
+  d["max_rows"] = s.max_rows;
+  return d;
+}
+
 std::vector<std::pair<double, bool>> as_pairs(const ScoringResult& result) {
   std::vector<std::pair<double, bool>> out;
   for (const Score& s : result.scores) out.emplace_back(s.logprob, s.is_greedy);
@@ -59,6 +71,20 @@ void register_scorer(py::module_& m) {
   }
   options.def_readwrite("on_progress", &PrefixScorerOptions::on_progress,
                         "called with (rows done, rows in all) during a call; it must not call back into the scorer");
+
+  py::class_<SamplingOptions>(m, "SamplingOptions", "How a generated row picks its next token.")
+      .def(py::init<>())
+      .def_readwrite("greedy", &SamplingOptions::greedy, "the argmax (HF generate's do_sample=False)")
+      .def_readwrite("temperature", &SamplingOptions::temperature, "0: greedy")
+      .def_readwrite("top_k", &SamplingOptions::top_k, "0: no top-k cut")
+      .def_readwrite("top_p", &SamplingOptions::top_p, "1: no nucleus cut")
+      .def_readwrite("seed", &SamplingOptions::seed, "the request's own random stream");
+  py::class_<GenerationRequest>(m, "GenerationRequest", "A prompt's ids and when to stop it.")
+      .def(py::init<>())
+      .def_readwrite("prompt", &GenerationRequest::prompt)
+      .def_readwrite("max_new_tokens", &GenerationRequest::max_new_tokens)
+      .def_readwrite("stop_ids", &GenerationRequest::stop_ids)
+      .def_readwrite("sampling", &GenerationRequest::sampling);
 
   py::class_<PrefixScorer, std::shared_ptr<PrefixScorer>>(m, "PrefixScorer",
                                                            "Scores loglikelihood requests, each shared prefix once.")
@@ -87,6 +113,21 @@ void register_scorer(py::module_& m) {
           },
           py::arg("documents"), py::arg("prefix_token"), py::call_guard<py::gil_scoped_release>(),
           "(summed logprob, all greedy) of each token sequence over lm-eval's disjoint rolling windows.")
+      .def(
+          "generate",
+          [](PrefixScorer& self, const std::vector<GenerationRequest>& requests, const StopHook& stop_hook) {
+            GenerationResult result;
+            {
+              py::gil_scoped_release release;  // the hook takes the GIL back for each call
+              result = self.generate(requests, stop_hook);
+            }
+            py::list generations;
+            for (const Generation& g : result.generations) generations.append(py::make_tuple(g.tokens, to_string(g.finish)));
+            return py::make_tuple(generations, generation_stats_dict(result.stats));
+          },
+          py::arg("requests"), py::arg("stop_hook") = StopHook(),
+          "([(new token ids, finish reason)] in order, stats): each prompt continued until a stop id, the hook "
+          "(called with (request index, ids so far); True ends the row) or max_new_tokens.")
       .def(
           "stats",
           [](const PrefixScorer& self) {

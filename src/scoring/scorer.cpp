@@ -3,6 +3,7 @@
 #include "prefix_scorer/errors.h"
 
 #include "scoring/batching.h"
+#include "scoring/call_in_flight.h"
 #include "model/device_memory.h"
 #include "scoring/live_prefixes.h"
 #include "scoring/planner.h"
@@ -130,12 +131,7 @@ ScoringResult PrefixScorer::loglikelihood(const std::vector<Request>& requests) 
 ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
   cache_->reset_peak();
   const int64_t evictions_before = cache_->evictions();
-  cancel_ = false;
-  running_ = true;
-  struct NotRunning {
-    std::atomic<bool>& running;
-    ~NotRunning() { running = false; }
-  } not_running{running_};
+  const CallInFlight in_flight(running_, cancel_);
   // Requests long enough for the long factors are scored apart: their prefixes' keys differ from the short ones'.
   ScoringResult result = score_by_rope_factors(
       *model_, long_model_.get(), requests, options_.max_length, options_.on_progress,

@@ -98,5 +98,64 @@ TEST(ForwardErrors, TorchErrorsCarryTheBatchShape) {
 }
 
 
+// A cache of `rows` rows whose row r holds `lengths[r]` valid slots at its end, one layer of keys equal to
+// 100 * row + slot (values the negatives).
+KvCache filled(const std::vector<int64_t>& lengths, int64_t slots) {
+  KvCache cache(1);
+  const auto rows = static_cast<int64_t>(lengths.size());
+  const at::Tensor keys = (100 * at::arange(rows).view({rows, 1, 1, 1}) + at::arange(slots).view({1, 1, slots, 1}))
+                              .to(at::kFloat).expand({rows, 1, slots, 2}).contiguous();
+  cache.append_layer(0, keys, -keys);
+  at::Tensor valid = at::zeros({rows, slots}, at::kBool);
+  for (int64_t r = 0; r < rows; ++r) valid[r].narrow(0, slots - lengths[r], lengths[r]).fill_(true);
+  cache.append_slots(at::arange(slots).expand({rows, slots}).contiguous(), valid);
+  return cache;
+}
+
+TEST(KvCacheRows, KeepRowsKeepsThemInOrderAndDropsSlotsNoKeptRowUses) {
+  KvCache cache = filled({2, 5, 3}, 5);
+  cache.keep_rows({2, 0});
+  ASSERT_EQ(cache.slots(), 3);  // row 1 alone used the first two slots
+  EXPECT_EQ(cache.layer(0).keys.size(0), 2);
+  EXPECT_EQ(cache.layer(0).keys[0][0][0][0].item<float>(), 202);
+  EXPECT_EQ(cache.layer(0).keys[1][0][2][0].item<float>(), 4);
+  EXPECT_EQ(cache.layer(0).values[1][0][2][1].item<float>(), -4);
+  EXPECT_TRUE(at::equal(cache.valid(), at::tensor({1, 1, 1, 0, 1, 1}, at::kLong).view({2, 3}).to(at::kBool)));
+  EXPECT_TRUE(at::equal(cache.positions()[0], at::tensor({2, 3, 4}, at::kLong)));
+}
+
+TEST(KvCacheRows, AddedRowsEndAtTheSameSlotEitherSideShorter) {
+  for (const int64_t added_slots : {int64_t{2}, int64_t{5}}) {  // shorter than the cache's 3 slots, then longer
+    KvCache cache = filled({3}, 3);
+    cache.add_rows(filled({2, added_slots}, added_slots));
+    const int64_t slots = std::max<int64_t>(3, added_slots);
+    ASSERT_EQ(cache.slots(), slots);
+    ASSERT_EQ(cache.layer(0).keys.size(0), 3);
+    // Each row's last slot is its own last slot, and only its own slots are valid.
+    EXPECT_EQ(cache.layer(0).keys[0][0][slots - 1][0].item<float>(), 2);
+    EXPECT_EQ(cache.layer(0).keys[1][0][slots - 1][0].item<float>(), added_slots - 1);
+    EXPECT_EQ(cache.layer(0).keys[2][0][slots - 1][0].item<float>(), 100 + added_slots - 1);
+    EXPECT_EQ(cache.valid().sum(1)[0].item<int64_t>(), 3);
+    EXPECT_EQ(cache.valid().sum(1)[1].item<int64_t>(), 2);
+    EXPECT_EQ(cache.valid().sum(1)[2].item<int64_t>(), added_slots);
+    EXPECT_EQ(cache.positions()[0][slots - 1].item<int64_t>(), 2);
+  }
+}
+
+TEST(KvCacheRows, GrowingInPlaceHoldsWhatConcatenationHolds) {
+  KvCache grown(1), joined(1);
+  grown.grow_in_place();
+  for (int64_t step = 0; step < 9; ++step) {
+    const at::Tensor keys = at::full({2, 1, step % 3 + 1, 4}, static_cast<float>(step));
+    for (KvCache* cache : {&grown, &joined}) cache->append_layer(0, keys, keys * 2);
+  }
+  EXPECT_TRUE(at::equal(grown.layer(0).keys, joined.layer(0).keys));
+  EXPECT_TRUE(at::equal(grown.layer(0).values, joined.layer(0).values));
+  // Room to spare: the next step writes into it instead of copying what is there.
+  const void* before = grown.layer(0).keys.data_ptr();
+  grown.append_layer(0, at::ones({2, 1, 1, 4}), at::ones({2, 1, 1, 4}));
+  EXPECT_EQ(grown.layer(0).keys.data_ptr(), before);
+}
+
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -76,8 +76,11 @@ def test_lm_eval_rolling_and_generation():
     rolled = lm.loglikelihood_rolling([SimpleNamespace(args=(text,))], disable_tqdm=True)
     assert len(rolled) == 1
     assert rolled[0] == pytest.approx(transformers_rolling(text, 16), abs=1e-4)
-    with pytest.raises(NotImplementedError, match="loglikelihood and loglikelihood_rolling"):
+    # lm-eval's default of 256 new tokens leaves no room for a context in max_length 16: refused, as hf refuses it
+    with pytest.raises(ValueError, match="request 0: max_gen_toks 256 leaves no room for the context in max_length 16"):
         lm.generate_until([SimpleNamespace(args=("Q:", {"until": ["\n"]}))])
+    (text,) = lm.generate_until([SimpleNamespace(args=("Q:", {"until": ["\n"], "max_gen_toks": 4}))])
+    assert isinstance(text, str) and "\n" not in text
 
 
 def test_lm_eval_registers_the_model():

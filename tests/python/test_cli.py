@@ -92,6 +92,22 @@ def test_builtin_workload_on_synthetic_model(bench):
     assert "prefix" in proc.stderr
 
 
+@pytest.mark.parametrize("model", ["synthetic:tiny", "synthetic:tiny-gemma2", "synthetic:tiny-moe"])
+def test_generation_workload_gives_the_same_tokens_both_ways(bench, tmp_path, model):
+    report = tmp_path / "gen.json"
+    proc = run(bench, "--model", model, "--workload", "gsm8k-shape", "--mode", "all", "--questions", 6,
+               "--prefix-len", 48, "--max-new-tokens", 12, "--max-batch-rows", 4, "--json", report)
+    assert proc.returncode == 0, proc.stderr
+    naive, prefix = json.loads(report.read_text())
+    assert (naive["mode"], prefix["mode"]) == ("naive", "prefix")
+    assert prefix["same_tokens_as_naive"] == 1.0
+    assert naive["generated_tokens"] == prefix["generated_tokens"] > 6
+    # The prefix is prefilled once, not once per prompt; finished rows stop stepping.
+    assert naive["prefill_tokens"] - prefix["prefill_tokens"] == 5 * 48
+    assert prefix["decode_tokens"] < naive["decode_tokens"]
+    assert "over naive, same tokens as naive for 6/6 requests" in proc.stderr
+
+
 # Cascade is asked for every cached prefix (--cascade-min-prefix-len 0). The gemma shapes' windows of 32 tokens cut
 # into the 64-token few-shot prefix of arc25: the prefix mode gathers where cascade would not be exact, and counts
 # the fallback. tiny-moe routes every token of every mode through its experts, and takes cascade. tiny-phi3's
@@ -259,6 +275,8 @@ def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
         (["--workload", "hellaswag-text", "--shots", "-1"], "shots >= 0"),
         (["--pack-rows", "yes"], "--pack-rows expects true or false, got 'yes'"),
         (["--model", "synthetic:tiny", "--prefill-batch", "0"], "prefill_batch"),
+        (["--workload", "gsm8k-shape", "--mode", "grouped"], "unknown mode 'grouped' (known: naive, prefix, all)"),
+        (["--workload", "gsm8k-shape", "--max-new-tokens", "0"], "--max-new-tokens >= 1"),
     ],
 )
 def test_bad_flags_exit_with_one_line(bench, args, message):

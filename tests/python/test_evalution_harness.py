@@ -152,6 +152,25 @@ def test_edge_requests_score_as_evalution_transformers_engine():
         session.close()
 
 
+def test_generation_gives_evalution_transformers_engine_texts():
+    # The qwen3 fixture's random weights say "mememe... i i i": a stop string inside that, one at its start, none.
+    model = Model(path=str(DATA / "models" / "qwen3"))
+    ours, theirs = PrefixScorer(device="cpu", dtype="float32").build(model), reference_engine().build(model)
+    shots = "Question: Tom has 3 apples and buys 2 more.\nAnswer: 5\n\n" * 3
+    requests = [GenerationRequest(prompt=shots + f"Question: {q}\nAnswer:", stop=stop, max_new_tokens=16,
+                                  metadata={"q": i})
+                for i, (q, stop) in enumerate([("Once upon a time", [" i"]), ("How many?", ["\n\n", "Question:"]),
+                                               ("Two plus two?", []), ("Why?", ["me"])])]
+    requests.append(GenerationRequest(rendered_prompt="Once upon a time", input_ids=None, max_new_tokens=12))
+    got, want = ours.generate(requests), theirs.generate(requests)
+    assert [(o.prompt, o.text, o.metadata) for o in got] == [(o.prompt, o.text, o.metadata) for o in want]
+    assert any(o.text for o in got) and len({o.text for o in got}) > 1
+    streamed = dict(ours.generate_continuous(enumerate(requests)))
+    assert [streamed[i].text for i in range(len(requests))] == [o.text for o in got]
+    for session in (ours, theirs):
+        session.close()
+
+
 def test_session_lifecycle_and_what_it_refuses():
     engine = PrefixScorer(device="cpu", dtype="float32")
     assert isinstance(engine, BaseEngine) and engine.to_dict()["keep_cache"] is True
@@ -167,10 +186,10 @@ def test_session_lifecycle_and_what_it_refuses():
     with pytest.raises(ValueError, match="loglikelihood request 1: the continuation is empty"):
         session.loglikelihood([LoglikelihoodRequest(context="a", continuation=" b"),
                                LoglikelihoodRequest(context="a", continuation="")])
-    with pytest.raises(NotImplementedError, match="loglikelihood and rolling loglikelihood"):
-        session.generate([GenerationRequest(prompt="Q:")])
-    with pytest.raises(NotImplementedError, match="loglikelihood and rolling loglikelihood"):
-        list(session.generate_continuous([(0, GenerationRequest(prompt="Q:"))]))
+    with pytest.raises(ValueError, match="generation request 1: num_beams=4; prefix-scorer does not run beam search"):
+        session.generate([GenerationRequest(prompt="Q:"), GenerationRequest(prompt="Q:", num_beams=4)])
+    with pytest.raises(ValueError, match="generation request 0: chat messages need the chat template"):
+        list(session.generate_continuous([(0, GenerationRequest(messages=[{"role": "user", "content": "Hi"}]))]))
     session.close()
     with pytest.raises(RuntimeError, match="closed"):
         session.loglikelihood([LoglikelihoodRequest(context="a", continuation=" b")])

@@ -1,5 +1,6 @@
-"""The source tree's layers: the engine (src/model/) never includes the scoring pipeline (src/scoring/), and every
-project include names its layer's folder."""
+"""The source tree's layers: the engine (src/model/) never includes the scoring pipeline (src/scoring/) or
+generation (src/generation/), scoring never includes generation (which builds on it), and every project include
+names its layer's folder."""
 
 import re
 
@@ -7,7 +8,7 @@ from conftest import ROOT
 
 SRC = ROOT / "src"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
-LAYERS = ("model", "scoring", "tokenizer")
+LAYERS = ("model", "scoring", "generation", "tokenizer")
 
 
 def includes(folder):
@@ -24,7 +25,12 @@ def test_the_layer_folders_exist_and_hold_sources():
 
 
 def test_the_engine_does_not_include_the_scoring_pipeline():
-    found = [(str(path), inc) for path, inc in includes(SRC / "model") if inc.startswith("scoring/")]
+    found = [(str(path), inc) for path, inc in includes(SRC / "model") if inc.startswith(("scoring/", "generation/"))]
+    assert found == []
+
+
+def test_scoring_does_not_include_generation():
+    found = [(str(path), inc) for path, inc in includes(SRC / "scoring") if inc.startswith("generation/")]
     assert found == []
 
 

@@ -188,25 +188,60 @@ def test_use_cache_answers_the_second_run_from_the_cache(task_manager, tmp_path)
     assert_same_results(again, first)
 
 
-def test_generate_until_task_is_refused_by_name(task_manager, tmp_path):
-    task = tmp_path / "tiny_generate.yaml"
-    task.write_text(f"""task: tiny_generate
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {TASK_DIR / 'edge.jsonl'}
-test_split: test
-output_type: generate_until
-doc_to_text: "{{{{context}}}}"
-doc_to_target: "{{{{choices[0]}}}}"
-generation_kwargs:
-  until: ["\\n"]
-metric_list:
-  - metric: exact_match
-""")
-    with pytest.raises(NotImplementedError, match="generate_until"):
-        lm_eval.simple_evaluate(model="prefix-scorer", model_args=f"pretrained={MODEL}", tasks=["tiny_generate"],
-                                task_manager=TaskManager(include_path=str(tmp_path)), device="cpu")
+def generations(results, task):
+    """{doc_id: (raw responses, filtered responses)} of a generative task's samples."""
+    return {s["doc_id"]: (s["resps"], s["filtered_resps"]) for s in results["samples"][task]}
+
+
+@pytest.mark.parametrize("model,extra", [("llama3", ""), ("llama3", "max_length=40"), ("qwen3", "")])
+def test_generate_until_gives_lm_eval_hf_texts(task_manager, model, extra):
+    # max_length=40 left-truncates every prompt to 40 - 24 tokens, as the hf backend does.
+    model_args = f"pretrained={DATA / 'models' / model},dtype=float32" + (f",{extra}" if extra else "")
+    kwargs = dict(model_args=model_args, tasks=["tiny_gsm8k", "tiny_mmlu"], task_manager=task_manager, batch_size=1,
+                  device="cpu", log_samples=True)
+    theirs = lm_eval.simple_evaluate(model="hf", **kwargs)
+    ours = lm_eval.simple_evaluate(model="prefix-scorer", **kwargs)
+    want, got = generations(theirs, "tiny_gsm8k"), generations(ours, "tiny_gsm8k")
+    assert got == want and len(want) == 6
+    texts = [resps[0][0] for resps, _ in want.values()]
+    assert any(t.strip() for t in texts)  # something was generated, not six empty strings
+    assert ours["results"]["tiny_gsm8k"] == theirs["results"]["tiny_gsm8k"]
+    assert ours["results"]["tiny_mmlu"]["acc,none"] == theirs["results"]["tiny_mmlu"]["acc,none"]  # a mixed run
+
+
+def test_generate_until_refuses_what_it_cannot_do_by_name():
+    lm = PrefixScorerLM(pretrained=str(MODEL))
+
+    class Req:
+        def __init__(self, context, gen_kwargs):
+            self.args = (context, gen_kwargs)
+
+    with pytest.raises(ValueError, match=r"request 1: .*\['num_beams'\]"):
+        lm.generate_until([Req("a", {"until": ["\n"]}), Req("b", {"until": ["\n"], "num_beams": 4})])
+    with pytest.raises(ValueError, match="request 0: max_gen_toks 2048 leaves no room"):
+        lm.generate_until([Req("a", {"until": ["\n"], "max_gen_toks": 2048})])
+
+
+def test_generate_until_cuts_at_the_first_stop_string_and_fills_the_cache_hook():
+    lm = PrefixScorerLM(pretrained=str(DATA / "models" / "qwen3"))  # its random weights say "mememe... i i i"
+    added = []
+
+    class Hook:
+        def add_partial(self, kind, key, value):
+            added.append((kind, key, value))
+
+    lm.cache_hook = Hook()
+
+    class Req:
+        def __init__(self, context, gen_kwargs):
+            self.args = (context, gen_kwargs)
+
+    free = lm.generate_until([Req("Once upon a time", {"until": [], "max_gen_toks": 24})])[0]
+    stop = " i"
+    assert stop in free
+    (cut,) = lm.generate_until([Req("Once upon a time", {"until": [stop], "max_gen_toks": 24})])
+    assert cut == free.split(stop)[0] and 0 < len(cut) < len(free)
+    assert added[-1] == ("generate_until", ("Once upon a time", {"until": [stop], "max_gen_toks": 24}), cut)
 
 
 def test_harness_speed_script_runs_both_backends(tmp_path):

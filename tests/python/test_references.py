@@ -40,3 +40,27 @@ def test_native_scores_equal_transformers(family):
         got = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, **options).loglikelihood(pairs)
         assert [g[1] for g in got] == [w[1] for w in want], options
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_greedy_generation_equals_transformers_generate(family):
+    """HF generate (greedy, fp32, one prompt at a time, stopping at the model's EOS ids) against the prefix path:
+    prompts sharing a 16-token prefix and one without, two rows at a time so that rows join a running batch."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(MODELS / family, dtype=torch.float32,
+                                                              attn_implementation="eager").eval()
+    eos = model.generation_config.eos_token_id
+    eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+    rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    context = rows[0]["context_ids"]
+    prefix = [context[i % len(context)] for i in range(16)]
+    prompts = [prefix + [(7 + 31 * r + 13 * i) % 400 for i in range(1 + 2 * r)] for r in range(4)]
+    prompts.append(context[-3:])
+    want = []
+    with torch.no_grad():
+        for prompt in prompts:
+            out = model.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False, pad_token_id=0)
+            want.append(out[0, len(prompt):].tolist())
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, min_prefix_len=4, max_batch_rows=2)
+    got, stats = scorer.generate([{"prompt": p, "max_new_tokens": 8, "stop_ids": eos} for p in prompts])
+    assert [tokens for tokens, _ in got] == want
+    assert stats["prefix_tokens"] == 16 and stats["prefill_forwards"] > 1

@@ -1,0 +1,142 @@
+#include "generation_bench.h"
+
+#include "prefix_scorer/scorer.h"
+#include "scoring/batching.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+namespace prefix_scorer::bench {
+namespace {
+
+struct GenerationRun {
+  std::string mode;
+  double seconds = 0.0;
+  int64_t prefill_tokens = 0;  // prompt tokens computed (prefixes included)
+  int64_t decode_tokens = 0;   // tokens fed one a row per step (finished rows kept stepping included)
+  int64_t generated = 0;       // tokens the requests wanted
+  std::vector<TokenIds> tokens;
+};
+
+GenerationRun run_naive(const Model& model, const std::vector<GenerationRequest>& requests, int64_t batch_rows) {
+  GenerationRun run;
+  run.mode = "naive";
+  run.tokens.resize(requests.size());
+  std::vector<size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return requests[a].prompt.size() > requests[b].prompt.size(); });
+  for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(batch_rows)) {
+    const std::vector<size_t> rows(order.begin() + begin,
+                                   order.begin() + std::min(order.size(), begin + static_cast<size_t>(batch_rows)));
+    const auto b = static_cast<int64_t>(rows.size());
+    std::vector<const TokenIds*> prompts;
+    std::vector<int64_t> last, positions;
+    int64_t steps = 0;
+    for (size_t r : rows) prompts.push_back(&requests[r].prompt);
+    KvCache cache(model.config().num_layers);
+    const ForwardBatch batch = make_batch(prompts, std::vector<int64_t>(rows.size(), 0));
+    for (int64_t i = 0; i < b; ++i) {
+      const auto len = static_cast<int64_t>(prompts[i]->size());
+      last.push_back(i * batch.tokens.size(1) + len - 1);
+      positions.push_back(len);
+      steps = std::max(steps, requests[rows[i]].max_new_tokens);
+      run.prefill_tokens += len;
+    }
+    at::Tensor picked = model.forward(batch, &cache, at::tensor(last, at::kLong)).argmax(-1).cpu();
+    for (int64_t step = 0;; ++step) {
+      for (int64_t i = 0; i < b; ++i) {
+        TokenIds& out = run.tokens[rows[i]];
+        if (static_cast<int64_t>(out.size()) < requests[rows[i]].max_new_tokens) out.push_back(picked[i].item<int64_t>());
+      }
+      if (step + 1 == steps) break;
+      ForwardBatch next;
+      next.tokens = at::zeros({b, 1}, at::kLong);
+      for (int64_t i = 0; i < b; ++i) next.tokens[i][0] = picked[i];  // finished rows keep stepping, as in HF
+      next.positions = at::tensor(positions, at::kLong).view({b, 1}) + step;
+      next.valid = at::ones({b, 1}, at::kBool);
+      picked = model.forward(next, &cache, at::arange(b, at::kLong)).argmax(-1).cpu();
+      run.decode_tokens += b;
+    }
+  }
+  for (const TokenIds& t : run.tokens) run.generated += static_cast<int64_t>(t.size());
+  return run;
+}
+
+GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::vector<GenerationRequest>& requests,
+                         const PrefixScorerOptions& options) {
+  PrefixScorer scorer(model, options);
+  const GenerationResult result = scorer.generate(requests);
+  GenerationRun run;
+  run.mode = "prefix";
+  run.prefill_tokens = result.stats.prefill_tokens + result.stats.prefix_tokens;
+  run.decode_tokens = result.stats.generated_tokens - result.stats.requests;  // each row's first token is prefill's
+  run.generated = result.stats.generated_tokens;
+  for (const Generation& g : result.generations) run.tokens.push_back(g.tokens);
+  return run;
+}
+
+}  // namespace
+
+bool is_generation_workload(const std::string& workload) { return workload == "gsm8k-shape"; }
+
+std::vector<GenerationRequest> generation_workload(const GenerationShape& shape, int64_t vocab_size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto token = [&] { return std::uniform_int_distribution<int64_t>(1, vocab_size - 1)(rng); };
+  TokenIds prefix;
+  for (int64_t i = 0; i < shape.prefix_len; ++i) prefix.push_back(token());
+  std::vector<GenerationRequest> requests;
+  for (int64_t q = 0; q < shape.questions; ++q) {
+    GenerationRequest r;
+    r.prompt = prefix;
+    const int64_t len = std::uniform_int_distribution<int64_t>(shape.question_min, shape.question_max)(rng);
+    for (int64_t i = 0; i < len; ++i) r.prompt.push_back(token());
+    r.max_new_tokens = std::uniform_int_distribution<int64_t>(std::max<int64_t>(1, shape.max_new_tokens / 8),
+                                                              shape.max_new_tokens)(rng);
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
+                                    const std::vector<GenerationRequest>& requests,
+                                    const std::vector<std::string>& modes, const PrefixScorerOptions& options) {
+  std::vector<GenerationRun> runs;
+  for (const std::string& mode : modes) {
+    const auto start = std::chrono::steady_clock::now();
+    GenerationRun run = mode == "naive" ? run_naive(*model, requests, options.max_batch_rows)
+                                        : run_prefix(model, requests, options);
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    runs.push_back(std::move(run));
+  }
+  nlohmann::json report = nlohmann::json::array();
+  for (const GenerationRun& run : runs) {
+    nlohmann::json line{{"mode", run.mode},
+                        {"seconds", run.seconds},
+                        {"prefill_tokens", run.prefill_tokens},
+                        {"decode_tokens", run.decode_tokens},
+                        {"generated_tokens", run.generated},
+                        {"output_tokens_per_second", run.generated / run.seconds},
+                        {"ms_per_output_token", 1e3 * run.seconds / run.generated}};
+    std::string extra;
+    if (runs.front().mode == "naive" && &run != &runs.front()) {
+      int64_t same = 0;
+      for (size_t i = 0; i < requests.size(); ++i) same += run.tokens[i] == runs.front().tokens[i] ? 1 : 0;
+      line["speedup_over_naive"] = runs.front().seconds / run.seconds;
+      line["same_tokens_as_naive"] = static_cast<double>(same) / static_cast<double>(requests.size());
+      extra = fmt::format("; {:.2f}x over naive, same tokens as naive for {}/{} requests",
+                          runs.front().seconds / run.seconds, same, requests.size());
+    }
+    fmt::print(stderr, "{:>7}: {:.2f} s, prefill {} tokens, decode {} tokens, {} generated ({:.1f} tokens/s, {:.2f} ms per output token){}\n",
+               run.mode, run.seconds, run.prefill_tokens, run.decode_tokens, run.generated,
+               run.generated / run.seconds, 1e3 * run.seconds / run.generated, extra);
+    report.push_back(line);
+  }
+  return report;
+}
+
+}  // namespace prefix_scorer::bench

@@ -1,0 +1,36 @@
+#pragma once
+// The generation benchmark: a GSM8K-shaped workload (one few-shot prefix, many questions, generations of varied
+// length) run the way HF generate runs it (naive) and by PrefixScorer::generate (prefix), on the same requests.
+
+#include "prefix_scorer/generation.h"
+#include "prefix_scorer/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer::bench {
+
+// questions prompts of [question_min, question_max] tokens after one prefix_len-token prefix, each wanting a number
+// of new tokens drawn from [max_new_tokens / 8, max_new_tokens] (where a real run's answers stop).
+struct GenerationShape {
+  int64_t prefix_len = 900;
+  int64_t questions = 64;
+  int64_t question_min = 40;
+  int64_t question_max = 120;
+  int64_t max_new_tokens = 128;
+};
+
+bool is_generation_workload(const std::string& workload);  // gsm8k-shape
+std::vector<GenerationRequest> generation_workload(const GenerationShape& shape, int64_t vocab_size, uint64_t seed);
+
+// Runs `modes` (naive, prefix) on the requests, prints a line per mode on stderr, and returns the report.
+// naive: prompts whole (longest first) in static batches of max_batch_rows, each batch stepping until its slowest
+// row is done, as HF generate does; prefix: PrefixScorer::generate.
+nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
+                                    const std::vector<GenerationRequest>& requests,
+                                    const std::vector<std::string>& modes, const PrefixScorerOptions& options);
+
+}  // namespace prefix_scorer::bench

@@ -1,0 +1,235 @@
+#include "generation/generation_call.h"
+
+#include "generation/sampling.h"
+#include "model/host_transfers.h"
+#include "prefix_scorer/errors.h"
+#include "scoring/batching.h"
+#include "scoring/forward_segments.h"
+#include "scoring/live_prefixes.h"
+#include "scoring/prefill_scheduler.h"
+#include "scoring/prefix_kv.h"
+#include "scoring/requests.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace prefix_scorer {
+namespace {
+
+void check_requests(const Model& model, const std::vector<GenerationRequest>& requests) {
+  const ModelConfig& c = model.config();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const GenerationRequest& r = requests[i];
+    const std::string what = fmt::format("generate: request {}:", i);
+    if (r.prompt.empty()) throw std::invalid_argument(fmt::format("{} the prompt is empty", what));
+    check_token_ids(r.prompt, c.vocab_size, what);
+    check_token_ids(r.stop_ids, c.vocab_size, what + " stop id");
+    if (r.max_new_tokens < 1)
+      throw std::invalid_argument(fmt::format("{} max_new_tokens must be >= 1, got {}", what, r.max_new_tokens));
+    const int64_t longest = static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens;
+    if (longest > c.max_position_embeddings)
+      throw std::invalid_argument(fmt::format("{} {} prompt tokens + max_new_tokens {} exceed the model's {} positions",
+                                              what, r.prompt.size(), r.max_new_tokens, c.max_position_embeddings));
+    if (c.long_rope(longest))
+      throw std::invalid_argument(fmt::format(
+          "{} {} tokens would reach the longrope long factors (from {} tokens on), which generation does not "
+          "switch to yet", what, longest, c.rope.original_max_position_embeddings));
+    check_sampling(r.sampling, what);
+  }
+}
+
+// One prompt per scoring row: the position after its last token is the one scored first.
+std::vector<ScoringRow> prompt_rows(const std::vector<GenerationRequest>& requests) {
+  std::vector<ScoringRow> rows(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) rows[i] = {requests[i].prompt, 1, {i}};
+  return rows;
+}
+
+// Generation caches prefixes only: scoring's packed trees have no place in it.
+PrefixScorerOptions without_trees(PrefixScorerOptions options) {
+  options.tree_max_branches = 0;
+  return options;
+}
+
+// A row of the running batch.
+struct RunningRow {
+  size_t request;
+  int64_t position;  // of its last token, the next one fed
+  at::Generator generator;
+};
+
+class GenerationCall {
+ public:
+  GenerationCall(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+                 const std::vector<GenerationRequest>& requests, const StopHook& stop_hook, std::atomic<bool>& cancel)
+      : model_(model),
+        options_(without_trees(options)),
+        requests_(requests),
+        stop_hook_(stop_hook),
+        cancel_(cancel),
+        memory_(batch_memory(model, options_)),
+        rows_(prompt_rows(requests)),
+        plan_(prefixes_worth_caching(rows_, options_,
+                                     std::max<int64_t>(1, options_.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
+        prefixes_(plan_, cache, options_.keep_cache, prefix_stats_),
+        scheduler_(prefixes_, options_, memory_,
+                   [this](const std::vector<int64_t>& wave) {
+                     prefill_wave(model_, options_, prefixes_, wave, prefix_stats_);
+                   }),
+        batch_(model.config().num_layers) {
+    batch_.grow_in_place();
+    result_.generations.resize(requests.size());
+    result_.stats.requests = static_cast<int64_t>(requests.size());
+  }
+
+  GenerationResult run() {
+    const size_t max_rows = static_cast<size_t>(std::max<int64_t>(1, options_.max_batch_rows));
+    while (next_ < plan_.order.size() || !running_.empty()) {
+      if (cancel_.exchange(false))
+        throw Cancelled(fmt::format("generate: cancelled with {} of {} requests done", done_, requests_.size()));
+      const size_t free_rows = max_rows - running_.size(), waiting = plan_.order.size() - next_;
+      // Join in groups (a prefill forward each), not one row per step as single rows stop.
+      if (waiting > 0 && free_rows >= std::min(waiting, std::max<size_t>(1, max_rows / 4)))
+        admit(std::min(free_rows, waiting));
+      else
+        step();
+      if (options_.on_progress) options_.on_progress(static_cast<int64_t>(done_), static_cast<int64_t>(requests_.size()));
+    }
+    result_.stats.prefix_tokens = prefix_stats_.prefill_tokens;
+    return std::move(result_);
+  }
+
+ private:
+  // Prefills the tails of up to `count` waiting prompts after their live prefixes and adds the rows that go on.
+  void admit(size_t count) {
+    std::vector<size_t> joining;
+    int64_t longest = 0;
+    for (size_t k = next_; k < next_ + count; ++k) {
+      const auto tail = static_cast<int64_t>(rows_[plan_.order[k].row].input.size()) - prefixes_.depth(plan_.order[k].entry);
+      longest = std::max(longest, tail);
+      if (!joining.empty() && longest * static_cast<int64_t>(joining.size() + 1) > options_.max_batch_tokens) break;
+      joining.push_back(k);
+    }
+    std::vector<int64_t> needed;
+    for (size_t k : joining) needed.push_back(plan_.order[k].entry);
+    scheduler_.prepare(needed, next_ + joining.size());
+    next_ += joining.size();
+
+    std::vector<const PrefixEntry*> prefixes;
+    std::vector<TokenIds> tails;
+    std::vector<int64_t> starts;
+    for (size_t k : joining) {
+      int64_t e = plan_.order[k].entry;  // the deepest live prefix of its chain (the cache may not hold them all)
+      while (e >= 0 && !prefixes_.held(e)) e = plan_.entries[e].parent;
+      prefixes.push_back(e < 0 ? nullptr : prefixes_.held(e).get());
+      const TokenIds& prompt = rows_[plan_.order[k].row].input;
+      starts.push_back(prefixes_.depth(e));
+      tails.emplace_back(prompt.begin() + starts.back(), prompt.end());
+    }
+    KvCache joined = gather_prefix_kv(model_, prefixes);
+    std::vector<const TokenIds*> tail_ptrs;
+    std::vector<int64_t> last;
+    for (const TokenIds& t : tails) tail_ptrs.push_back(&t);
+    const ForwardBatch batch = make_batch(tail_ptrs, starts);
+    const int64_t width = batch.tokens.size(1);
+    for (size_t i = 0; i < tails.size(); ++i) {
+      last.push_back(static_cast<int64_t>(i) * width + static_cast<int64_t>(tails[i].size()) - 1);
+      result_.stats.prefill_tokens += static_cast<int64_t>(tails[i].size());
+    }
+    const at::Tensor logprobs = download(model_.forward(batch, &joined, at::tensor(last, at::kLong)));
+    ++result_.stats.prefill_forwards;
+    prefixes_.unpin();
+    for (size_t k : joining) prefixes_.finish(plan_.order[k].entry);
+
+    std::vector<int64_t> going_on;
+    for (size_t i = 0; i < joining.size(); ++i) {
+      const size_t request = plan_.order[joining[i]].row;
+      RunningRow row{request, static_cast<int64_t>(rows_[request].input.size()),
+                     sampling_generator(requests_[request].sampling)};
+      if (!advance(row, logprobs[static_cast<int64_t>(i)])) {
+        going_on.push_back(static_cast<int64_t>(i));
+        running_.push_back(std::move(row));
+      }
+    }
+    joined.keep_rows(going_on);
+    batch_.add_rows(joined);
+  }
+
+  // One token for every running row; the rows that stop leave.
+  void step() {
+    const auto b = static_cast<int64_t>(running_.size());
+    std::vector<int64_t> tokens, positions;
+    for (const RunningRow& row : running_) {
+      tokens.push_back(result_.generations[row.request].tokens.back());
+      positions.push_back(row.position);
+    }
+    ForwardBatch batch;
+    batch.tokens = at::tensor(tokens, at::kLong).view({b, 1});
+    batch.positions = at::tensor(positions, at::kLong).view({b, 1});
+    batch.valid = at::ones({b, 1}, at::kBool);
+    const at::Tensor logprobs = download(model_.forward(batch, &batch_, at::arange(b, at::kLong)));
+    ++result_.stats.decode_forwards;
+    result_.stats.max_rows = std::max(result_.stats.max_rows, b);
+    std::vector<int64_t> going_on;
+    std::vector<RunningRow> still_running;
+    for (int64_t i = 0; i < b; ++i) {
+      RunningRow& row = running_[i];
+      ++row.position;
+      if (!advance(row, logprobs[i])) {
+        going_on.push_back(i);
+        still_running.push_back(std::move(row));
+      }
+    }
+    if (static_cast<int64_t>(going_on.size()) < b) batch_.keep_rows(going_on);
+    running_ = std::move(still_running);
+  }
+
+  // Picks the row's next token and records it; returns whether the row stops there.
+  bool advance(RunningRow& row, const at::Tensor& logprobs) {
+    const GenerationRequest& request = requests_[row.request];
+    Generation& out = result_.generations[row.request];
+    const int64_t token = pick_token(logprobs, request.sampling, row.generator);
+    out.tokens.push_back(token);
+    ++result_.stats.generated_tokens;
+    bool stop = true;
+    if (std::find(request.stop_ids.begin(), request.stop_ids.end(), token) != request.stop_ids.end())
+      out.finish = FinishReason::kStopId;
+    else if (stop_hook_ && stop_hook_(row.request, out.tokens))
+      out.finish = FinishReason::kStopHook;
+    else if (static_cast<int64_t>(out.tokens.size()) >= request.max_new_tokens)
+      out.finish = FinishReason::kMaxNewTokens;
+    else
+      stop = false;
+    if (stop) ++done_;
+    return stop;
+  }
+
+  const Model& model_;
+  const PrefixScorerOptions options_;
+  const std::vector<GenerationRequest>& requests_;
+  const StopHook& stop_hook_;
+  std::atomic<bool>& cancel_;
+  const BatchMemory memory_;
+  const std::vector<ScoringRow> rows_;
+  const ScoringPlan plan_;
+  ScoringStats prefix_stats_;  // what prefilling the shared prefixes took
+  LivePrefixes prefixes_;
+  PrefillScheduler scheduler_;
+  KvCache batch_;                     // the running rows' keys and values, row for row
+  std::vector<RunningRow> running_;
+  size_t next_ = 0;                   // the first waiting prompt, in plan order
+  size_t done_ = 0;
+  GenerationResult result_;
+};
+
+}  // namespace
+
+GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+                                const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
+                                std::atomic<bool>& cancel) {
+  check_requests(model, requests);
+  return GenerationCall(model, options, cache, requests, stop_hook, cancel).run();
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,20 @@
+#pragma once
+// One generate call: the prompts' shared prefixes planned and prefilled as scoring plans them, then continuous
+// batching: waiting prompts join the running batch (their tails prefilled after their prefixes), every running
+// row advances one token per step, and a row leaves as soon as it stops.
+
+#include "prefix_scorer/generation.h"
+#include "prefix_scorer/model.h"
+#include "scoring/prefix_cache.h"
+
+#include <atomic>
+#include <vector>
+
+namespace prefix_scorer {
+
+// Checks every request first (throws std::invalid_argument naming the first bad one), then generates.
+GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+                                const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
+                                std::atomic<bool>& cancel);
+
+}  // namespace prefix_scorer

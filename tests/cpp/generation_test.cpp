@@ -1,0 +1,201 @@
+// Generation against the plain full-forward path: each prompt alone, its whole sequence run again for every new
+// token, the argmax of the last position taken. The prefix path (shared prefixes cached, continuous batching,
+// rows joining and leaving) must give the same tokens on every fixture family.
+
+#include "generation/sampling.h"
+#include "test_support.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace prefix_scorer::test {
+namespace {
+
+// Greedy tokens of `prompt` by full forwards, until `max_new_tokens` or the first of `stop_ids`.
+TokenIds greedy_alone(const Model& model, const TokenIds& prompt, int64_t max_new_tokens, const TokenIds& stop_ids = {}) {
+  TokenIds sequence = prompt, generated;
+  while (static_cast<int64_t>(generated.size()) < max_new_tokens) {
+    const int64_t token = full_logprobs(model, sequence)[-1].argmax().item<int64_t>();
+    generated.push_back(token);
+    sequence.push_back(token);
+    if (std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) break;
+  }
+  return generated;
+}
+
+// Five prompts: four after one 16-token prefix with tails of 1 to 7 tokens, one on its own; each wants 3 to 8
+// new tokens (every sequence stays within 40 tokens, below the longrope fixtures' switch).
+std::vector<GenerationRequest> prompts_of(const Model& model, const std::string& name) {
+  const TokenIds context = expected_scores(name).front().request.context;
+  const int64_t vocab = model.config().vocab_size;
+  TokenIds prefix;
+  for (int64_t i = 0; i < 16; ++i) prefix.push_back(context[i % context.size()]);
+  std::vector<GenerationRequest> requests;
+  for (int64_t r = 0; r < 5; ++r) {
+    GenerationRequest q;
+    q.prompt = r < 4 ? prefix : TokenIds{context.back()};
+    for (int64_t i = 0; i < 1 + 2 * (r % 4); ++i) q.prompt.push_back((7 + 31 * r + 13 * i) % vocab);
+    q.max_new_tokens = 3 + (r * 5) % 6;
+    requests.push_back(q);
+  }
+  return requests;
+}
+
+PrefixScorerOptions small_batches() {
+  PrefixScorerOptions options;
+  options.min_prefix_len = 4;
+  options.max_batch_rows = 3;  // five prompts: rows must leave before the last ones join
+  return options;
+}
+
+class Generation : public testing::TestWithParam<std::string> {};
+
+TEST_P(Generation, GreedyTokensEqualThePlainPathPromptByPrompt) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
+  const std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());
+  PrefixScorer scorer(model, small_batches());
+  const GenerationResult result = scorer.generate(requests);
+  ASSERT_EQ(result.generations.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(result.generations[i].tokens, greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens))
+        << "request " << i;
+    EXPECT_EQ(result.generations[i].finish, FinishReason::kMaxNewTokens) << "request " << i;
+  }
+  EXPECT_EQ(result.stats.prefix_tokens, 16);  // the shared prefix, prefilled once
+  EXPECT_GT(result.stats.decode_forwards, 0);
+  EXPECT_GT(result.stats.prefill_forwards, 1);  // the last prompts joined a running batch
+  EXPECT_LE(result.stats.max_rows, 3);
+}
+
+TEST_P(Generation, AStopIdEndsItsRowAndOnlyItsRow) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
+  std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());
+  const TokenIds free_run = greedy_alone(*model, requests[3].prompt, requests[3].max_new_tokens);
+  requests[3].stop_ids = {free_run[2], model->config().vocab_size - 1};
+  PrefixScorer scorer(model, small_batches());
+  const GenerationResult result = scorer.generate(requests);
+  const TokenIds want = greedy_alone(*model, requests[3].prompt, requests[3].max_new_tokens, requests[3].stop_ids);
+  EXPECT_EQ(result.generations[3].tokens, want);
+  EXPECT_LE(want.size(), 3u);
+  EXPECT_EQ(result.generations[3].finish, FinishReason::kStopId);
+  EXPECT_EQ(result.generations[2].tokens, greedy_alone(*model, requests[2].prompt, requests[2].max_new_tokens));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Generation, testing::ValuesIn(fixture_models()),
+                         [](const auto& info) { return info.param; });
+
+std::shared_ptr<const Model> tiny() { return std::make_shared<const Model>(Model::synthetic("tiny")); }
+
+TEST(GenerationHook, EndsTheRowItNamesWhereItSaysSo) {
+  const auto model = tiny();
+  std::vector<GenerationRequest> requests(3);
+  for (size_t i = 0; i < requests.size(); ++i) requests[i] = {{1, 2, 3, static_cast<int64_t>(10 + i)}, 6, {}, {}};
+  PrefixScorer scorer(model);
+  std::vector<size_t> seen;
+  const GenerationResult result = scorer.generate(requests, [&](size_t request, const TokenIds& generated) {
+    seen.push_back(request);
+    return request == 1 && generated.size() == 2;
+  });
+  EXPECT_EQ(result.generations[1].tokens, greedy_alone(*model, requests[1].prompt, 2));
+  EXPECT_EQ(result.generations[1].finish, FinishReason::kStopHook);
+  EXPECT_EQ(result.generations[0].tokens.size(), 6u);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), size_t{1}), 2);  // never asked again after it stopped
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), size_t{0}), 6);
+}
+
+GenerationRequest sampled(TokenIds prompt, uint64_t seed) {
+  GenerationRequest r{std::move(prompt), 12, {}, {}};
+  r.sampling.greedy = false;
+  r.sampling.temperature = 0.7;
+  r.sampling.top_k = 40;
+  r.sampling.top_p = 0.9;
+  r.sampling.seed = seed;
+  return r;
+}
+
+TEST(GenerationSampling, ASeedGivesTheSameTokensInAnyBatchAndOrder) {
+  PrefixScorer scorer(tiny());
+  const GenerationRequest subject = sampled({5, 6, 7, 8}, 42);
+  const TokenIds alone = scorer.generate({subject}).generations[0].tokens;
+  const std::vector<GenerationRequest> crowd = {sampled({5, 6, 7, 9}, 1), subject, sampled({3, 4}, 2),
+                                                sampled({5, 6, 7, 8, 1, 2}, 3)};
+  EXPECT_EQ(scorer.generate(crowd).generations[1].tokens, alone);
+  const std::vector<GenerationRequest> reversed(crowd.rbegin(), crowd.rend());
+  EXPECT_EQ(scorer.generate(reversed).generations[2].tokens, alone);
+  EXPECT_NE(scorer.generate({sampled({5, 6, 7, 8}, 43)}).generations[0].tokens, alone);  // the seed matters
+}
+
+TEST(GenerationSampling, TemperatureZeroIsGreedy) {
+  const auto model = tiny();
+  PrefixScorer scorer(model);
+  GenerationRequest r = sampled({5, 6, 7, 8}, 42);
+  r.sampling.temperature = 0;
+  EXPECT_EQ(scorer.generate({r}).generations[0].tokens, greedy_alone(*model, r.prompt, r.max_new_tokens));
+}
+
+TEST(GenerationSampling, TopKOfOneIsGreedy) {
+  const auto model = tiny();
+  PrefixScorer scorer(model);
+  GenerationRequest r = sampled({9, 8, 7}, 5);
+  r.sampling.top_k = 1;
+  EXPECT_EQ(scorer.generate({r}).generations[0].tokens, greedy_alone(*model, r.prompt, r.max_new_tokens));
+}
+
+TEST(GenerationSampling, DrawsFollowTheWarpedDistribution) {
+  // Three tokens of probabilities 0.5, 0.3, 0.2: top_p 0.7 keeps the first two (0.5 + 0.3 reaches it), in the
+  // ratio 5:3 (temperature 1).
+  const at::Tensor logprobs = at::log(at::tensor({0.2, 0.5, 0.3}, at::kFloat));
+  SamplingOptions s;
+  s.greedy = false;
+  s.top_p = 0.7;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(7);
+  std::vector<int64_t> counts(3, 0);
+  for (int i = 0; i < 4000; ++i) ++counts[pick_token(logprobs, s, generator)];
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_NEAR(static_cast<double>(counts[1]) / 4000, 0.625, 0.03);
+}
+
+TEST(GenerationErrors, NameTheRequestAndComputeNothing) {
+  PrefixScorerOptions options;
+  options.keep_cache = true;
+  options.min_prefix_len = 1;
+  PrefixScorer scorer(tiny(), options);
+  const GenerationRequest good{{1, 2, 3}, 4, {}, {}};
+  int64_t tokens = 0;  // generated before the error: none
+  auto message = [&](GenerationRequest bad) {
+    return message_of<std::invalid_argument>([&] {
+      scorer.generate({good, good, bad}, [&](size_t, const TokenIds&) { return ++tokens < 0; });
+    });
+  };
+  EXPECT_NE(message({{}, 4, {}, {}}).find("request 2: the prompt is empty"), std::string::npos);
+  EXPECT_NE(message({{1, 2}, 0, {}, {}}).find("request 2: max_new_tokens must be >= 1"), std::string::npos);
+  EXPECT_NE(message({{1, 1 << 30}, 4, {}, {}}).find("request 2:"), std::string::npos);
+  EXPECT_NE(message({{1, 2}, 4, {-1}, {}}).find("request 2: stop id"), std::string::npos);
+  EXPECT_NE(message({{1, 2}, 1 << 20, {}, {}}).find("exceed the model's"), std::string::npos);
+  GenerationRequest bad_p = sampled({1, 2}, 0);
+  bad_p.sampling.top_p = 0;
+  EXPECT_NE(message(bad_p).find("request 2: top_p must lie in (0, 1]"), std::string::npos);
+  EXPECT_EQ(tokens, 0);
+  EXPECT_EQ(scorer.stats().entries_held, 0);  // the good prompts' shared prefix was never prefilled
+}
+
+TEST(GenerationCancel, FromTheHookStopsTheCallAndLeavesTheScorerUsable) {
+  const auto model = tiny();
+  PrefixScorer scorer(model);
+  std::vector<GenerationRequest> requests(4, GenerationRequest{{1, 2, 3, 4, 5, 6}, 20, {}, {}});
+  for (size_t i = 0; i < requests.size(); ++i) requests[i].prompt.push_back(static_cast<int64_t>(i));
+  int calls = 0;
+  EXPECT_THROW(scorer.generate(requests,
+                               [&](size_t, const TokenIds&) {
+                                 if (++calls == 5) scorer.cancel();
+                                 return false;
+                               }),
+               Cancelled);
+  EXPECT_EQ(scorer.stats().entries_pinned, 0);
+  EXPECT_EQ(scorer.generate({requests[0]}).generations[0].tokens, greedy_alone(*model, requests[0].prompt, 20));
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

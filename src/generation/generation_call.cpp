@@ -17,7 +17,12 @@
 namespace prefix_scorer {
 namespace {
 
-void check_requests(const Model& model, const std::vector<GenerationRequest>& requests) {
+// The most memory a row holds while it runs: a step's forward after all of its keys and values, at its longest.
+int64_t row_bytes(const BatchMemory& memory, const GenerationRequest& r) {
+  return forward_bytes(memory, 1, 1, static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens);
+}
+
+void check_requests(const Model& model, const BatchMemory& memory, const std::vector<GenerationRequest>& requests) {
   const ModelConfig& c = model.config();
   for (size_t i = 0; i < requests.size(); ++i) {
     const GenerationRequest& r = requests[i];
@@ -36,6 +41,9 @@ void check_requests(const Model& model, const std::vector<GenerationRequest>& re
           "{} {} tokens would reach the longrope long factors (from {} tokens on), which generation does not "
           "switch to yet", what, longest, c.rope.original_max_position_embeddings));
     check_sampling(r.sampling, what);
+    if (memory.max_bytes > 0 && row_bytes(memory, r) > memory.max_bytes)
+      throw std::invalid_argument(fmt::format("{} its {} tokens need {} bytes of keys, values and activations, more than "
+                                              "max_batch_bytes {}", what, longest, row_bytes(memory, r), memory.max_bytes));
   }
 }
 
@@ -61,14 +69,14 @@ struct RunningRow {
 
 class GenerationCall {
  public:
-  GenerationCall(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+  GenerationCall(const Model& model, const PrefixScorerOptions& options, const BatchMemory& memory, PrefixCache& cache,
                  const std::vector<GenerationRequest>& requests, const StopHook& stop_hook, std::atomic<bool>& cancel)
       : model_(model),
         options_(without_trees(options)),
         requests_(requests),
         stop_hook_(stop_hook),
         cancel_(cancel),
-        memory_(batch_memory(model, options_)),
+        memory_(memory),
         rows_(prompt_rows(requests)),
         plan_(prefixes_worth_caching(rows_, options_,
                                      std::max<int64_t>(1, options_.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
@@ -101,16 +109,21 @@ class GenerationCall {
   }
 
  private:
-  // Prefills the tails of up to `count` waiting prompts after their live prefixes and adds the rows that go on.
+  // Prefills the tails of up to `count` waiting prompts after their live prefixes and adds the rows that go on:
+  // as many as max_batch_tokens allows their prefill and max_batch_bytes their running (at least one).
   void admit(size_t count) {
     std::vector<size_t> joining;
-    int64_t longest = 0;
+    int64_t longest = 0, bytes = running_bytes_;
     for (size_t k = next_; k < next_ + count; ++k) {
       const auto tail = static_cast<int64_t>(rows_[plan_.order[k].row].input.size()) - prefixes_.depth(plan_.order[k].entry);
       longest = std::max(longest, tail);
-      if (!joining.empty() && longest * static_cast<int64_t>(joining.size() + 1) > options_.max_batch_tokens) break;
+      bytes += row_bytes(memory_, requests_[plan_.order[k].row]);
+      const bool fits = longest * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
+                        (memory_.max_bytes == 0 || bytes <= memory_.max_bytes);
+      if (!fits && !(joining.empty() && running_.empty())) break;
       joining.push_back(k);
     }
+    if (joining.empty()) return step();
     std::vector<int64_t> needed;
     for (size_t k : joining) needed.push_back(plan_.order[k].entry);
     scheduler_.prepare(needed, next_ + joining.size());
@@ -149,6 +162,7 @@ class GenerationCall {
                      sampling_generator(requests_[request].sampling)};
       if (!advance(row, logprobs[static_cast<int64_t>(i)])) {
         going_on.push_back(static_cast<int64_t>(i));
+        running_bytes_ += row_bytes(memory_, requests_[request]);
         running_.push_back(std::move(row));
       }
     }
@@ -179,6 +193,8 @@ class GenerationCall {
       if (!advance(row, logprobs[i])) {
         going_on.push_back(i);
         still_running.push_back(std::move(row));
+      } else {
+        running_bytes_ -= row_bytes(memory_, requests_[row.request]);
       }
     }
     if (static_cast<int64_t>(going_on.size()) < b) batch_.keep_rows(going_on);
@@ -219,6 +235,7 @@ class GenerationCall {
   KvCache batch_;                     // the running rows' keys and values, row for row
   std::vector<RunningRow> running_;
   size_t next_ = 0;                   // the first waiting prompt, in plan order
+  int64_t running_bytes_ = 0;         // what the running rows may hold at their longest (row_bytes)
   size_t done_ = 0;
   GenerationResult result_;
 };
@@ -228,8 +245,9 @@ class GenerationCall {
 GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
                                 const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
                                 std::atomic<bool>& cancel) {
-  check_requests(model, requests);
-  return GenerationCall(model, options, cache, requests, stop_hook, cancel).run();
+  const BatchMemory memory = batch_memory(model, options);
+  check_requests(model, memory, requests);
+  return GenerationCall(model, options, memory, cache, requests, stop_hook, cancel).run();
 }
 
 }  // namespace prefix_scorer

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 namespace prefix_scorer::test {
 namespace {
@@ -195,6 +196,66 @@ TEST(GenerationCancel, FromTheHookStopsTheCallAndLeavesTheScorerUsable) {
                Cancelled);
   EXPECT_EQ(scorer.stats().entries_pinned, 0);
   EXPECT_EQ(scorer.generate({requests[0]}).generations[0].tokens, greedy_alone(*model, requests[0].prompt, 20));
+}
+
+TEST(GenerationMemory, RowsRunWithinMaxBatchBytesAndARowTooLargeIsNamed) {
+  const auto model = tiny();
+  std::vector<GenerationRequest> requests;
+  for (int64_t r = 0; r < 6; ++r) requests.push_back({{1, 2, 3, 4, 5 + r}, 10, {}, {}});
+  const BatchMemory memory = batch_memory(*model, PrefixScorerOptions{});
+  PrefixScorerOptions options;
+  options.max_batch_bytes = 2 * forward_bytes(memory, 1, 1, 15) + 1;  // room for two rows at their longest
+  PrefixScorer scorer(model, options);
+  const GenerationResult result = scorer.generate(requests);
+  EXPECT_EQ(result.stats.max_rows, 2);
+  for (size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(result.generations[i].tokens, greedy_alone(*model, requests[i].prompt, 10)) << "request " << i;
+  requests[4].max_new_tokens = 1000;
+  EXPECT_NE(message_of<std::invalid_argument>([&] { scorer.generate(requests); })
+                .find("generate: request 4: its 1005 tokens need"),
+            std::string::npos);
+}
+
+// Random prompt trees (prompts continuing shared prefixes of random depths, some identical), random budgets and
+// stop ids: the prefix path gives each prompt the tokens of generating it alone, with the prefix cache and without.
+TEST(GenerationProperty, RandomPromptTreesGiveEachPromptItsOwnTokens) {
+  const auto model = std::make_shared<const Model>(Model::synthetic("tiny-gemma2"));  // windows of 32 tokens
+  std::mt19937 rng(17);
+  auto draw = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int64_t prefix_tokens = 0;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<GenerationRequest> requests;
+    TokenIds trunk;
+    for (int64_t i = 0; i < draw(0, 40); ++i) trunk.push_back(draw(1, 400));
+    for (int64_t r = 0; r < draw(3, 9); ++r) {
+      GenerationRequest q;
+      q.prompt.assign(trunk.begin(), trunk.begin() + draw(0, static_cast<int64_t>(trunk.size())));
+      for (int64_t i = 0; i < draw(q.prompt.empty() ? 1 : 0, 12); ++i) q.prompt.push_back(draw(1, 400));
+      if (q.prompt.empty()) q.prompt.push_back(draw(1, 400));
+      q.max_new_tokens = draw(1, 9);
+      if (draw(0, 2) == 0) q.stop_ids = {draw(1, 400), draw(1, 400)};
+      requests.push_back(q);
+    }
+    requests.push_back(requests.front());  // an identical prompt
+    PrefixScorerOptions cached, uncached;
+    cached.min_prefix_len = draw(1, 8);
+    cached.max_batch_rows = draw(1, 5);
+    cached.max_batch_tokens = draw(16, 128);
+    cached.keep_cache = round % 2 == 1;
+    uncached.min_prefix_len = 1 << 20;  // no prefix is ever cached
+    uncached.max_batch_rows = 1;
+    PrefixScorer with_cache(model, cached), without_cache(model, uncached);
+    const GenerationResult a = with_cache.generate(requests), b = without_cache.generate(requests);
+    ASSERT_EQ(a.generations.size(), requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const TokenIds alone = greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens, requests[i].stop_ids);
+      EXPECT_EQ(a.generations[i].tokens, alone) << "round " << round << " request " << i;
+      EXPECT_EQ(b.generations[i].tokens, alone) << "round " << round << " request " << i;
+    }
+    EXPECT_EQ(b.stats.prefix_tokens, 0);
+    prefix_tokens += a.stats.prefix_tokens;
+  }
+  EXPECT_GT(prefix_tokens, 0);  // the cached side did cache prefixes
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/harness_speed.py                       # a random-weight Llama, CPU, fp32
     .venv/bin/python benchmarks/harness_speed.py --pretrained DIR --device cuda --dtype bfloat16
 
-Runs a local MMLU-style task (tests/data/lm_eval_tasks, 5-shot; ``--tasks`` picks others there) through
+Runs a local MMLU-style task (tests/data/lm_eval_tasks, 5-shot; ``--tasks`` picks others there, such as the
+generative 8-shot ``gsm8k_8shot``, whose generated answers must then be equal too) through
 ``lm_eval.simple_evaluate`` once per backend in this process, after loading each model, and prints the load and
 evaluation times, the ratio of the evaluation times, and whether the metrics agree. Without ``--pretrained`` it
 saves a random-weight Llama checkpoint (``--hidden`` wide, ``--layers`` deep, the fixtures' tokenizer) to a
@@ -45,8 +46,13 @@ def evaluate(lm, tasks, task_manager):
 
     start = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):
-        results = lm_eval.simple_evaluate(model=lm, tasks=tasks, task_manager=task_manager)
-    return time.perf_counter() - start, results["results"]
+        results = lm_eval.simple_evaluate(model=lm, tasks=tasks, task_manager=task_manager, log_samples=True)
+    seconds = time.perf_counter() - start
+    # Generated answers by task and document (loglikelihood responses are compared through the accuracies).
+    answers = {task: {s["doc_id"]: s["resps"] for s in samples}
+               for task, samples in results["samples"].items()
+               if samples and isinstance(samples[0]["resps"][0][0], str)}
+    return seconds, results["results"], answers
 
 
 def main():
@@ -88,18 +94,20 @@ def main():
             start = time.perf_counter()
             lm = make()
             load = time.perf_counter() - start
-            seconds, results = evaluate(lm, tasks, task_manager)
-            figures[name] = {"load_s": load, "evaluate_s": seconds, "results": results}
+            seconds, results, answers = evaluate(lm, tasks, task_manager)
+            figures[name] = {"load_s": load, "evaluate_s": seconds, "results": results, "answers": answers}
             del lm
     hf, ours = figures["hf"], figures["prefix-scorer"]
     ratio = hf["evaluate_s"] / ours["evaluate_s"]
     same = all(ours["results"][task].get(key) == value for task, metrics in hf["results"].items()
-               for key, value in metrics.items() if key.startswith("acc"))
+               for key, value in metrics.items() if key.startswith(("acc", "exact_match")))
+    same = same and ours["answers"] == hf["answers"]
     print(f"model {args.pretrained or f'random Llama, hidden {args.hidden}, {args.layers} layers'} | "
           f"{args.device} {args.dtype} | tasks {args.tasks} | batch_size {args.batch_size}")
     for name, f in figures.items():
         print(f"  {name:>13}: load {f['load_s']:6.2f} s, evaluate {f['evaluate_s']:7.2f} s")
-    print(f"  prefix-scorer evaluates {ratio:.2f}x faster than hf; accuracies {'equal' if same else 'DIFFER'}")
+    answers = f", generated answers {'equal' if ours['answers'] == hf['answers'] else 'DIFFER'}" if hf["answers"] else ""
+    print(f"  prefix-scorer evaluates {ratio:.2f}x faster than hf; accuracies {'equal' if same else 'DIFFER'}{answers}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"ratio": ratio, "accuracies_equal": same, **figures},
                                                       indent=1, default=str))

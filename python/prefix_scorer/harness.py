@@ -179,11 +179,15 @@ class Scorer:
             bad = next(i for i, until in enumerate(stops) if "" in until)
             raise ValueError(f"generate: request {bad}: an empty stop string")
 
+        # Only the last tokens are decoded, enough to hold the longest stop string (a token gives at least one
+        # byte): a stop string this misses only makes its row run on, and the caller cuts at the first one anyway.
+        tails = [4 + max((len(s.encode("utf-8")) for s in until), default=0) for until in stops]
+
         def stop_hook(index: int, ids: List[int]) -> bool:
             until = stops[index]
             if not until:
                 return False
-            text = self.tokenizer.decode(ids, False)
+            text = self.tokenizer.decode(ids[-tails[index]:], False)
             return any(s in text for s in until)
 
         native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids, **r.sampling}

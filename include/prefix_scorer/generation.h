@@ -33,7 +33,8 @@ struct GenerationRequest {
 enum class FinishReason { kStopId, kMaxNewTokens, kStopHook };
 
 struct Generation {
-  TokenIds tokens;  // the new tokens, the stopping one included
+  TokenIds tokens;               // the new tokens, the stopping one included
+  std::vector<double> logprobs;  // each new token's log-probability (fp32 log-softmax of its position)
   FinishReason finish = FinishReason::kMaxNewTokens;
 };
 
@@ -45,6 +46,7 @@ struct GenerationStats {
   int64_t prefix_tokens = 0;     // prompt tokens prefilled once into shared prefixes (cache misses only)
   int64_t generated_tokens = 0;
   int64_t max_rows = 0;          // the most rows a decode step ran
+  int64_t cascade_forwards = 0;  // prefill and decode forwards that attended to the shared prefixes by cascade
 };
 
 struct GenerationResult {

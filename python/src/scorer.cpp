@@ -44,6 +44,7 @@ py::dict generation_stats_dict(const GenerationStats& s) {
   d["prefix_tokens"] = s.prefix_tokens;
   d["generated_tokens"] = s.generated_tokens;
   d["max_rows"] = s.max_rows;
+  d["cascade_forwards"] = s.cascade_forwards;
   return d;
 }
 

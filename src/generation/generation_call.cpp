@@ -1,13 +1,12 @@
 #include "generation/generation_call.h"
 
+#include "generation/running_batch.h"
 #include "generation/sampling.h"
-#include "model/host_transfers.h"
 #include "prefix_scorer/errors.h"
 #include "scoring/batching.h"
 #include "scoring/forward_segments.h"
 #include "scoring/live_prefixes.h"
 #include "scoring/prefill_scheduler.h"
-#include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
 
 #include <fmt/format.h>
@@ -60,12 +59,13 @@ PrefixScorerOptions without_trees(PrefixScorerOptions options) {
   return options;
 }
 
-// A row of the running batch.
-struct RunningRow {
-  size_t request;
-  int64_t position;  // of its last token, the next one fed
-  at::Generator generator;
-};
+// Cascade over the shared prefixes where it gives the model's numbers and the options ask for it at the depth
+// of the call's prefixes; else each row gathers its prefix into its own cache.
+bool decode_by_cascade(const Model& model, const PrefixScorerOptions& options, const ScoringPlan& plan) {
+  if (!model.config().cascade_exact() || options.cascade_min_prefix_len < 0) return false;
+  return std::any_of(plan.entries.begin(), plan.entries.end(),
+                     [&](const PrefixEntryPlan& e) { return e.depth() >= options.cascade_min_prefix_len; });
+}
 
 class GenerationCall {
  public:
@@ -85,8 +85,7 @@ class GenerationCall {
                    [this](const std::vector<int64_t>& wave) {
                      prefill_wave(model_, options_, prefixes_, wave, prefix_stats_);
                    }),
-        batch_(model.config().num_layers) {
-    batch_.grow_in_place();
+        running_(model, decode_by_cascade(model, options_, plan_)) {
     result_.generations.resize(requests.size());
     result_.stats.requests = static_cast<int64_t>(requests.size());
   }
@@ -129,87 +128,67 @@ class GenerationCall {
     scheduler_.prepare(needed, next_ + joining.size());
     next_ += joining.size();
 
-    std::vector<const PrefixEntry*> prefixes;
+    std::vector<EntryPtr> prefixes;
     std::vector<TokenIds> tails;
     std::vector<int64_t> starts;
     for (size_t k : joining) {
       int64_t e = plan_.order[k].entry;  // the deepest live prefix of its chain (the cache may not hold them all)
       while (e >= 0 && !prefixes_.held(e)) e = plan_.entries[e].parent;
-      prefixes.push_back(e < 0 ? nullptr : prefixes_.held(e).get());
+      prefixes.push_back(e < 0 ? nullptr : prefixes_.held(e));
       const TokenIds& prompt = rows_[plan_.order[k].row].input;
       starts.push_back(prefixes_.depth(e));
       tails.emplace_back(prompt.begin() + starts.back(), prompt.end());
+      result_.stats.prefill_tokens += static_cast<int64_t>(tails.back().size());
     }
-    KvCache joined = gather_prefix_kv(model_, prefixes);
-    std::vector<const TokenIds*> tail_ptrs;
-    std::vector<int64_t> last;
-    for (const TokenIds& t : tails) tail_ptrs.push_back(&t);
-    const ForwardBatch batch = make_batch(tail_ptrs, starts);
-    const int64_t width = batch.tokens.size(1);
-    for (size_t i = 0; i < tails.size(); ++i) {
-      last.push_back(static_cast<int64_t>(i) * width + static_cast<int64_t>(tails[i].size()) - 1);
-      result_.stats.prefill_tokens += static_cast<int64_t>(tails[i].size());
-    }
-    const at::Tensor logprobs = download(model_.forward(batch, &joined, at::tensor(last, at::kLong)));
+    JoiningRows joined = running_.prefill(prefixes, tails, starts);
     ++result_.stats.prefill_forwards;
+    if (running_.cascade()) ++result_.stats.cascade_forwards;
     prefixes_.unpin();
     for (size_t k : joining) prefixes_.finish(plan_.order[k].entry);
 
     std::vector<int64_t> going_on;
+    std::vector<RunningRow> rows;
     for (size_t i = 0; i < joining.size(); ++i) {
       const size_t request = plan_.order[joining[i]].row;
-      RunningRow row{request, static_cast<int64_t>(rows_[request].input.size()),
-                     sampling_generator(requests_[request].sampling)};
-      if (!advance(row, logprobs[static_cast<int64_t>(i)])) {
+      RunningRow row{request, static_cast<int64_t>(rows_[request].input.size()), 0,
+                     sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr};
+      if (!advance(row, joined.logprobs[static_cast<int64_t>(i)])) {
         going_on.push_back(static_cast<int64_t>(i));
         running_bytes_ += row_bytes(memory_, requests_[request]);
-        running_.push_back(std::move(row));
+        rows.push_back(std::move(row));
       }
     }
-    joined.keep_rows(going_on);
-    batch_.add_rows(joined);
+    running_.add(joined, going_on, std::move(rows));
   }
 
   // One token for every running row; the rows that stop leave.
   void step() {
-    const auto b = static_cast<int64_t>(running_.size());
-    std::vector<int64_t> tokens, positions;
-    for (const RunningRow& row : running_) {
-      tokens.push_back(result_.generations[row.request].tokens.back());
-      positions.push_back(row.position);
-    }
-    ForwardBatch batch;
-    batch.tokens = at::tensor(tokens, at::kLong).view({b, 1});
-    batch.positions = at::tensor(positions, at::kLong).view({b, 1});
-    batch.valid = at::ones({b, 1}, at::kBool);
-    const at::Tensor logprobs = download(model_.forward(batch, &batch_, at::arange(b, at::kLong)));
+    const at::Tensor logprobs = running_.step();
     ++result_.stats.decode_forwards;
-    result_.stats.max_rows = std::max(result_.stats.max_rows, b);
+    if (running_.cascade()) ++result_.stats.cascade_forwards;
+    result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_.size()));
     std::vector<int64_t> going_on;
-    std::vector<RunningRow> still_running;
-    for (int64_t i = 0; i < b; ++i) {
-      RunningRow& row = running_[i];
+    for (size_t i = 0; i < running_.size(); ++i) {
+      RunningRow& row = running_.rows()[i];
       ++row.position;
-      if (!advance(row, logprobs[i])) {
-        going_on.push_back(i);
-        still_running.push_back(std::move(row));
-      } else {
+      if (!advance(row, logprobs[static_cast<int64_t>(i)]))
+        going_on.push_back(static_cast<int64_t>(i));
+      else
         running_bytes_ -= row_bytes(memory_, requests_[row.request]);
-      }
     }
-    if (static_cast<int64_t>(going_on.size()) < b) batch_.keep_rows(going_on);
-    running_ = std::move(still_running);
+    running_.keep(going_on);
   }
 
   // Picks the row's next token and records it; returns whether the row stops there.
   bool advance(RunningRow& row, const at::Tensor& logprobs) {
     const GenerationRequest& request = requests_[row.request];
     Generation& out = result_.generations[row.request];
-    const int64_t token = pick_token(logprobs, request.sampling, row.generator);
-    out.tokens.push_back(token);
+    row.last_token = pick_token(logprobs, request.sampling, row.generator);
+    out.tokens.push_back(row.last_token);
+    out.logprobs.push_back(logprobs[row.last_token].item<double>());
     ++result_.stats.generated_tokens;
     bool stop = true;
-    if (std::find(request.stop_ids.begin(), request.stop_ids.end(), token) != request.stop_ids.end())
+    if (std::find(request.stop_ids.begin(), request.stop_ids.end(), row.last_token) != request.stop_ids.end())
       out.finish = FinishReason::kStopId;
     else if (stop_hook_ && stop_hook_(row.request, out.tokens))
       out.finish = FinishReason::kStopHook;
@@ -232,10 +211,9 @@ class GenerationCall {
   ScoringStats prefix_stats_;  // what prefilling the shared prefixes took
   LivePrefixes prefixes_;
   PrefillScheduler scheduler_;
-  KvCache batch_;                     // the running rows' keys and values, row for row
-  std::vector<RunningRow> running_;
-  size_t next_ = 0;                   // the first waiting prompt, in plan order
-  int64_t running_bytes_ = 0;         // what the running rows may hold at their longest (row_bytes)
+  RunningBatch running_;
+  size_t next_ = 0;            // the first waiting prompt, in plan order
+  int64_t running_bytes_ = 0;  // what the running rows may hold at their longest (row_bytes)
   size_t done_ = 0;
   GenerationResult result_;
 };

@@ -14,11 +14,15 @@
 namespace prefix_scorer::test {
 namespace {
 
-// Greedy tokens of `prompt` by full forwards, until `max_new_tokens` or the first of `stop_ids`.
-TokenIds greedy_alone(const Model& model, const TokenIds& prompt, int64_t max_new_tokens, const TokenIds& stop_ids = {}) {
+// Greedy tokens of `prompt` by full forwards, until `max_new_tokens` or the first of `stop_ids`, with each one's
+// log-probability in `logprobs` when given.
+TokenIds greedy_alone(const Model& model, const TokenIds& prompt, int64_t max_new_tokens, const TokenIds& stop_ids = {},
+                      std::vector<double>* logprobs = nullptr) {
   TokenIds sequence = prompt, generated;
   while (static_cast<int64_t>(generated.size()) < max_new_tokens) {
-    const int64_t token = full_logprobs(model, sequence)[-1].argmax().item<int64_t>();
+    const at::Tensor last = full_logprobs(model, sequence)[-1];
+    const int64_t token = last.argmax().item<int64_t>();
+    if (logprobs != nullptr) logprobs->push_back(last[token].item<double>());
     generated.push_back(token);
     sequence.push_back(token);
     if (std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) break;
@@ -56,18 +60,33 @@ class Generation : public testing::TestWithParam<std::string> {};
 TEST_P(Generation, GreedyTokensEqualThePlainPathPromptByPrompt) {
   const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
   const std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());
-  PrefixScorer scorer(model, small_batches());
-  const GenerationResult result = scorer.generate(requests);
-  ASSERT_EQ(result.generations.size(), requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    EXPECT_EQ(result.generations[i].tokens, greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens))
-        << "request " << i;
-    EXPECT_EQ(result.generations[i].finish, FinishReason::kMaxNewTokens) << "request " << i;
+  std::vector<TokenIds> alone;
+  std::vector<std::vector<double>> alone_logprobs(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i)
+    alone.push_back(greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens, {}, &alone_logprobs[i]));
+  for (const int64_t cascade : {int64_t{0}, int64_t{-1}}) {  // cascade where the family allows it; gather
+    PrefixScorerOptions options = small_batches();
+    options.cascade_min_prefix_len = cascade;
+    PrefixScorer scorer(model, options);
+    const GenerationResult result = scorer.generate(requests);
+    ASSERT_EQ(result.generations.size(), requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(result.generations[i].tokens, alone[i]) << "request " << i << ", cascade " << cascade;
+      // The numbers behind the tokens: random weights give flat logits, whose argmax a small error may not move.
+      const std::vector<double>& got = result.generations[i].logprobs;
+      ASSERT_EQ(got.size(), alone_logprobs[i].size());
+      for (size_t t = 0; t < got.size(); ++t)
+        EXPECT_NEAR(got[t], alone_logprobs[i][t], 1e-5) << "request " << i << " token " << t << ", cascade " << cascade;
+      EXPECT_EQ(result.generations[i].finish, FinishReason::kMaxNewTokens) << "request " << i;
+    }
+    EXPECT_EQ(result.stats.prefix_tokens, 16);  // the shared prefix, prefilled once
+    EXPECT_GT(result.stats.decode_forwards, 0);
+    EXPECT_GT(result.stats.prefill_forwards, 1);  // the last prompts joined a running batch
+    EXPECT_LE(result.stats.max_rows, 3);
+    const bool by_cascade = cascade == 0 && model->config().cascade_exact();
+    EXPECT_EQ(result.stats.cascade_forwards > 0, by_cascade) << "cascade " << cascade;
+    if (by_cascade) EXPECT_EQ(result.stats.cascade_forwards, result.stats.prefill_forwards + result.stats.decode_forwards);
   }
-  EXPECT_EQ(result.stats.prefix_tokens, 16);  // the shared prefix, prefilled once
-  EXPECT_GT(result.stats.decode_forwards, 0);
-  EXPECT_GT(result.stats.prefill_forwards, 1);  // the last prompts joined a running batch
-  EXPECT_LE(result.stats.max_rows, 3);
 }
 
 TEST_P(Generation, AStopIdEndsItsRowAndOnlyItsRow) {
@@ -216,13 +235,13 @@ TEST(GenerationMemory, RowsRunWithinMaxBatchBytesAndARowTooLargeIsNamed) {
             std::string::npos);
 }
 
-// Random prompt trees (prompts continuing shared prefixes of random depths, some identical), random budgets and
+// Random prompt trees (prompts continuing shared prefixes of random depths, an identical pair), random budgets and
 // stop ids: the prefix path gives each prompt the tokens of generating it alone, with the prefix cache and without.
-TEST(GenerationProperty, RandomPromptTreesGiveEachPromptItsOwnTokens) {
-  const auto model = std::make_shared<const Model>(Model::synthetic("tiny-gemma2"));  // windows of 32 tokens
+void expect_random_trees_give_each_prompt_its_tokens(const std::string& name, bool expect_cascade) {
+  const auto model = std::make_shared<const Model>(Model::synthetic(name));
   std::mt19937 rng(17);
   auto draw = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int64_t prefix_tokens = 0;
+  int64_t prefix_tokens = 0, cascade_forwards = 0;
   for (int round = 0; round < 4; ++round) {
     std::vector<GenerationRequest> requests;
     TokenIds trunk;
@@ -242,6 +261,7 @@ TEST(GenerationProperty, RandomPromptTreesGiveEachPromptItsOwnTokens) {
     cached.max_batch_rows = draw(1, 5);
     cached.max_batch_tokens = draw(16, 128);
     cached.keep_cache = round % 2 == 1;
+    cached.cascade_min_prefix_len = round % 2 == 0 ? 0 : -1;
     uncached.min_prefix_len = 1 << 20;  // no prefix is ever cached
     uncached.max_batch_rows = 1;
     PrefixScorer with_cache(model, cached), without_cache(model, uncached);
@@ -249,13 +269,20 @@ TEST(GenerationProperty, RandomPromptTreesGiveEachPromptItsOwnTokens) {
     ASSERT_EQ(a.generations.size(), requests.size());
     for (size_t i = 0; i < requests.size(); ++i) {
       const TokenIds alone = greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens, requests[i].stop_ids);
-      EXPECT_EQ(a.generations[i].tokens, alone) << "round " << round << " request " << i;
-      EXPECT_EQ(b.generations[i].tokens, alone) << "round " << round << " request " << i;
+      EXPECT_EQ(a.generations[i].tokens, alone) << name << " round " << round << " request " << i;
+      EXPECT_EQ(b.generations[i].tokens, alone) << name << " round " << round << " request " << i;
     }
     EXPECT_EQ(b.stats.prefix_tokens, 0);
     prefix_tokens += a.stats.prefix_tokens;
+    cascade_forwards += a.stats.cascade_forwards;
   }
   EXPECT_GT(prefix_tokens, 0);  // the cached side did cache prefixes
+  EXPECT_EQ(cascade_forwards > 0, expect_cascade);
+}
+
+TEST(GenerationProperty, RandomPromptTreesGiveEachPromptItsOwnTokens) {
+  expect_random_trees_give_each_prompt_its_tokens("tiny", true);  // by cascade and by gather
+  expect_random_trees_give_each_prompt_its_tokens("tiny-gemma2", false);  // windows of 32 tokens: always gather
 }
 
 }  // namespace

@@ -1,0 +1,61 @@
+#pragma once
+// The rows being generated: their own keys and values in one cache that grows in place, and, where the call
+// attends by cascade, the shared prefixes they continue (each held once for all its rows, never copied per row).
+
+#include "prefix_scorer/model.h"
+#include "scoring/prefix_cache.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+namespace prefix_scorer {
+
+struct RunningRow {
+  size_t request = 0;
+  int64_t position = 0;    // of its last token, the next one fed
+  int64_t last_token = 0;
+  at::Generator generator;
+  EntryPtr prefix;         // by cascade: the prefix it continues (null: none); by gather it is in the row's cache
+};
+
+// Rows about to join: the log-probabilities after their prompts, and their own keys and values, row for row.
+struct JoiningRows {
+  at::Tensor logprobs;  // [rows, vocab] float32 on the host
+  KvCache cache;
+};
+
+class RunningBatch {
+ public:
+  RunningBatch(const Model& model, bool cascade);
+
+  bool cascade() const { return cascade_; }
+  bool empty() const { return rows_.empty(); }
+  size_t size() const { return rows_.size(); }
+  std::vector<RunningRow>& rows() { return rows_; }
+
+  // Runs the tails of prompts that continue `prefixes` (null: none), from `starts` on, in one forward: by cascade
+  // over the distinct prefixes, or after each prefix gathered into the row's own cache.
+  JoiningRows prefill(const std::vector<EntryPtr>& prefixes, const std::vector<TokenIds>& tails,
+                      const std::vector<int64_t>& starts) const;
+  // Adds the joining rows listed in `going_on` (indices into `joining`), `rows` their states in that order.
+  void add(JoiningRows& joining, const std::vector<int64_t>& going_on, std::vector<RunningRow> rows);
+  // Keeps the rows listed in `going_on`, in order.
+  void keep(const std::vector<int64_t>& going_on);
+  // One token for every row: its last token in, [rows, vocab] float32 log-probabilities on the host out.
+  at::Tensor step();
+
+ private:
+  // The shared prefixes of the rows by cascade, rebuilt only when the set of distinct prefixes changes.
+  void update_shared();
+
+  const Model& model_;
+  const bool cascade_;
+  KvCache cache_;
+  std::vector<RunningRow> rows_;
+  std::vector<const PrefixEntry*> distinct_;  // the prefixes shared_ holds, in its order
+  std::optional<SharedPrefixes> shared_;
+};
+
+}  // namespace prefix_scorer

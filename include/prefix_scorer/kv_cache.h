@@ -46,6 +46,8 @@ class KvCache {
 
   // Keeps rows `rows` (in that order) and drops the others, then the leading slots no kept row uses.
   void keep_rows(const std::vector<int64_t>& rows);
+  // A copy of rows `rows` (in that order), without the leading slots none of them uses.
+  KvCache copy_rows(const std::vector<int64_t>& rows) const;
   // Appends the rows of `other` (same layers and devices): the shorter side is padded in front with invalid
   // slots, so that both end at the same slot and the next append continues every row.
   void add_rows(const KvCache& other);

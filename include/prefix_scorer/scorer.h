@@ -34,7 +34,8 @@ class PrefixScorer {
   // Continues each prompt until a stop id, the stop hook or max_new_tokens ends it (see generation.h). Prompts'
   // shared prefixes are planned and cached as loglikelihood's are (and share its cache); rows join the running
   // batch after their prefixes and leave it as they stop. Throws std::invalid_argument naming the first bad
-  // request before any compute; cancel() stops it between two forwards.
+  // request before any compute; cancel() stops it between two forwards. on_progress reports tokens generated
+  // against the tokens the call will generate (max_new_tokens, less what rows that stopped early left).
   GenerationResult generate(const std::vector<GenerationRequest>& requests, const StopHook& stop_hook = {});
 
   // Totals over every call so far, with the cache's current size.

@@ -192,15 +192,15 @@ class Scorer:
 
         native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids, **r.sampling}
                   for r in requests]
-        with self._progress_bar(len(requests), "generate"):
+        with self._progress_bar(sum(r.max_new_tokens for r in requests), "generate", unit="token"):
             generations, _ = self.scorer.generate(native, stop_hook)
-        return [self.tokenizer.decode(ids, skip_special_tokens) for ids, _ in generations]
+        return [self.tokenizer.decode(ids, skip_special_tokens) for ids, _, _ in generations]
 
     @contextlib.contextmanager
-    def _progress_bar(self, requests: int, what: str) -> Iterator[None]:
+    def _progress_bar(self, total: int, what: str, unit: str = "row") -> Iterator[None]:
         bar = None
-        if self.progress and tqdm is not None and requests > 0:
-            bar = tqdm(total=requests, desc=f"prefix-scorer {what}", unit="row")
+        if self.progress and tqdm is not None and total > 0:
+            bar = tqdm(total=total, desc=f"prefix-scorer {what}", unit=unit)
         self._relay.bar = bar  # with calls from several threads, the latest bar shows progress (display only)
         try:
             yield

@@ -83,8 +83,9 @@ class PrefixScorer:
 
     def generate(
         self, requests: Sequence[Dict[str, Any]], stop_hook: Optional[Callable[[int, List[int]], bool]] = None
-    ) -> Tuple[List[Tuple[List[int], str]], Dict[str, int]]:
-        """Continues each request's ``prompt`` ids; returns ``([(new ids, finish reason)], stats)`` in order.
+    ) -> Tuple[List[Tuple[List[int], str, List[float]]], Dict[str, int]]:
+        """Continues each request's ``prompt`` ids; returns ``([(new ids, finish reason, their logprobs)], stats)`` in
+        order (reasons: ``"stop_id"``, ``"max_new_tokens"``, ``"stop_hook"``).
 
         A request is a dict: ``prompt`` (ids, required), ``max_new_tokens`` (256), ``stop_ids`` (ids that end the
         row, kept in its ids), ``do_sample`` (False: greedy), ``temperature``, ``top_k``, ``top_p``, ``seed``.

@@ -123,11 +123,11 @@ void register_scorer(py::module_& m) {
               result = self.generate(requests, stop_hook);
             }
             py::list generations;
-            for (const Generation& g : result.generations) generations.append(py::make_tuple(g.tokens, to_string(g.finish)));
+            for (const Generation& g : result.generations) generations.append(py::make_tuple(g.tokens, to_string(g.finish), g.logprobs));
             return py::make_tuple(generations, generation_stats_dict(result.stats));
           },
           py::arg("requests"), py::arg("stop_hook") = StopHook(),
-          "([(new token ids, finish reason)] in order, stats): each prompt continued until a stop id, the hook "
+          "([(new token ids, finish reason, their logprobs)] in order, stats): each prompt continued until a stop id, the hook "
           "(called with (request index, ids so far); True ends the row) or max_new_tokens.")
       .def(
           "stats",

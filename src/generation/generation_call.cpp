@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace prefix_scorer {
 namespace {
@@ -21,8 +22,12 @@ int64_t row_bytes(const BatchMemory& memory, const GenerationRequest& r) {
   return forward_bytes(memory, 1, 1, static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens);
 }
 
-void check_requests(const Model& model, const BatchMemory& memory, const std::vector<GenerationRequest>& requests) {
+}  // namespace
+
+void check_generation_requests(const Model& model, const PrefixScorerOptions& options,
+                               const std::vector<GenerationRequest>& requests) {
   const ModelConfig& c = model.config();
+  const BatchMemory memory = batch_memory(model, options);
   for (size_t i = 0; i < requests.size(); ++i) {
     const GenerationRequest& r = requests[i];
     const std::string what = fmt::format("generate: request {}:", i);
@@ -35,16 +40,14 @@ void check_requests(const Model& model, const BatchMemory& memory, const std::ve
     if (longest > c.max_position_embeddings)
       throw std::invalid_argument(fmt::format("{} {} prompt tokens + max_new_tokens {} exceed the model's {} positions",
                                               what, r.prompt.size(), r.max_new_tokens, c.max_position_embeddings));
-    if (c.long_rope(longest))
-      throw std::invalid_argument(fmt::format(
-          "{} {} tokens would reach the longrope long factors (from {} tokens on), which generation does not "
-          "switch to yet", what, longest, c.rope.original_max_position_embeddings));
     check_sampling(r.sampling, what);
     if (memory.max_bytes > 0 && row_bytes(memory, r) > memory.max_bytes)
       throw std::invalid_argument(fmt::format("{} its {} tokens need {} bytes of keys, values and activations, more than "
                                               "max_batch_bytes {}", what, longest, row_bytes(memory, r), memory.max_bytes));
   }
 }
+
+namespace {
 
 // One prompt per scoring row: the position after its last token is the one scored first.
 std::vector<ScoringRow> prompt_rows(const std::vector<GenerationRequest>& requests) {
@@ -69,14 +72,14 @@ bool decode_by_cascade(const Model& model, const PrefixScorerOptions& options, c
 
 class GenerationCall {
  public:
-  GenerationCall(const Model& model, const PrefixScorerOptions& options, const BatchMemory& memory, PrefixCache& cache,
+  GenerationCall(const Model& model, const Model* long_model, const PrefixScorerOptions& options, PrefixCache& cache,
                  const std::vector<GenerationRequest>& requests, const StopHook& stop_hook, std::atomic<bool>& cancel)
       : model_(model),
         options_(without_trees(options)),
         requests_(requests),
         stop_hook_(stop_hook),
         cancel_(cancel),
-        memory_(memory),
+        memory_(batch_memory(model, options_)),
         rows_(prompt_rows(requests)),
         plan_(prefixes_worth_caching(rows_, options_,
                                      std::max<int64_t>(1, options_.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
@@ -86,22 +89,24 @@ class GenerationCall {
                      prefill_wave(model_, options_, prefixes_, wave, prefix_stats_);
                    }),
         running_(model, decode_by_cascade(model, options_, plan_)) {
+    if (long_model != nullptr) long_running_ = std::make_unique<RunningBatch>(*long_model, running_.cascade());
     result_.generations.resize(requests.size());
     result_.stats.requests = static_cast<int64_t>(requests.size());
+    for (const GenerationRequest& r : requests) token_budget_ += r.max_new_tokens;
   }
 
   GenerationResult run() {
     const size_t max_rows = static_cast<size_t>(std::max<int64_t>(1, options_.max_batch_rows));
-    while (next_ < plan_.order.size() || !running_.empty()) {
+    while (next_ < plan_.order.size() || running_rows() > 0) {
       if (cancel_.exchange(false))
         throw Cancelled(fmt::format("generate: cancelled with {} of {} requests done", done_, requests_.size()));
-      const size_t free_rows = max_rows - running_.size(), waiting = plan_.order.size() - next_;
+      const size_t free_rows = max_rows - running_rows(), waiting = plan_.order.size() - next_;
       // Join in groups (a prefill forward each), not one row per step as single rows stop.
       if (waiting > 0 && free_rows >= std::min(waiting, std::max<size_t>(1, max_rows / 4)))
         admit(std::min(free_rows, waiting));
       else
         step();
-      if (options_.on_progress) options_.on_progress(static_cast<int64_t>(done_), static_cast<int64_t>(requests_.size()));
+      if (options_.on_progress) options_.on_progress(result_.stats.generated_tokens, token_budget_);
     }
     result_.stats.prefix_tokens = prefix_stats_.prefill_tokens;
     return std::move(result_);
@@ -119,7 +124,7 @@ class GenerationCall {
       bytes += row_bytes(memory_, requests_[plan_.order[k].row]);
       const bool fits = longest * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
                         (memory_.max_bytes == 0 || bytes <= memory_.max_bytes);
-      if (!fits && !(joining.empty() && running_.empty())) break;
+      if (!fits && !(joining.empty() && running_rows() == 0)) break;
       joining.push_back(k);
     }
     if (joining.empty()) return step();
@@ -141,42 +146,94 @@ class GenerationCall {
       result_.stats.prefill_tokens += static_cast<int64_t>(tails.back().size());
     }
     JoiningRows joined = running_.prefill(prefixes, tails, starts);
-    ++result_.stats.prefill_forwards;
-    if (running_.cascade()) ++result_.stats.cascade_forwards;
     prefixes_.unpin();
     for (size_t k : joining) prefixes_.finish(plan_.order[k].entry);
 
-    std::vector<int64_t> going_on;
     std::vector<RunningRow> rows;
     for (size_t i = 0; i < joining.size(); ++i) {
       const size_t request = plan_.order[joining[i]].row;
-      RunningRow row{request, static_cast<int64_t>(rows_[request].input.size()), 0,
-                     sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr};
-      if (!advance(row, joined.logprobs[static_cast<int64_t>(i)])) {
-        going_on.push_back(static_cast<int64_t>(i));
-        running_bytes_ += row_bytes(memory_, requests_[request]);
-        rows.push_back(std::move(row));
-      }
+      rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0,
+                      sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr});
     }
-    running_.add(joined, going_on, std::move(rows));
+    join(joined, std::move(rows), running_, /*counted=*/false);
+    switch_to_long_factors();
   }
 
-  // One token for every running row; the rows that stop leave.
-  void step() {
-    const at::Tensor logprobs = running_.step();
-    ++result_.stats.decode_forwards;
-    if (running_.cascade()) ++result_.stats.cascade_forwards;
-    result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_.size()));
+  // Picks each prefilled row's next token and adds the rows that go on to `batch`. `counted`: the rows' memory is
+  // in running_bytes_ already (rows that ran before).
+  void join(JoiningRows& joined, std::vector<RunningRow> rows, RunningBatch& batch, bool counted) {
+    ++result_.stats.prefill_forwards;
+    if (batch.cascade()) ++result_.stats.cascade_forwards;
     std::vector<int64_t> going_on;
-    for (size_t i = 0; i < running_.size(); ++i) {
-      RunningRow& row = running_.rows()[i];
+    std::vector<RunningRow> staying;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int64_t bytes = row_bytes(memory_, requests_[rows[i].request]);
+      if (!advance(rows[i], joined.logprobs[static_cast<int64_t>(i)])) {
+        going_on.push_back(static_cast<int64_t>(i));
+        staying.push_back(std::move(rows[i]));
+        if (!counted) running_bytes_ += bytes;
+      } else if (counted) {
+        running_bytes_ -= bytes;
+      }
+    }
+    joined.cache.keep_rows(going_on);
+    batch.add(joined.cache, std::move(staying));
+  }
+
+  size_t running_rows() const { return running_.size() + (long_running_ ? long_running_->size() : 0); }
+
+  // One token for every running row (a forward per model the rows take); the rows that stop leave.
+  void step() {
+    result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_rows()));
+    step(running_);
+    if (long_running_) step(*long_running_);
+    switch_to_long_factors();
+  }
+
+  void step(RunningBatch& batch) {
+    if (batch.empty()) return;
+    const at::Tensor logprobs = batch.step();
+    ++result_.stats.decode_forwards;
+    if (batch.cascade()) ++result_.stats.cascade_forwards;
+    std::vector<int64_t> going_on;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      RunningRow& row = batch.rows()[i];
       ++row.position;
       if (!advance(row, logprobs[static_cast<int64_t>(i)]))
         going_on.push_back(static_cast<int64_t>(i));
       else
         running_bytes_ -= row_bytes(memory_, requests_[row.request]);
     }
-    running_.keep(going_on);
+    batch.keep(going_on);
+  }
+
+  // transformers' Phi-3 drops its cache when a sequence first grows past original_max_position_embeddings and runs
+  // it again whole on the long factors; rows do the same, in one prefill on the long model, and stay there.
+  void switch_to_long_factors() {
+    if (!long_running_) return;
+    std::vector<int64_t> staying;
+    std::vector<RunningRow> crossing;
+    std::vector<TokenIds> sequences;
+    for (size_t i = 0; i < running_.size(); ++i) {
+      RunningRow& row = running_.rows()[i];
+      if (!model_.config().long_rope(row.position + 1)) {
+        staying.push_back(static_cast<int64_t>(i));
+        continue;
+      }
+      TokenIds sequence = rows_[row.request].input;
+      const TokenIds& generated = result_.generations[row.request].tokens;
+      sequence.insert(sequence.end(), generated.begin(), generated.end());
+      result_.stats.prefill_tokens += static_cast<int64_t>(sequence.size());
+      row.position = static_cast<int64_t>(sequence.size());
+      row.prefix = nullptr;
+      sequences.push_back(std::move(sequence));
+      crossing.push_back(std::move(row));
+    }
+    if (crossing.empty()) return;
+    running_.keep(staying);
+    JoiningRows joined = long_running_->prefill(std::vector<EntryPtr>(crossing.size()), sequences,
+                                                std::vector<int64_t>(crossing.size(), 0));
+    join(joined, std::move(crossing), *long_running_, /*counted=*/true);
   }
 
   // Picks the row's next token and records it; returns whether the row stops there.
@@ -196,7 +253,10 @@ class GenerationCall {
       out.finish = FinishReason::kMaxNewTokens;
     else
       stop = false;
-    if (stop) ++done_;
+    if (stop) {
+      ++done_;
+      token_budget_ -= request.max_new_tokens - static_cast<int64_t>(out.tokens.size());
+    }
     return stop;
   }
 
@@ -212,20 +272,20 @@ class GenerationCall {
   LivePrefixes prefixes_;
   PrefillScheduler scheduler_;
   RunningBatch running_;
+  std::unique_ptr<RunningBatch> long_running_;  // rows past original_max_position_embeddings (LongRoPE only)
   size_t next_ = 0;            // the first waiting prompt, in plan order
   int64_t running_bytes_ = 0;  // what the running rows may hold at their longest (row_bytes)
   size_t done_ = 0;
+  int64_t token_budget_ = 0;   // the tokens the call will have generated: max_new_tokens, less what stopped rows left
   GenerationResult result_;
 };
 
 }  // namespace
 
-GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
-                                const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
-                                std::atomic<bool>& cancel) {
-  const BatchMemory memory = batch_memory(model, options);
-  check_requests(model, memory, requests);
-  return GenerationCall(model, options, memory, cache, requests, stop_hook, cancel).run();
+GenerationResult run_generation(const Model& model, const Model* long_model, const PrefixScorerOptions& options,
+                                PrefixCache& cache, const std::vector<GenerationRequest>& requests,
+                                const StopHook& stop_hook, std::atomic<bool>& cancel) {
+  return GenerationCall(model, long_model, options, cache, requests, stop_hook, cancel).run();
 }
 
 }  // namespace prefix_scorer

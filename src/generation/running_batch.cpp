@@ -42,9 +42,8 @@ JoiningRows RunningBatch::prefill(const std::vector<EntryPtr>& prefixes, const s
   return {std::move(logprobs), std::move(gathered)};
 }
 
-void RunningBatch::add(JoiningRows& joining, const std::vector<int64_t>& going_on, std::vector<RunningRow> rows) {
-  joining.cache.keep_rows(going_on);
-  cache_.add_rows(joining.cache);
+void RunningBatch::add(const KvCache& cache, std::vector<RunningRow> rows) {
+  cache_.add_rows(cache);
   for (RunningRow& row : rows) rows_.push_back(std::move(row));
   update_shared();
 }

@@ -30,6 +30,7 @@ class RunningBatch {
  public:
   RunningBatch(const Model& model, bool cascade);
 
+  const Model& model() const { return model_; }
   bool cascade() const { return cascade_; }
   bool empty() const { return rows_.empty(); }
   size_t size() const { return rows_.size(); }
@@ -39,8 +40,8 @@ class RunningBatch {
   // over the distinct prefixes, or after each prefix gathered into the row's own cache.
   JoiningRows prefill(const std::vector<EntryPtr>& prefixes, const std::vector<TokenIds>& tails,
                       const std::vector<int64_t>& starts) const;
-  // Adds the joining rows listed in `going_on` (indices into `joining`), `rows` their states in that order.
-  void add(JoiningRows& joining, const std::vector<int64_t>& going_on, std::vector<RunningRow> rows);
+  // Adds rows: `cache`'s rows are their own keys and values, `rows` their states, in the same order.
+  void add(const KvCache& cache, std::vector<RunningRow> rows);
   // Keeps the rows listed in `going_on`, in order.
   void keep(const std::vector<int64_t>& going_on);
   // One token for every row: its last token in, [rows, vocab] float32 log-probabilities on the host out.

@@ -63,17 +63,27 @@ int64_t KvCache::bytes() const {
 }
 
 void KvCache::keep_rows(const std::vector<int64_t>& rows) {
-  if (!positions_.defined()) return;
+  KvCache kept = copy_rows(rows);
+  layers_ = std::move(kept.layers_);
+  positions_ = std::move(kept.positions_);
+  valid_ = std::move(kept.valid_);
+  room_.clear();
+}
+
+KvCache KvCache::copy_rows(const std::vector<int64_t>& rows) const {
+  KvCache copy(num_layers());
+  if (!positions_.defined()) return copy;
   const at::Tensor index = at::tensor(rows, at::kLong);
   at::Tensor on_device;  // the index on the device of the layers being cut: one copy per device
-  for (LayerKv& layer : layers_) {
+  for (int64_t i = 0; i < num_layers(); ++i) {
+    const LayerKv& layer = layers_[i];
     if (!on_device.defined() || on_device.device() != layer.keys.device()) on_device = upload(index, layer.keys.device());
-    layer = {layer.keys.index_select(0, on_device), layer.values.index_select(0, on_device)};
+    copy.layers_[i] = {layer.keys.index_select(0, on_device), layer.values.index_select(0, on_device)};
   }
-  positions_ = positions_.index_select(0, index);
-  valid_ = valid_.index_select(0, index);
-  room_.clear();
-  drop_unused_leading_slots();
+  copy.positions_ = positions_.index_select(0, index);
+  copy.valid_ = valid_.index_select(0, index);
+  copy.drop_unused_leading_slots();
+  return copy;
 }
 
 void KvCache::add_rows(const KvCache& other) {

@@ -125,6 +125,28 @@ TEST(GenerationHook, EndsTheRowItNamesWhereItSaysSo) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), size_t{0}), 6);
 }
 
+TEST(GenerationProgress, CountsTokensAgainstWhatTheCallWillGenerate) {
+  std::vector<std::pair<int64_t, int64_t>> reports;
+  PrefixScorerOptions options;
+  options.max_batch_rows = 2;
+  options.on_progress = [&](int64_t done, int64_t total) { reports.emplace_back(done, total); };
+  PrefixScorer scorer(tiny(), options);
+  std::vector<GenerationRequest> requests(4, GenerationRequest{{1, 2, 3}, 8, {}, {}});
+  for (size_t i = 0; i < requests.size(); ++i) requests[i].prompt.push_back(static_cast<int64_t>(i));
+  const GenerationResult result = scorer.generate(requests, [](size_t request, const TokenIds& generated) {
+    return request % 2 == 0 && generated.size() == 3;  // two rows stop early, leaving 5 tokens each unused
+  });
+  ASSERT_GT(reports.size(), 3u);
+  EXPECT_EQ(reports.back(), std::make_pair(result.stats.generated_tokens, result.stats.generated_tokens));
+  EXPECT_EQ(result.stats.generated_tokens, 3 + 8 + 3 + 8);
+  for (size_t i = 1; i < reports.size(); ++i) {
+    EXPECT_GE(reports[i].first, reports[i - 1].first);
+    EXPECT_LE(reports[i].second, reports[i - 1].second);
+    EXPECT_LE(reports[i].first, reports[i].second);
+  }
+  EXPECT_EQ(reports.front(), std::make_pair(int64_t{2}, int64_t{32}));  // after the first two rows' first tokens
+}
+
 GenerationRequest sampled(TokenIds prompt, uint64_t seed) {
   GenerationRequest r{std::move(prompt), 12, {}, {}};
   r.sampling.greedy = false;
@@ -283,6 +305,42 @@ void expect_random_trees_give_each_prompt_its_tokens(const std::string& name, bo
 TEST(GenerationProperty, RandomPromptTreesGiveEachPromptItsOwnTokens) {
   expect_random_trees_give_each_prompt_its_tokens("tiny", true);  // by cascade and by gather
   expect_random_trees_give_each_prompt_its_tokens("tiny-gemma2", false);  // windows of 32 tokens: always gather
+}
+
+// transformers' Phi-3 runs a sequence again whole on the long factors when it first grows past
+// original_max_position_embeddings (40 in this fixture), so every token is the full forward's of its sequence:
+// rows that cross, one that starts past it (run apart, on the long factors' cache) and one that stays below.
+TEST(GenerationLongRope, EveryTokenIsTheFullForwardsOfItsSequence) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir("phi3_longrope")));
+  ASSERT_EQ(model->config().rope.original_max_position_embeddings, 40);
+  const TokenIds context = expected_scores("phi3_longrope").front().request.context;
+  std::vector<GenerationRequest> requests;
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{20, 24}, {30, 16}, {39, 8}, {40, 8}, {44, 8}, {10, 6}};
+  for (const auto& [length, new_tokens] : shapes)
+    requests.push_back({TokenIds(context.begin(), context.begin() + length), new_tokens, {}, {}});
+  PrefixScorerOptions options = small_batches();
+  options.cascade_min_prefix_len = 0;
+  PrefixScorer scorer(model, options);
+  std::vector<std::pair<size_t, TokenIds>> hooked;
+  const GenerationResult result = scorer.generate(requests, [&](size_t request, const TokenIds& generated) {
+    hooked.emplace_back(request, generated);
+    return false;
+  });
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::vector<double> logprobs;
+    EXPECT_EQ(result.generations[i].tokens, greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens, {},
+                                                         &logprobs)) << "request " << i;
+    ASSERT_EQ(result.generations[i].logprobs.size(), logprobs.size());
+    for (size_t t = 0; t < logprobs.size(); ++t)
+      EXPECT_NEAR(result.generations[i].logprobs[t], logprobs[t], 1e-5) << "request " << i << " token " << t;
+  }
+  // The hook hears each request under its own index, the one run apart on the long factors too.
+  ASSERT_EQ(hooked.size(), 70u);
+  for (const auto& [request, generated] : hooked) {
+    const TokenIds& all = result.generations[request].tokens;
+    EXPECT_TRUE(std::equal(generated.begin(), generated.end(), all.begin())) << "request " << request;
+  }
+  EXPECT_GT(result.stats.prefill_forwards, 3);  // crossing rows run again on the long factors
 }
 
 }  // namespace

@@ -132,3 +132,37 @@ def test_an_error_inside_any_forward_keeps_its_type_and_context_and_the_scorer_s
             _testing.fail_forward(0, fault)
         assert scorer.stats["entries_pinned"] == 0
         assert_usable(scorer)
+
+
+# Six prompts after one shared 40-token prefix, which a prefill wave of its own computes first.
+PROMPTS = [{"prompt": [5 + i for i in range(40)] + [100 + (q * 7 + i) % 300 for i in range(2 + q)], "max_new_tokens": 6}
+           for q in range(6)]
+
+
+def test_sigint_stops_generation_within_one_step(sigint_raises):
+    scorer, reports = scorer_stopped_by(lambda _: os.kill(os.getpid(), signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        scorer.generate(PROMPTS)
+    assert len(reports) == 2  # no forward ran after the report that sent the signal
+    assert scorer.stats["entries_pinned"] == 0
+    fresh = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny").generate(PROMPTS)[0]
+    assert [g[0] for g in scorer.generate(PROMPTS)[0]] == [g[0] for g in fresh]
+
+
+@pytest.mark.parametrize("fault, error", [("out_of_memory", torch.cuda.OutOfMemoryError), ("torch_error", RuntimeError)])
+def test_an_error_inside_any_generation_forward_reaches_the_caller_and_the_scorer_stays_usable(fault, error):
+    counter = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2, min_prefix_len=8)
+    want, stats = counter.generate(PROMPTS)
+    assert stats["prefix_tokens"] == 40
+    forwards = stats["prefill_forwards"] + stats["decode_forwards"] + 1  # and the shared prefix's prefill
+    assert forwards > 6
+    for nth in range(1, forwards + 1):
+        scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2, min_prefix_len=8)
+        _testing.fail_forward(nth, fault)
+        try:
+            with pytest.raises(error, match=r"injected (?s:.)*in a forward of \d+ rows"):
+                scorer.generate(PROMPTS)
+        finally:
+            _testing.fail_forward(0, fault)
+        assert scorer.stats["entries_pinned"] == 0 and scorer.stats["entries_held"] == 0
+        assert [g[0] for g in scorer.generate(PROMPTS)[0]] == [g[0] for g in want]

@@ -62,5 +62,39 @@ def test_greedy_generation_equals_transformers_generate(family):
             want.append(out[0, len(prompt):].tolist())
     scorer = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, min_prefix_len=4, max_batch_rows=2)
     got, stats = scorer.generate([{"prompt": p, "max_new_tokens": 8, "stop_ids": eos} for p in prompts])
-    assert [tokens for tokens, _ in got] == want
+    assert [tokens for tokens, _, _ in got] == want
     assert stats["prefix_tokens"] == 16 and stats["prefill_forwards"] > 1
+
+
+def test_longrope_generation_switches_factors_as_transformers_generate():
+    """phi3_longrope takes its long factors past original_max_position_embeddings (40), where transformers' Phi-3
+    drops its cache and runs the sequence again: prompts that start below it and grow past it, one that starts past
+    it, one that stays below; HF generate one prompt at a time, tokens and log-probabilities."""
+    family = "phi3_longrope"
+    model = transformers.AutoModelForCausalLM.from_pretrained(MODELS / family, dtype=torch.float32,
+                                                              attn_implementation="eager").eval()
+    assert model.config.original_max_position_embeddings == 40
+    context = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"][0]["context_ids"]
+    prompts = [context[:n] for n in (20, 30, 36, 39, 40, 44)] + [context[:10]]
+    new_tokens = [24, 16, 12, 8, 8, 8, 6]
+    want, want_logprobs, ties = [], [], []
+    with torch.no_grad():
+        for prompt, n in zip(prompts, new_tokens):
+            out = model.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False, pad_token_id=0,
+                                 eos_token_id=None, output_scores=True, return_dict_in_generate=True)
+            want.append(out.sequences[0, len(prompt):].tolist())
+            # Random weights give near-ties (a top-2 gap of 8e-6 here) that float32 noise may break either way:
+            # tokens are compared up to the first one.
+            steps = [torch.log_softmax(s[0], -1) for s in out.scores]
+            gaps = [float(lp.topk(2).values.diff().abs()) for lp in steps]
+            ties.append(next((i for i, gap in enumerate(gaps) if gap < 1e-4), n))
+            want_logprobs.append([float(lp[t]) for lp, t in zip(steps, want[-1])])
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, min_prefix_len=4, max_batch_rows=3)
+    got, stats = scorer.generate([{"prompt": p, "max_new_tokens": n} for p, n in zip(prompts, new_tokens)])
+    assert [tokens[:tie] for (tokens, _, _), tie in zip(got, ties)] == [w[:tie] for w, tie in zip(want, ties)]
+    # The numbers too: random weights keep the argmax through the short factors' error, not the log-probabilities.
+    for (_, _, logprobs), expected, tie in zip(got, want_logprobs, ties):
+        assert logprobs[:tie] == pytest.approx(expected[:tie], abs=1e-4)
+    compared_past_40 = sum(max(0, len(p) + tie - 40) for p, tie in zip(prompts, ties))
+    assert compared_past_40 >= 30, ties  # most of it on the long factors
+    assert stats["prefix_tokens"] > 0

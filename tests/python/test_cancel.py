@@ -122,16 +122,23 @@ def test_an_error_inside_any_forward_keeps_its_type_and_context_and_the_scorer_s
     counter.loglikelihood(PAIRS)
     forwards = counter.stats["forwards"]
     assert forwards > 3
+    for scorer in failing_each_forward(forwards, fault, error, lambda s: s.loglikelihood(PAIRS), max_batch_rows=2):
+        assert scorer.stats["entries_pinned"] == 0
+        assert_usable(scorer)
+
+
+def failing_each_forward(forwards, fault, error, call, **options):
+    """For each of the `forwards` forwards in turn: a fresh scorer whose call fails there with `error` (the fault
+    injected, the forward's shape in the message); yields the scorer after the failed call."""
     for nth in range(1, forwards + 1):
-        scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2)
+        scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", **options)
         _testing.fail_forward(nth, fault)
         try:
             with pytest.raises(error, match=r"injected (?s:.)*in a forward of \d+ rows"):
-                scorer.loglikelihood(PAIRS)
+                call(scorer)
         finally:
             _testing.fail_forward(0, fault)
-        assert scorer.stats["entries_pinned"] == 0
-        assert_usable(scorer)
+        yield scorer
 
 
 # Six prompts after one shared 40-token prefix, which a prefill wave of its own computes first.
@@ -156,13 +163,7 @@ def test_an_error_inside_any_generation_forward_reaches_the_caller_and_the_score
     assert stats["prefix_tokens"] == 40
     forwards = stats["prefill_forwards"] + stats["decode_forwards"] + 1  # and the shared prefix's prefill
     assert forwards > 6
-    for nth in range(1, forwards + 1):
-        scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", max_batch_rows=2, min_prefix_len=8)
-        _testing.fail_forward(nth, fault)
-        try:
-            with pytest.raises(error, match=r"injected (?s:.)*in a forward of \d+ rows"):
-                scorer.generate(PROMPTS)
-        finally:
-            _testing.fail_forward(0, fault)
+    for scorer in failing_each_forward(forwards, fault, error, lambda s: s.generate(PROMPTS), max_batch_rows=2,
+                                       min_prefix_len=8):
         assert scorer.stats["entries_pinned"] == 0 and scorer.stats["entries_held"] == 0
         assert [g[0] for g in scorer.generate(PROMPTS)[0]] == [g[0] for g in want]

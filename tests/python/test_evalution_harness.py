@@ -12,6 +12,7 @@ from conftest import DATA, assert_paired
 import evalution  # noqa: F401
 
 from evalution.benchmarks import C4, MMLU, HellaSwag  # noqa: E402
+from evalution.benchmarks.gsm8k import GSM8K  # noqa: E402
 from evalution.config import Model  # noqa: E402
 from evalution.engines.base import (  # noqa: E402
     BaseEngine,
@@ -79,6 +80,16 @@ class LocalC4(C4):
 
     def dataset_loader(self):
         return loader({"validation": [{"text": row["page"]} for row in jsonl("wikitext.jsonl")]})
+
+
+@dataclasses.dataclass(slots=True)
+class LocalGSM8K(GSM8K):
+    dataset_path: str = "local/gsm8k"
+    stream: bool = False
+
+    def dataset_loader(self):
+        rows = [{"question": row["question"], "answer": f"#### {row['answer']}"} for row in jsonl("gsm8k.jsonl")]
+        return loader({"test": rows, "train": rows})
 
 
 def reference_engine():
@@ -169,6 +180,22 @@ def test_generation_gives_evalution_transformers_engine_texts():
     assert [streamed[i].text for i in range(len(requests))] == [o.text for o in got]
     for session in (ours, theirs):
         session.close()
+
+
+def test_gsm8k_suite_generates_as_evalution_transformers_engine():
+    # Evalution's own GSM8K suite (8-shot chain of thought, its stop strings and answer extraction) on local rows,
+    # through its runtime. The random weights answer every question alike here; the session test above has outputs
+    # that differ and stop strings that cut them.
+    def run_gsm8k(engine):
+        run = engine.model(path=str(DATA / "models" / "qwen3"), label="qwen3-fixture")
+        run.run(LocalGSM8K(max_new_tokens=24))
+        return run.result()
+
+    theirs, ours = run_gsm8k(reference_engine()), run_gsm8k(PrefixScorer(device="cpu", dtype="float32"))
+    (want,), (got,) = theirs.tests, ours.tests
+    assert got.metrics == want.metrics
+    predictions = [(s.index, s.prediction) for s in got.samples]
+    assert predictions == [(s.index, s.prediction) for s in want.samples] and len(predictions) == 6
 
 
 def test_session_lifecycle_and_what_it_refuses():

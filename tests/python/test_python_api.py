@@ -151,3 +151,21 @@ def test_empty_documents_score_zero_like_lm_eval():
     scores = harness.loglikelihood_rolling(["", "Some words."])
     assert scores[0] == 0.0
     assert scores[1] < 0.0
+
+
+def test_generation_requests_that_cannot_run_are_refused_by_name():
+    from prefix_scorer.harness import GenerationText
+
+    text = Scorer(DATA / "models" / "llama3", progress=False)
+    good = GenerationText(text.encode("Hello"), ["\n"], 4, {"do_sample": False})
+    with pytest.raises(ValueError, match="generate: request 1: an empty stop string"):
+        text.generate([good, good._replace(until=["\n", ""])])
+    with pytest.raises(ValueError, match="generate: request 1: the prompt is empty"):
+        text.generate([good, good._replace(prompt=[])])
+    scorer = prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny")
+    with pytest.raises(ValueError, match=r"generate: request 0: unknown keys \['beams'\]"):
+        scorer.generate([{"prompt": [1, 2], "beams": 2}])
+    with pytest.raises(ValueError, match=r"generate: request 0: temperature must be finite and >= 0"):
+        scorer.generate([{"prompt": [1, 2], "do_sample": True, "temperature": -1.0}])
+    (tokens, reason, logprobs), = scorer.generate([{"prompt": [1, 2], "max_new_tokens": 3}])[0]
+    assert len(tokens) == len(logprobs) == 3 and reason == "max_new_tokens" and all(lp <= 0 for lp in logprobs)

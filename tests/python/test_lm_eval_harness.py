@@ -21,7 +21,7 @@ from prefix_scorer.lm_eval import PrefixScorerLM  # noqa: E402
 
 TASK_DIR = DATA / "lm_eval_tasks"
 MODEL = DATA / "models" / "llama3"
-TASKS = ["tiny_mmlu", "tiny_hellaswag", "tiny_wikitext", "tiny_edge"]
+TASKS = ["tiny_mmlu", "tiny_hellaswag", "tiny_wikitext", "tiny_edge", "tiny_gsm8k"]
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 # Metrics that are exponentials or ratios of summed logprobs: equal up to the logprobs' own float32 difference.
 SUMMED = ("word_perplexity", "byte_perplexity", "bits_per_byte")
@@ -46,7 +46,7 @@ def evaluate(task_manager, model, model_args="", **kwargs):
 
 
 def per_sample(results):
-    """{(task, doc_id): [(logprob, is_greedy) or logprob per request]}."""
+    """{(task, doc_id): [(logprob, is_greedy), logprob or text per request]}."""
     return {(task, s["doc_id"]): s["filtered_resps"] for task, samples in results["samples"].items() for s in samples}
 
 
@@ -63,7 +63,9 @@ def assert_same_results(ours, theirs):
     assert ours_samples.keys() == theirs_samples.keys() and theirs_samples
     for key, resps in theirs_samples.items():
         for got, want in assert_paired(ours_samples[key], resps, str(key)):
-            if isinstance(want, (tuple, list)):  # loglikelihood: (logprob, is_greedy)
+            if isinstance(want, str):  # generate_until: the text, filtered
+                assert got == want, key
+            elif isinstance(want, (tuple, list)):  # loglikelihood: (logprob, is_greedy)
                 assert got[0] == pytest.approx(want[0], abs=1e-4), key
                 assert bool(got[1]) == bool(want[1]), key
             else:  # loglikelihood_rolling: a document's sum, which the hf backend adds up in float32 (an ulp is
@@ -107,7 +109,8 @@ def read_output(tmp_path):
         task = samples_file.name[len("samples_"):].rsplit("_", 1)[0]
         samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
         for s in samples:  # the files hold responses as text
-            s["filtered_resps"] = [[float(r[0]), r[1] == "True"] if isinstance(r, list) else float(r)
+            s["filtered_resps"] = [[float(r[0]), r[1] == "True"] if isinstance(r, list)
+                                   else r if task.startswith("tiny_gsm8k") else float(r)
                                    for r in s["filtered_resps"]]
         results["samples"][task] = samples
     return results

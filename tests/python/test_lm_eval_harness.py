@@ -263,3 +263,38 @@ def test_harness_speed_script_runs_both_backends(tmp_path, task):
         assert figures["hf"]["answers"] == figures["prefix-scorer"]["answers"]
     else:
         assert "faster than hf; accuracies equal" in proc.stdout
+
+
+def documented_commands():
+    """Every ``python -m prefix_scorer.lm_eval`` command of README.md and docs/architecture.md, as written."""
+    root = DATA.parents[1]
+    commands = []
+    for doc in (root / "README.md", root / "docs" / "architecture.md"):
+        for block in re.findall(r"```sh\n(.*?)```", doc.read_text(), re.S):
+            for command in block.replace("\\\n", " ").splitlines():
+                if "-m prefix_scorer.lm_eval" in command and not command.lstrip().startswith(("torchrun", "accelerate")):
+                    commands.append((doc.name, command.split()))
+    return commands
+
+
+@pytest.mark.parametrize("doc, command", documented_commands(), ids=lambda c: c if isinstance(c, str) else None)
+def test_documented_lm_eval_commands_run(doc, command, tmp_path):
+    # Run as written, on this machine: the local tasks for hub ones, the fixture for a user's checkpoint, the CPU.
+    args = command[command.index("-m") + 1:]
+    local = {"mmlu": "tiny_mmlu", "gsm8k": "tiny_gsm8k"}
+    for i, arg in enumerate(args):
+        if args[i - 1] == "--tasks":
+            args[i] = ",".join(local.get(t, t) for t in arg.split(","))
+        elif args[i - 1] == "--device":
+            args[i] = "cpu"
+        elif args[i - 1] == "--output_path":
+            args[i] = str(tmp_path)
+        elif args[i - 1] == "--model_args":
+            args[i] = arg.replace("/path/to/hf-checkpoint", str(MODEL)).replace("bfloat16", "float32")
+    if "--include_path" not in args:
+        args += ["--include_path", "."]
+    args += ["--limit", "2"]
+    proc = subprocess.run([sys.executable, "-m", *args], cwd=TASK_DIR, env=child_env(), capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, (doc, proc.stderr[-3000:])
+    assert "tiny_mmlu" in proc.stdout, proc.stdout[-2000:]

@@ -32,9 +32,49 @@ except ImportError:
 #: Padded tokens per forward for each row of lm-eval's ``batch_size=N``.
 TOKENS_PER_BATCH_ROW = 512
 
-#: Arguments lm-eval or the HF backend's users pass that mean nothing here; accepted with a warning.
-IGNORED_ARGS = frozenset({"max_batch_size", "trust_remote_code", "parallelize", "revision", "backend",
-                          "use_fast_tokenizer", "peft", "delta", "autogptq", "gguf_file", "attn_implementation"})
+#: Every argument of lm-eval's ``HFLM.__init__`` (the hf backend) beyond the ones served (``pretrained``, ``device``,
+#: ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``), with what happens to
+#: it here. Harmless: accepted whatever its value (with a warning when set), since it cannot change the numbers.
+#: Refused: an error unless it holds hf's default, since ignoring it would give numbers under the wrong name; the
+#: text says what to do instead. A test checks that every HFLM argument is in one of the lists.
+HARMLESS_ARGS = frozenset({"max_batch_size", "trust_remote_code", "use_fast_tokenizer", "logits_cache",
+                           "max_memory_per_gpu", "max_cpu_memory", "offload_folder", "attn_implementation"})
+REFUSED_ARGS = {  # name: (the values that mean hf's default, besides none; what to do instead)
+    "backend": ({"default", "causal"}, "prefix-scorer runs decoder-only (causal) models only; use --model hf"),
+    "revision": ({"main"}, "prefix-scorer reads a local checkpoint folder; pass the revision's snapshot folder"),
+    "subfolder": (set(), "pass pretrained=PATH/SUBFOLDER"),
+    "truncation": ({"false", "0"}, "prefix-scorer left-truncates to max_length as the hf backend does by default"),
+    "softmax_dtype": (set(), "log-softmax runs in float32"),
+    "mixed_precision_dtype": (set(), "pass dtype= instead"),
+    "prefix_token_id": (set(), "the prefix token is the tokenizer's BOS (else EOS)"),
+    "tp_plan": (set(), "tensor parallelism is not supported; parallelize=True splits the layers over the GPUs"),
+    "peft": (set(), "merge the adapter into the checkpoint first (peft's merge_and_unload), or use --model hf"),
+    "delta": (set(), "apply the delta to the checkpoint first, or use --model hf"),
+    "autogptq": ({"false", "0"}, "quantized checkpoints are not supported; use --model hf"),
+    "gptqmodel": ({"false", "0"}, "quantized checkpoints are not supported; use --model hf"),
+    "gguf_file": (set(), "GGUF checkpoints are not supported; use --model hf"),
+    "think_end_token": (set(), "thinking traces are not stripped yet; use --model hf"),
+    "enable_thinking": (set(), "chat templates are not rendered yet; use --model hf"),
+    "chat_template_args": (set(), "chat templates are not rendered yet; use --model hf"),
+}
+
+
+def _check_hf_arg(name: str, value: Any) -> None:
+    """Warns about a harmless hf argument that is set; refuses a refused one that is not at hf's default."""
+    if name in HARMLESS_ARGS:
+        if value not in (None, ""):
+            warnings.warn(f"prefix-scorer ignores model argument {name}={value!r} (it does not change the numbers)")
+        return
+    defaults, instead = REFUSED_ARGS[name]
+    if str(value).strip().lower() not in defaults | {"", "none"}:
+        raise ValueError(f"prefix-scorer cannot honour model argument {name}={value!r}: {instead}")
+
+
+def _visible_gpus() -> List[str]:
+    import torch
+
+    return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+
 
 #: Tokens generated when a request's gen_kwargs name no maximum (the HF backend's max_gen_toks).
 MAX_GEN_TOKS = 256
@@ -83,8 +123,10 @@ def parse_model_args(
 
     ``batch_size=N`` with N > 1 caps a forward at N rows and N * 512 padded tokens; 1 (lm-eval's command-line
     default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
-    ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through; HF-only
-    arguments (``max_batch_size``, ``trust_remote_code``, ...) are ignored with a warning.
+    ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through;
+    ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks; the hf backend's other
+    arguments are harmless (ignored with a warning) or refused unless at hf's default (``HARMLESS_ARGS``,
+    ``REFUSED_ARGS``).
     """
     parsed: Dict[str, Any] = {"add_bos_token": _as_bool(add_bos_token)}
     if max_length not in (None, "", "None"):
@@ -97,9 +139,14 @@ def parse_model_args(
             parsed["max_batch_rows"] = rows
             parsed["max_batch_tokens"] = rows * TOKENS_PER_BATCH_ROW
     for name, value in options.items():
-        if name in IGNORED_ARGS:
-            if value is not None:
-                warnings.warn(f"prefix-scorer ignores model argument {name}={value!r}")
+        if name in HARMLESS_ARGS or name in REFUSED_ARGS:
+            _check_hf_arg(name, value)
+        elif name == "parallelize":
+            if _as_bool(value):
+                parsed["layer_devices"] = _visible_gpus()
+                if len(parsed["layer_devices"]) < 2:
+                    warnings.warn("parallelize=True with fewer than two visible GPUs: the layers stay on one device")
+                    del parsed["layer_devices"]
         elif name in ("tokenizer", "tokenizer_backend"):
             parsed[name] = value
         elif name in OPTION_NAMES:

@@ -26,12 +26,34 @@ def test_model_args_parse_like_lm_eval_strings():
         assert pl.parse_model_args(max_batch_size=64, trust_remote_code=None) == {"add_bos_token": None}
     assert pl.parse_model_args(tokenizer="/t", tokenizer_backend="hf") == {
         "add_bos_token": None, "tokenizer": "/t", "tokenizer_backend": "hf"}
+    with pytest.raises(ValueError, match="cannot honour model argument peft='/adapter': merge the adapter"):
+        pl.parse_model_args(peft="/adapter")
+    with pytest.raises(ValueError, match="cannot honour model argument revision='v2'"):
+        pl.parse_model_args(revision="v2")
+    assert pl.parse_model_args(revision="main", backend="causal", autogptq="False") == {"add_bos_token": None}
+    with pytest.warns(UserWarning, match="fewer than two visible GPUs"):
+        assert pl.parse_model_args(parallelize="True") == {"add_bos_token": None}  # no GPU here
     with pytest.raises(TypeError, match="unknown model argument 'temperature'"):
         pl.parse_model_args(temperature="0.5")
     with pytest.raises(ValueError, match="batch_size"):
         pl.parse_model_args(batch_size="0")
     with pytest.raises(ValueError, match="true or false"):
         pl.parse_model_args(add_bos_token="perhaps")
+
+
+def test_every_argument_of_lm_eval_hf_is_served_harmless_or_refused():
+    import inspect
+
+    from lm_eval.models.huggingface import HFLM
+
+    served = {"self", "kwargs", "pretrained", "device", "dtype", "max_length", "batch_size", "add_bos_token",
+              "tokenizer", "parallelize"}
+    known = served | pl.HARMLESS_ARGS | set(pl.REFUSED_ARGS)
+    assert set(inspect.signature(HFLM.__init__).parameters) - known == set()
+    for name in pl.REFUSED_ARGS:  # hf's own default passes, anything else is refused
+        default = inspect.signature(HFLM.__init__).parameters.get(name)
+        if default is not None and default.default is not inspect.Parameter.empty:
+            pl.parse_model_args(**{name: default.default})
 
 
 def test_lm_eval_model_scores_requests_in_order():

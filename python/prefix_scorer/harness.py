@@ -8,6 +8,7 @@ import os
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _core
+from .hub import resolve_checkpoint
 from .scorer import PrefixScorer
 
 try:
@@ -85,6 +86,8 @@ class Scorer:
       adds it); ``True``/``False`` force it. Text that already starts with the BOS gets no second one.
     - ``max_length``: inputs keep their last ``max_length + 1`` tokens (default: the model's
       ``max_position_embeddings``); rolling windows are ``max_length`` long.
+    - ``pretrained``: a checkpoint folder, ``synthetic:NAME``, or a hub name (``org/name``, at ``revision``) in the
+      Hugging Face cache.
     - ``tokenizer_backend``: ``"native"`` (default) reads tokenizer.json in C++; ``"hf"`` uses
       ``transformers.AutoTokenizer``. ``tokenizer`` names another tokenizer file or directory.
     - Other keyword arguments are :meth:`PrefixScorer.from_pretrained`'s options.
@@ -101,10 +104,12 @@ class Scorer:
         tokenizer: "Optional[str | os.PathLike[str]]" = None,
         tokenizer_backend: str = "native",
         progress: bool = True,
+        revision: Optional[str] = None,
         **options: Any,
     ) -> None:
         self.progress = progress
         self._relay = _ProgressRelay()
+        pretrained = resolve_checkpoint(pretrained, revision)
         self.scorer = PrefixScorer.from_pretrained(
             pretrained, device, dtype, max_length=max_length or 0, on_progress=self._relay, **options
         )

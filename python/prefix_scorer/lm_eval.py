@@ -32,8 +32,8 @@ except ImportError:
 #: Padded tokens per forward for each row of lm-eval's ``batch_size=N``.
 TOKENS_PER_BATCH_ROW = 512
 
-#: Every argument of lm-eval's ``HFLM.__init__`` (the hf backend) beyond the ones served (``pretrained``, ``device``,
-#: ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``), with what happens to
+#: Every argument of lm-eval's ``HFLM.__init__`` (the hf backend) beyond the ones served (``pretrained``, ``revision``,
+#: ``device``, ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``), with what happens to
 #: it here. Harmless: accepted whatever its value (with a warning when set), since it cannot change the numbers.
 #: Refused: an error unless it holds hf's default, since ignoring it would give numbers under the wrong name; the
 #: text says what to do instead. A test checks that every HFLM argument is in one of the lists.
@@ -41,7 +41,6 @@ HARMLESS_ARGS = frozenset({"max_batch_size", "trust_remote_code", "use_fast_toke
                            "max_memory_per_gpu", "max_cpu_memory", "offload_folder", "attn_implementation"})
 REFUSED_ARGS = {  # name: (the values that mean hf's default, besides none; what to do instead)
     "backend": ({"default", "causal"}, "prefix-scorer runs decoder-only (causal) models only; use --model hf"),
-    "revision": ({"main"}, "prefix-scorer reads a local checkpoint folder; pass the revision's snapshot folder"),
     "subfolder": (set(), "pass pretrained=PATH/SUBFOLDER"),
     "truncation": ({"false", "0"}, "prefix-scorer left-truncates to max_length as the hf backend does by default"),
     "softmax_dtype": (set(), "log-softmax runs in float32"),
@@ -147,7 +146,7 @@ def parse_model_args(
                 if len(parsed["layer_devices"]) < 2:
                     warnings.warn("parallelize=True with fewer than two visible GPUs: the layers stay on one device")
                     del parsed["layer_devices"]
-        elif name in ("tokenizer", "tokenizer_backend"):
+        elif name in ("tokenizer", "tokenizer_backend", "revision"):
             parsed[name] = value
         elif name in OPTION_NAMES:
             parsed[name] = _as_bool(value) if name in ("keep_cache", "pack_rows") else int(value)

@@ -6,6 +6,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _core
+from .hub import resolve_checkpoint
 
 TokenPair = Tuple[Sequence[int], Sequence[int]]
 
@@ -42,6 +43,7 @@ class PrefixScorer:
         dtype: Any = None,
         *,
         layer_devices: Optional[Sequence[str]] = None,
+        revision: Optional[str] = None,
         seed: int = 0,
         on_progress: Optional[Callable[[int, int], None]] = None,
         **options: Any,
@@ -51,7 +53,8 @@ class PrefixScorer:
 
         ``options`` are the native options under their own names (``OPTION_NAMES``; README's Options table says what
         each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
-        ``layer_devices`` splits the layers into contiguous blocks over several devices.
+        ``layer_devices`` splits the layers into contiguous blocks over several devices. A hub name (``org/name``,
+        with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``).
         Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
         """
         model_options = _core.ModelOptions()
@@ -66,7 +69,8 @@ class PrefixScorer:
             setattr(scorer_options, name, value)
         if on_progress is not None:
             scorer_options.on_progress = on_progress
-        return cls(_core.PrefixScorer(os.fspath(path_or_synthetic), model_options, scorer_options))
+        path = resolve_checkpoint(path_or_synthetic, revision)
+        return cls(_core.PrefixScorer(path, model_options, scorer_options))
 
     def loglikelihood(self, pairs: Sequence[TokenPair]) -> List[Tuple[float, bool]]:
         """``(summed logprob, is_greedy)`` of each pair's continuation, in the order given.

@@ -28,9 +28,9 @@ def test_model_args_parse_like_lm_eval_strings():
         "add_bos_token": None, "tokenizer": "/t", "tokenizer_backend": "hf"}
     with pytest.raises(ValueError, match="cannot honour model argument peft='/adapter': merge the adapter"):
         pl.parse_model_args(peft="/adapter")
-    with pytest.raises(ValueError, match="cannot honour model argument revision='v2'"):
-        pl.parse_model_args(revision="v2")
-    assert pl.parse_model_args(revision="main", backend="causal", autogptq="False") == {"add_bos_token": None}
+    with pytest.raises(ValueError, match="cannot honour model argument backend='seq2seq'"):
+        pl.parse_model_args(backend="seq2seq")
+    assert pl.parse_model_args(backend="causal", autogptq="False") == {"add_bos_token": None}
     with pytest.warns(UserWarning, match="fewer than two visible GPUs"):
         assert pl.parse_model_args(parallelize="True") == {"add_bos_token": None}  # no GPU here
     with pytest.raises(TypeError, match="unknown model argument 'temperature'"):
@@ -46,8 +46,8 @@ def test_every_argument_of_lm_eval_hf_is_served_harmless_or_refused():
 
     from lm_eval.models.huggingface import HFLM
 
-    served = {"self", "kwargs", "pretrained", "device", "dtype", "max_length", "batch_size", "add_bos_token",
-              "tokenizer", "parallelize"}
+    served = {"self", "kwargs", "pretrained", "revision", "device", "dtype", "max_length", "batch_size",
+              "add_bos_token", "tokenizer", "parallelize"}
     known = served | pl.HARMLESS_ARGS | set(pl.REFUSED_ARGS)
     assert set(inspect.signature(HFLM.__init__).parameters) - known == set()
     for name in pl.REFUSED_ARGS:  # hf's own default passes, anything else is refused

@@ -78,7 +78,7 @@ class PrefixScorer(BaseEngine):
         if self.batch_size not in (None, "auto"):
             options["max_batch_rows"] = int(self.batch_size)
         device = self.device or default_device()
-        scorer = Scorer(model.path, device=device, dtype=_dtype(self.dtype), max_length=window,
+        scorer = Scorer(model.path, device=device, dtype=self.dtype, max_length=window,
                         add_bos_token=add_bos_token, tokenizer=tokenizer_path, progress=False,
                         keep_cache=self.keep_cache, **options)
         return PrefixScorerSession(scorer, {"engine": "prefix-scorer", "device": device, "dtype": self.dtype})
@@ -96,10 +96,6 @@ def _json_field(folder: Any, name: str, key: str) -> Any:
 def _real_length(value: Any) -> Optional[int]:
     """A length, unless absent or the huge number transformers writes for "none" (as Evalution reads them)."""
     return int(value) if isinstance(value, (int, float)) and 1 < value < 1_000_000 else None
-
-
-def _dtype(dtype: Optional[str]) -> Optional[str]:
-    return None if dtype in (None, "auto") else dtype
 
 
 class PrefixScorerSession(BaseInferenceSession):

@@ -176,7 +176,9 @@ class PrefixScorerLM(_Base):
         else:
             self.cache_hook = _NoCache()
         self.parallel = DataParallel(device or default_device())
-        self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype, progress=self.parallel.rank == 0,
+        # dtype as the hf backend takes it: "auto" (the checkpoint's own) unless given.
+        self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype or "auto",
+                             progress=self.parallel.rank == 0,
                              **parse_model_args(**model_args))
         self._tokenizer_name = tokenizer_name or os.fspath(pretrained).replace("/", "__")
 

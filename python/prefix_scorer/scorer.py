@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -19,9 +20,26 @@ OPTION_NAMES = frozenset(
 _GENERATION_KEYS = frozenset({"prompt", "max_new_tokens", "stop_ids", "do_sample", "temperature", "top_k", "top_p", "seed"})
 
 
-def _dtype_name(dtype: Any, devices: Sequence[str]) -> str:
-    """``None`` or ``"auto"``: float32 on the CPU, bfloat16 where any layer is on CUDA; torch dtypes accepted."""
-    if dtype is None or dtype == "auto":
+_CHECKPOINT_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def checkpoint_dtype(path: str) -> Optional[str]:
+    """The dtype a checkpoint folder's config.json names (``dtype``, or the older ``torch_dtype``), if any."""
+    config = os.path.join(path, "config.json")
+    if not os.path.isfile(config):
+        return None
+    with open(config, encoding="utf-8") as f:
+        fields = json.load(f)
+    named = fields.get("dtype") or fields.get("torch_dtype")
+    return named if named in _CHECKPOINT_DTYPES else None
+
+
+def _dtype_name(dtype: Any, devices: Sequence[str], checkpoint: str) -> str:
+    """``"auto"``: the checkpoint's own dtype, as transformers reads it. ``None`` (and ``"auto"`` for a checkpoint
+    that names none): float32 on the CPU, bfloat16 where any layer is on CUDA. torch dtypes accepted."""
+    if dtype == "auto":
+        dtype = checkpoint_dtype(checkpoint)
+    if dtype is None:
         return "bfloat16" if any(d.startswith("cuda") for d in devices) else "float32"
     return str(dtype).replace("torch.", "")
 
@@ -34,6 +52,7 @@ class PrefixScorer:
 
     def __init__(self, core: _core.PrefixScorer) -> None:
         self._core = core
+        self.dtype: Optional[str] = None  # the weights' dtype, set by from_pretrained
 
     @classmethod
     def from_pretrained(
@@ -60,7 +79,8 @@ class PrefixScorer:
         model_options = _core.ModelOptions()
         model_options.device = device
         model_options.layer_devices = list(layer_devices or [])
-        model_options.dtype = _dtype_name(dtype, model_options.layer_devices or [device])
+        path = resolve_checkpoint(path_or_synthetic, revision)
+        model_options.dtype = _dtype_name(dtype, model_options.layer_devices or [device], path)
         model_options.seed = seed
         scorer_options = _core.PrefixScorerOptions()
         for name, value in options.items():
@@ -69,8 +89,9 @@ class PrefixScorer:
             setattr(scorer_options, name, value)
         if on_progress is not None:
             scorer_options.on_progress = on_progress
-        path = resolve_checkpoint(path_or_synthetic, revision)
-        return cls(_core.PrefixScorer(path, model_options, scorer_options))
+        scorer = cls(_core.PrefixScorer(path, model_options, scorer_options))
+        scorer.dtype = model_options.dtype
+        return scorer
 
     def loglikelihood(self, pairs: Sequence[TokenPair]) -> List[Tuple[float, bool]]:
         """``(summed logprob, is_greedy)`` of each pair's continuation, in the order given.

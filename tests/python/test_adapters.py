@@ -109,3 +109,18 @@ def test_lm_eval_registers_the_model():
     from lm_eval.api.registry import get_model
 
     assert get_model("prefix-scorer") is pl.PrefixScorerLM
+
+
+def test_dtype_auto_is_the_checkpoints_own_as_in_the_hf_backend(tmp_path):
+    import shutil
+
+    import prefix_scorer
+
+    shutil.copytree(MODEL, tmp_path / "bf16")
+    config = tmp_path / "bf16" / "config.json"
+    config.write_text(config.read_text().replace('"dtype": "float32"', '"dtype": "bfloat16"'))
+    assert pl.PrefixScorerLM(pretrained=str(tmp_path / "bf16")).scorer.scorer.dtype == "bfloat16"  # hf's "auto"
+    assert pl.PrefixScorerLM(pretrained=str(tmp_path / "bf16"), dtype="float32").scorer.scorer.dtype == "float32"
+    assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "bf16", dtype="auto").dtype == "bfloat16"
+    assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "bf16").dtype == "float32"  # None: the CPU's rule
+    assert prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", dtype="auto").dtype == "float32"

@@ -54,7 +54,9 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             or generation (modes naive and prefix; see --max-new-tokens):
                                                --questions --prefix-len --max-new-tokens
      gsm8k-shape (8-shot, 40-120-token questions): 64         900          128
-  --max-new-tokens N        gsm8k-shape: each question wants N/8 to N new tokens, drawn from the seed [128]
+                                               --questions --shots --max-new-tokens
+     gsm8k-text (worked word problems, encoded):   64         8           128
+  --max-new-tokens N        gsm8k-shape, gsm8k-text: each question wants N/8 to N new tokens, drawn from the seed [128]
   --add-bos-token B         auto, true or false: text requests get the tokenizer's special tokens (auto: when
                             the tokenizer's template adds them, as lm-eval with add_bos_token unset) [auto]
   --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one; else, for
@@ -217,11 +219,15 @@ bench::TextShape text_shape_flags(Flags& flags, const std::string& workload) {
   return shape;
 }
 
-std::vector<Request> encode_text_workload(const std::string& workload, const bench::TextShape& shape, uint64_t seed,
-                                          const bench::TextEncoding& encoding, int64_t vocab_size) {
+void check_tokenizer_fits(const std::string& workload, const bench::TextEncoding& encoding, int64_t vocab_size) {
   if (encoding.tokenizer->vocab_size() > vocab_size)
     throw std::invalid_argument(fmt::format("{}: the tokenizer's {} tokens do not fit the model's vocabulary of {}",
                                             workload, encoding.tokenizer->vocab_size(), vocab_size));
+}
+
+std::vector<Request> encode_text_workload(const std::string& workload, const bench::TextShape& shape, uint64_t seed,
+                                          const bench::TextEncoding& encoding, int64_t vocab_size) {
+  check_tokenizer_fits(workload, encoding, vocab_size);
   std::vector<Request> requests;
   for (const auto& pair : bench::text_workload(workload, shape, seed))
     requests.push_back(encode_pair(*encoding.tokenizer, pair.context, pair.continuation, encoding.add_special_tokens));
@@ -300,10 +306,14 @@ int run(int argc, char** argv) {
   bench::GenerationShape generation;
   if (generating) {
     generation.questions = flags.number("questions", generation.questions);
-    generation.prefix_len = flags.number("prefix-len", generation.prefix_len);
+    if (workload == "gsm8k-text")
+      generation.shots = flags.number("shots", generation.shots);
+    else
+      generation.prefix_len = flags.number("prefix-len", generation.prefix_len);
     generation.max_new_tokens = flags.number("max-new-tokens", generation.max_new_tokens);
-    if (generation.questions < 1 || generation.prefix_len < 0 || generation.max_new_tokens < 1)
-      throw UsageError("gsm8k-shape needs --questions >= 1, --prefix-len >= 0 and --max-new-tokens >= 1");
+    if (generation.questions < 1 || generation.prefix_len < 0 || generation.shots < 0 || generation.max_new_tokens < 1)
+      throw UsageError(fmt::format("{} needs --questions >= 1, --prefix-len or --shots >= 0 and --max-new-tokens >= 1",
+                                   workload));
   }
   const auto make_requests = generating ? nullptr
                                         : workload_requests(flags, workload, model_options.seed, requests_path, text_encoding);
@@ -331,7 +341,16 @@ int run(int argc, char** argv) {
   const double load_seconds = seconds_since(start);
   if (soak_workloads > 0) return soak_only(model, soak_workloads, model_options.seed);
   if (generating) {
-    const auto requests = bench::generation_workload(generation, model->config().vocab_size, model_options.seed);
+    std::vector<TokenIds> prompts;
+    if (workload == "gsm8k-text") {
+      const bench::TextEncoding encoding = text_encoding();
+      check_tokenizer_fits(workload, encoding, model->config().vocab_size);
+      for (const std::string& text : bench::gsm8k_text_prompts({1, generation.questions, generation.shots}, model_options.seed))
+        prompts.push_back(encoding.tokenizer->encode(text, encoding.add_special_tokens));
+    } else {
+      prompts = bench::gsm8k_shape_prompts(generation, model->config().vocab_size, model_options.seed);
+    }
+    const auto requests = bench::generation_requests(std::move(prompts), generation.max_new_tokens, model_options.seed);
     fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} prompts\n", model_spec,
                model->config().num_layers, model->config().hidden_size, load_seconds, workload, requests.size());
     bench::stop_on_interrupt();

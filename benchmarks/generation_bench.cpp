@@ -82,21 +82,34 @@ GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::v
 
 }  // namespace
 
-bool is_generation_workload(const std::string& workload) { return workload == "gsm8k-shape"; }
+bool is_generation_workload(const std::string& workload) {
+  return workload == "gsm8k-shape" || workload == "gsm8k-text";
+}
 
-std::vector<GenerationRequest> generation_workload(const GenerationShape& shape, int64_t vocab_size, uint64_t seed) {
+std::vector<TokenIds> gsm8k_shape_prompts(const GenerationShape& shape, int64_t vocab_size, uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto token = [&] { return std::uniform_int_distribution<int64_t>(1, vocab_size - 1)(rng); };
   TokenIds prefix;
   for (int64_t i = 0; i < shape.prefix_len; ++i) prefix.push_back(token());
-  std::vector<GenerationRequest> requests;
+  std::vector<TokenIds> prompts;
   for (int64_t q = 0; q < shape.questions; ++q) {
-    GenerationRequest r;
-    r.prompt = prefix;
+    TokenIds prompt = prefix;
     const int64_t len = std::uniform_int_distribution<int64_t>(shape.question_min, shape.question_max)(rng);
-    for (int64_t i = 0; i < len; ++i) r.prompt.push_back(token());
-    r.max_new_tokens = std::uniform_int_distribution<int64_t>(std::max<int64_t>(1, shape.max_new_tokens / 8),
-                                                              shape.max_new_tokens)(rng);
+    for (int64_t i = 0; i < len; ++i) prompt.push_back(token());
+    prompts.push_back(std::move(prompt));
+  }
+  return prompts;
+}
+
+std::vector<GenerationRequest> generation_requests(std::vector<TokenIds> prompts, int64_t max_new_tokens,
+                                                   uint64_t seed) {
+  std::mt19937_64 rng(seed + 1);
+  std::vector<GenerationRequest> requests;
+  for (TokenIds& prompt : prompts) {
+    GenerationRequest r;
+    r.prompt = std::move(prompt);
+    r.max_new_tokens =
+        std::uniform_int_distribution<int64_t>(std::max<int64_t>(1, max_new_tokens / 8), max_new_tokens)(rng);
     requests.push_back(std::move(r));
   }
   return requests;

@@ -13,18 +13,23 @@
 
 namespace prefix_scorer::bench {
 
-// questions prompts of [question_min, question_max] tokens after one prefix_len-token prefix, each wanting a number
-// of new tokens drawn from [max_new_tokens / 8, max_new_tokens] (where a real run's answers stop).
+// gsm8k-shape: `questions` prompts of [question_min, question_max] random tokens after one prefix_len-token prefix.
+// gsm8k-text: the prompts of gsm8k_text_prompts (text_workloads.h), encoded by a tokenizer.
 struct GenerationShape {
   int64_t prefix_len = 900;
   int64_t questions = 64;
   int64_t question_min = 40;
   int64_t question_max = 120;
+  int64_t shots = 8;  // gsm8k-text
   int64_t max_new_tokens = 128;
 };
 
-bool is_generation_workload(const std::string& workload);  // gsm8k-shape
-std::vector<GenerationRequest> generation_workload(const GenerationShape& shape, int64_t vocab_size, uint64_t seed);
+bool is_generation_workload(const std::string& workload);  // gsm8k-shape, gsm8k-text
+std::vector<TokenIds> gsm8k_shape_prompts(const GenerationShape& shape, int64_t vocab_size, uint64_t seed);
+// Requests of `prompts`, each wanting a number of new tokens drawn from [max_new_tokens / 8, max_new_tokens] (where
+// a real run's answers stop).
+std::vector<GenerationRequest> generation_requests(std::vector<TokenIds> prompts, int64_t max_new_tokens,
+                                                   uint64_t seed);
 
 // Runs `modes` (naive, prefix) on the requests, prints a line per mode on stderr, and returns the report.
 // naive: prompts whole (longest first) in static batches of max_batch_rows, each batch stepping until its slowest

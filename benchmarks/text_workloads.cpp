@@ -123,7 +123,32 @@ std::vector<TextPair> hellaswag_text(const TextShape& shape, Prose& prose) {
   return pairs;
 }
 
+// A GSM8K-style word problem and its worked answer.
+std::pair<std::string, std::string> word_problem(Prose& prose) {
+  const std::string who = prose.pick(kPeople), what = prose.pick(kNouns);
+  const int64_t a = prose.number(2, 60), b = prose.number(2, 40);
+  if (prose.number(0, 1) == 0)
+    return {fmt::format("{} has {} {}s and finds {} more {}. How many {}s are there now?", who, a, what, b,
+                        prose.pick(kPlaces), what),
+            fmt::format("{} + {} = {}. The answer is {}.", a, b, a + b, a + b)};
+  return {fmt::format("{} has {} {}s and gives {} of them away. How many {}s are left?", who, a + b, what, b, what),
+          fmt::format("{} - {} = {}. The answer is {}.", a + b, b, a, a)};
+}
+
 }  // namespace
+
+std::vector<std::string> gsm8k_text_prompts(const TextShape& shape, uint64_t seed) {
+  Prose prose(seed);
+  std::string prefix;
+  for (int64_t shot = 0; shot < shape.shots; ++shot) {
+    const auto [question, answer] = word_problem(prose);
+    prefix += fmt::format("Question: {}\nAnswer: {}\n\n", question, answer);
+  }
+  std::vector<std::string> prompts;
+  for (int64_t q = 0; q < shape.subjects * shape.questions; ++q)
+    prompts.push_back(fmt::format("{}Question: {}\nAnswer:", prefix, word_problem(prose).first));
+  return prompts;
+}
 
 const std::vector<std::string>& text_workload_names() {
   static const std::vector<std::string> names{"mmlu-text", "hellaswag-text"};

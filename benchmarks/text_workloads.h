@@ -31,6 +31,11 @@ TextShape named_text_shape(const std::string& workload);
 
 std::vector<TextPair> text_workload(const std::string& workload, const TextShape& shape, uint64_t seed);
 
+// gsm8k-text's prompts: `shots` worked arithmetic word problems written as lm-eval's GSM8K template writes them
+// ("Question: ...\nAnswer: ... The answer is N.\n\n", the few-shot prefix every prompt shares), then each of
+// `questions` questions ending in "Answer:".
+std::vector<std::string> gsm8k_text_prompts(const TextShape& shape, uint64_t seed);
+
 // The small byte-level BPE tokenizer (500 tokens) the benchmark encodes text workloads with by default.
 const std::string& builtin_tokenizer_json();
 

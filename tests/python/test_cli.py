@@ -108,6 +108,17 @@ def test_generation_workload_gives_the_same_tokens_both_ways(bench, tmp_path, mo
     assert "over naive, same tokens as naive for 6/6 requests" in proc.stderr
 
 
+def test_generation_text_workload_is_encoded_and_gives_the_same_tokens_both_ways(bench, tmp_path):
+    report = tmp_path / "gen.json"
+    proc = run(bench, "--model", "synthetic:tiny", "--workload", "gsm8k-text", "--mode", "all", "--questions", 6,
+               "--shots", 3, "--max-new-tokens", 10, "--json", report)
+    assert proc.returncode == 0, proc.stderr
+    naive, prefix = json.loads(report.read_text())
+    assert prefix["same_tokens_as_naive"] == 1.0 and prefix["generated_tokens"] > 6
+    assert prefix["prefill_tokens"] < naive["prefill_tokens"] / 2  # the three worked problems, once
+    assert "gsm8k-text: 6 prompts" in proc.stderr
+
+
 # Cascade is asked for every cached prefix (--cascade-min-prefix-len 0). The gemma shapes' windows of 32 tokens cut
 # into the 64-token few-shot prefix of arc25: the prefix mode gathers where cascade would not be exact, and counts
 # the fallback. tiny-moe routes every token of every mode through its experts, and takes cascade. tiny-phi3's
@@ -277,6 +288,7 @@ def test_bad_requests_exit_with_one_line(bench, tmp_path, line, message):
         (["--model", "synthetic:tiny", "--prefill-batch", "0"], "prefill_batch"),
         (["--workload", "gsm8k-shape", "--mode", "grouped"], "unknown mode 'grouped' (known: naive, prefix, all)"),
         (["--workload", "gsm8k-shape", "--max-new-tokens", "0"], "--max-new-tokens >= 1"),
+        (["--workload", "gsm8k-text", "--prefix-len", "4"], "unknown flag --prefix-len"),
     ],
 )
 def test_bad_flags_exit_with_one_line(bench, args, message):

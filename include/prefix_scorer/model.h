@@ -58,6 +58,8 @@ class Model {
   bool on_cuda() const;
   // The attention kernels this model's forwards take, in words (the benchmark reports them).
   std::string attention_kernels() const;
+  // The number of weights a checkpoint of this config holds (tied embeddings once), as transformers counts them.
+  int64_t num_parameters() const;
 
   // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat
   // positions `score_rows` (int64 indices into batch * len) only. With a cache, attention also covers the

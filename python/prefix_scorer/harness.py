@@ -63,6 +63,12 @@ class _HfTokenizer:
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
+    def token_to_id(self, token: str) -> Optional[int]:
+        return self._tok.convert_tokens_to_ids(token)
+
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        return self._tok.convert_ids_to_tokens(token_id)
+
 
 class _ProgressRelay:
     """Forwards the native scorer's (done, total) to the bar of the call in progress. The native scorer holds
@@ -114,7 +120,10 @@ class Scorer:
             pretrained, device, dtype, max_length=max_length or 0, on_progress=self._relay, **options
         )
         self.max_length = max_length or self.scorer.config.max_position_embeddings
+        self.pretrained = pretrained
+        self.revision = revision
         source = os.fspath(tokenizer if tokenizer is not None else pretrained)
+        self.tokenizer_source = source
         if tokenizer_backend == "native":
             if source.startswith("synthetic:"):
                 raise ValueError("a synthetic model has no tokenizer: pass tokenizer=PATH for text requests")

@@ -8,7 +8,9 @@ then a plain object, usable on its own); with it, ``PrefixScorerLM`` is a ``Temp
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -155,6 +157,35 @@ def parse_model_args(
     return parsed
 
 
+class TokenizerInfo:
+    """The tokenizer attributes lm-eval's results logger reads (pad, eos and bos tokens and their ids), as the hf
+    backend has them: a tokenizer without a pad token pads with its unk token, else its eos token."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        tok = scorer.tokenizer
+        config_path = os.path.join(scorer.tokenizer_source, "tokenizer_config.json")
+        config: Dict[str, Any] = {}
+        if os.path.isfile(config_path):
+            with open(config_path, encoding="utf-8") as f:
+                config = json.load(f)
+
+        def named(key: str) -> Optional[str]:
+            value = config.get(key)
+            return value.get("content") if isinstance(value, dict) else value
+
+        self.bos_token_id, self.eos_token_id = tok.bos_token_id, tok.eos_token_id
+        self.bos_token = None if self.bos_token_id is None else tok.id_to_token(self.bos_token_id)
+        self.eos_token = None if self.eos_token_id is None else tok.id_to_token(self.eos_token_id)
+        self.pad_token = named("pad_token") or named("unk_token") or self.eos_token
+        self.pad_token_id = None if self.pad_token is None else tok.token_to_id(self.pad_token)
+
+
+def _snapshot_commit(path: str) -> str:
+    """The commit of a Hugging Face cache snapshot folder (``.../snapshots/<commit>``), else ""."""
+    parent, name = os.path.split(os.path.normpath(path))
+    return name if os.path.basename(parent) == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", name) else ""
+
+
 class PrefixScorerLM(_Base):
     """An lm-evaluation-harness model backed by :class:`prefix_scorer.harness.Scorer`.
 
@@ -221,6 +252,17 @@ class PrefixScorerLM(_Base):
     @property
     def max_length(self) -> int:
         return self.scorer.max_length
+
+    @property
+    def tokenizer(self) -> TokenizerInfo:
+        return TokenizerInfo(self.scorer)
+
+    def get_model_info(self) -> Dict[str, Any]:
+        """What the hf backend adds to the results' config: parameters, dtype, revision and commit."""
+        core = self.scorer.scorer
+        return {"model_num_parameters": core._core.num_parameters, "model_dtype": f"torch.{core.dtype}",
+                "model_revision": self.scorer.revision or "main",
+                "model_sha": _snapshot_commit(os.fspath(self.scorer.pretrained))}
 
     @property
     def max_gen_toks(self) -> int:

@@ -146,6 +146,9 @@ void register_scorer(py::module_& m) {
            "prefix_scorer.Cancelled.")
       .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); })
       .def_property_readonly(
+          "num_parameters", [](const PrefixScorer& self) { return self.model().num_parameters(); },
+          "The model's weights, counted as transformers counts them (tied embeddings once).")
+      .def_property_readonly(
           "options", [](const PrefixScorer& self) { return self.options(); },
           "The options in force (a copy; max_batch_bytes 0 resolved from the device).");
 }

@@ -219,6 +219,16 @@ bool Model::on_cuda() const {
                      [](const LayerWeights& l) { return l.device.is_cuda(); });
 }
 
+int64_t Model::num_parameters() const {
+  int64_t total = 0;
+  for (const TensorSpec& spec : expected_tensors(config_)) {
+    int64_t count = 1;
+    for (const int64_t size : spec.shape) count *= size;
+    total += count;
+  }
+  return total;
+}
+
 std::string Model::attention_kernels() const {
   if (on_cuda())
     return "torch SDPA, flash or memory-efficient (cuDNN attention off for these forwards); cascade parts by matmuls "

@@ -50,7 +50,16 @@ def per_sample(results):
     return {(task, s["doc_id"]): s["filtered_resps"] for task, samples in results["samples"].items() for s in samples}
 
 
+# What lm-eval writes of the model and its tokenizer beside the metrics.
+MODEL_INFO = ("model_num_parameters", "model_dtype", "model_revision", "model_sha")
+TOKENIZER_INFO = ("tokenizer_pad_token", "tokenizer_eos_token", "tokenizer_bos_token", "eot_token_id", "max_length")
+
+
 def assert_same_results(ours, theirs):
+    for key in MODEL_INFO:
+        assert str(ours["config"][key]) == str(theirs["config"][key]), key
+    for key in TOKENIZER_INFO:
+        assert ours[key] == theirs[key], key
     for task, metrics in theirs["results"].items():
         for key, value in metrics.items():
             if "stderr" in key or not isinstance(value, float):

@@ -4,6 +4,7 @@ checkpoint (transformers from the local folder): the same metrics, and per-sampl
 
 import json
 import math
+import pathlib
 import re
 import subprocess
 import sys
@@ -272,6 +273,16 @@ def test_harness_speed_script_runs_both_backends(tmp_path, task):
         assert figures["hf"]["answers"] == figures["prefix-scorer"]["answers"]
     else:
         assert "faster than hf; accuracies equal" in proc.stdout
+
+
+def test_the_console_script_runs_lm_eval_with_prefix_scorer(tmp_path):
+    script = pathlib.Path(sys.executable).parent / "prefix-scorer-lm-eval"
+    assert script.is_file(), "pip install . installs prefix-scorer-lm-eval beside the interpreter"
+    proc = subprocess.run([str(script), "--model", "prefix-scorer", "--model_args", f"pretrained={MODEL}",
+                           "--tasks", "tiny_edge", "--include_path", ".", "--device", "cpu"],
+                          cwd=TASK_DIR, env=child_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "tiny_edge" in proc.stdout
 
 
 def documented_commands():

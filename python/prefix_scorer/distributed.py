@@ -41,8 +41,10 @@ class DataParallel:
             torch.cuda.set_device(self.device)
         dist = torch.distributed
         if not dist.is_initialized():
+            # As lm-eval's hf backend sets it through accelerate: ranks that finish early wait for the slowest at the
+            # final gather, which may take hours on a long run.
             dist.init_process_group(backend="nccl" if self.device.startswith("cuda") else "gloo",
-                                    timeout=timedelta(minutes=30))
+                                    timeout=timedelta(weeks=52))
         if dist.get_world_size() != self.world_size or dist.get_rank() != self.rank:
             raise RuntimeError(f"rank {self.rank}: the process group has rank {dist.get_rank()} of "
                                f"{dist.get_world_size()}, but WORLD_SIZE is {self.world_size}")

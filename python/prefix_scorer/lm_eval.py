@@ -35,7 +35,8 @@ except ImportError:
 TOKENS_PER_BATCH_ROW = 512
 
 #: Every argument of lm-eval's ``HFLM.__init__`` (the hf backend) beyond the ones served (``pretrained``, ``revision``,
-#: ``device``, ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``), with what happens to
+#: ``device``, ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``,
+#: ``chat_template_args``, ``enable_thinking``), with what happens to
 #: it here. Harmless: accepted whatever its value (with a warning when set), since it cannot change the numbers.
 #: Refused: an error unless it holds hf's default, since ignoring it would give numbers under the wrong name; the
 #: text says what to do instead. A test checks that every HFLM argument is in one of the lists.
@@ -55,8 +56,6 @@ REFUSED_ARGS = {  # name: (the values that mean hf's default, besides none; what
     "gptqmodel": ({"false", "0"}, "quantized checkpoints are not supported; use --model hf"),
     "gguf_file": (set(), "GGUF checkpoints are not supported; use --model hf"),
     "think_end_token": (set(), "thinking traces are not stripped yet; use --model hf"),
-    "enable_thinking": (set(), "chat templates are not rendered yet; use --model hf"),
-    "chat_template_args": (set(), "chat templates are not rendered yet; use --model hf"),
 }
 
 
@@ -157,29 +156,6 @@ def parse_model_args(
     return parsed
 
 
-class TokenizerInfo:
-    """The tokenizer attributes lm-eval's results logger reads (pad, eos and bos tokens and their ids), as the hf
-    backend has them: a tokenizer without a pad token pads with its unk token, else its eos token."""
-
-    def __init__(self, scorer: Scorer) -> None:
-        tok = scorer.tokenizer
-        config_path = os.path.join(scorer.tokenizer_source, "tokenizer_config.json")
-        config: Dict[str, Any] = {}
-        if os.path.isfile(config_path):
-            with open(config_path, encoding="utf-8") as f:
-                config = json.load(f)
-
-        def named(key: str) -> Optional[str]:
-            value = config.get(key)
-            return value.get("content") if isinstance(value, dict) else value
-
-        self.bos_token_id, self.eos_token_id = tok.bos_token_id, tok.eos_token_id
-        self.bos_token = None if self.bos_token_id is None else tok.id_to_token(self.bos_token_id)
-        self.eos_token = None if self.eos_token_id is None else tok.id_to_token(self.eos_token_id)
-        self.pad_token = named("pad_token") or named("unk_token") or self.eos_token
-        self.pad_token_id = None if self.pad_token is None else tok.token_to_id(self.pad_token)
-
-
 def _snapshot_commit(path: str) -> str:
     """The commit of a Hugging Face cache snapshot folder (``.../snapshots/<commit>``), else ""."""
     parent, name = os.path.split(os.path.normpath(path))
@@ -207,6 +183,15 @@ class PrefixScorerLM(_Base):
         else:
             self.cache_hook = _NoCache()
         self.parallel = DataParallel(device or default_device())
+        self._hf_tokenizer: Any = None
+        # As HFLM keeps them: extra template variables, enable_thinking among them when given.
+        template_args = model_args.pop("chat_template_args", None)
+        if isinstance(template_args, str):
+            template_args = json.loads(template_args) if template_args.strip() else None
+        self.chat_template_args: Dict[str, Any] = dict(template_args or {})
+        enable_thinking = model_args.pop("enable_thinking", None)
+        if enable_thinking is not None:
+            self.chat_template_args["enable_thinking"] = _as_bool(enable_thinking)
         # dtype as the hf backend takes it: "auto" (the checkpoint's own) unless given.
         self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype or "auto",
                              progress=self.parallel.rank == 0,
@@ -254,8 +239,33 @@ class PrefixScorerLM(_Base):
         return self.scorer.max_length
 
     @property
-    def tokenizer(self) -> TokenizerInfo:
-        return TokenizerInfo(self.scorer)
+    def tokenizer(self) -> Any:
+        """transformers' tokenizer of the checkpoint, as the hf backend holds it (its pad token set by lm-eval's
+        configure_pad_token): chat templates and the results' tokenizer fields come from it. Loaded on first use;
+        scoring and generation encode with the scorer's own tokenizer."""
+        if self._hf_tokenizer is None:
+            from lm_eval.models.utils import configure_pad_token
+            from transformers import AutoTokenizer
+
+            self._hf_tokenizer = configure_pad_token(AutoTokenizer.from_pretrained(self.scorer.tokenizer_source))
+        return self._hf_tokenizer
+
+    def apply_chat_template(self, chat_history: List[Dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """The chat rendered as the hf backend renders it (the template of the tokenizer, retried without the
+        system turn when the template rejects one)."""
+        import jinja2
+
+        def render(history: List[Dict[str, str]]) -> str:
+            return self.tokenizer.apply_chat_template(history, tokenize=False,
+                                                      add_generation_prompt=add_generation_prompt,
+                                                      continue_final_message=not add_generation_prompt,
+                                                      **self.chat_template_args)
+
+        try:
+            return render(chat_history)
+        except jinja2.exceptions.TemplateError:
+            warnings.warn("the chat template rejects the system turn: rendering the chat without it, as hf does")
+            return render([message for message in chat_history if message["role"] != "system"])
 
     def get_model_info(self) -> Dict[str, Any]:
         """What the hf backend adds to the results' config: parameters, dtype, revision and commit."""

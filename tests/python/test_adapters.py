@@ -47,7 +47,7 @@ def test_every_argument_of_lm_eval_hf_is_served_harmless_or_refused():
     from lm_eval.models.huggingface import HFLM
 
     served = {"self", "kwargs", "pretrained", "revision", "device", "dtype", "max_length", "batch_size",
-              "add_bos_token", "tokenizer", "parallelize"}
+              "add_bos_token", "tokenizer", "parallelize", "chat_template_args", "enable_thinking"}
     known = served | pl.HARMLESS_ARGS | set(pl.REFUSED_ARGS)
     assert set(inspect.signature(HFLM.__init__).parameters) - known == set()
     for name in pl.REFUSED_ARGS:  # hf's own default passes, anything else is refused

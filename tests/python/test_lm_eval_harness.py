@@ -318,3 +318,34 @@ def test_documented_lm_eval_commands_run(doc, command, tmp_path):
                           text=True, timeout=600)
     assert proc.returncode == 0, (doc, proc.stderr[-3000:])
     assert "tiny_mmlu" in proc.stdout, proc.stdout[-2000:]
+
+
+# Chat templates: one in the Llama-3 style that takes a system turn, and one that rejects it (the hf backend then
+# renders the chat without it).
+TEMPLATES = {
+    "with_system": "{% for m in messages %}<|begin_of_text|>{{ m['role'] }}\n\n{{ m['content'] }}<|end_of_text|>"
+                   "{% endfor %}{% if add_generation_prompt %}<|begin_of_text|>assistant\n\n{% endif %}",
+    "without_system": "{% if messages[0]['role'] == 'system' %}{{ raise_exception('no system role') }}{% endif %}"
+                      "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}\n{% endfor %}"
+                      "{% if add_generation_prompt %}[assistant]{% endif %}",
+}
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_chat_templates_give_lm_eval_hf_requests_and_metrics(task_manager, tmp_path, template):
+    import shutil
+
+    model = tmp_path / "chat"
+    shutil.copytree(MODEL, model)
+    config = json.loads((model / "tokenizer_config.json").read_text())
+    (model / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": TEMPLATES[template]}))
+    kwargs = dict(model_args=f"pretrained={model},dtype=float32", tasks=["tiny_mmlu", "tiny_gsm8k"],
+                  task_manager=task_manager, batch_size=1, device="cpu", log_samples=True, apply_chat_template=True,
+                  fewshot_as_multiturn=True, system_instruction="Answer with one letter.")
+    theirs = lm_eval.simple_evaluate(model="hf", **kwargs)
+    ours = lm_eval.simple_evaluate(model="prefix-scorer", **kwargs)
+    assert_same_results(ours, theirs)
+    prompts = [s["arguments"][0][0] for s in ours["samples"]["tiny_gsm8k"]]
+    assert prompts == [s["arguments"][0][0] for s in theirs["samples"]["tiny_gsm8k"]] and len(prompts) == 6
+    assert all(("[assistant]" if template == "without_system" else "assistant\n\n") in p for p in prompts)
+    assert all(("Answer with one letter." in p) == (template == "with_system") for p in prompts)

@@ -104,6 +104,8 @@ class PrefixScorerSession(BaseInferenceSession):
     def __init__(self, scorer: Scorer, execution: Dict[str, Any]) -> None:
         self._scorer: Optional[Scorer] = scorer
         self._execution = execution
+        self._chat_tokenizer: Any = None  # transformers' tokenizer, for chat templates only, loaded on first use
+        self._template_defaults: Dict[str, Any] = {}
 
     @property
     def scorer(self) -> Scorer:
@@ -158,7 +160,9 @@ class PrefixScorerSession(BaseInferenceSession):
         """As Evalution's Transformers engine generates: the prompt is ``input_ids`` when given, else
         ``rendered_prompt``, else ``prompt``, encoded without special tokens; generation ends at the model's EOS ids,
         a stop string or ``max_new_tokens``; the text is decoded with special tokens, cut at the earliest stop string
-        and stripped. Chat ``messages`` (without ``rendered_prompt``) and beam search are refused by name."""
+        and stripped. Chat ``messages`` render through the checkpoint's chat template as that engine renders them
+        (transformers' tokenizer, the checkpoint's default template variables, then the request's). Beam search is
+        refused by name."""
         scorer = self.scorer
         prepared, rendered = [], []
         for index, request in enumerate(requests):
@@ -168,8 +172,7 @@ class PrefixScorerSession(BaseInferenceSession):
             if request.rendered_prompt is not None:
                 text = request.rendered_prompt
             elif request.messages is not None:
-                raise ValueError(f"{what}: chat messages need the chat template, which prefix-scorer does not render "
-                                 "yet; give rendered_prompt (or input_ids)")
+                text = self._render_chat(request)
             elif request.prompt is not None:
                 text = request.prompt
             elif request.input_ids is None:
@@ -194,6 +197,23 @@ class PrefixScorerSession(BaseInferenceSession):
         outputs = self.generate([request for _, request in items], batch_size=batch_size)
         for (request_id, _), output in zip(items, outputs):
             yield request_id, output
+
+    def _render_chat(self, request: GenerationRequest) -> str:
+        if self._chat_tokenizer is None:
+            from transformers import AutoTokenizer, GenerationConfig
+
+            self._chat_tokenizer = AutoTokenizer.from_pretrained(self.scorer.tokenizer_source)
+            try:
+                generation_config = GenerationConfig.from_pretrained(self.scorer.pretrained)
+            except OSError:  # no generation_config.json
+                generation_config = None
+            defaults = getattr(generation_config, "default_chat_template_kwargs", None)
+            self._template_defaults = dict(defaults) if isinstance(defaults, dict) else {}
+        kwargs = {**self._template_defaults, "tokenize": False, "add_generation_prompt": request.add_generation_prompt}
+        kwargs.update(request.chat_template_kwargs or {})
+        if request.tools:
+            kwargs["tools"] = request.tools
+        return self._chat_tokenizer.apply_chat_template(request.messages, **kwargs)
 
     def gc(self) -> None:
         """Releases every cached prefix."""

@@ -182,6 +182,30 @@ def test_generation_gives_evalution_transformers_engine_texts():
         session.close()
 
 
+def test_chat_messages_render_as_evalution_transformers_engine(tmp_path):
+    import shutil
+
+    model_dir = tmp_path / "chat"
+    shutil.copytree(DATA / "models" / "qwen3", model_dir)
+    config = json.loads((model_dir / "tokenizer_config.json").read_text())
+    config["chat_template"] = ("{% for m in messages %}<|begin_of_text|>{{ m['role'] }}: {{ m['content'] }}\n"
+                               "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}"
+                               "{% if mood is defined %} ({{ mood }}){% endif %}")
+    (model_dir / "tokenizer_config.json").write_text(json.dumps(config))
+    model = Model(path=str(model_dir))
+    ours, theirs = PrefixScorer(device="cpu", dtype="float32").build(model), reference_engine().build(model)
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Once upon a time"}]
+    # One max_new_tokens for all: that engine gives every request of a batch the batch's largest.
+    requests = [GenerationRequest(messages=chat, max_new_tokens=12, stop=[" i"]),
+                GenerationRequest(messages=chat, max_new_tokens=12, chat_template_kwargs={"mood": "calm"}),
+                GenerationRequest(messages=chat[1:], add_generation_prompt=False, max_new_tokens=12)]
+    got, want = ours.generate(requests), theirs.generate(requests)
+    assert [(o.prompt, o.text) for o in got] == [(o.prompt, o.text) for o in want]
+    assert "(calm)" in got[1].prompt and got[0].prompt.endswith("assistant:") and not got[2].prompt.endswith(":")
+    for session in (ours, theirs):
+        session.close()
+
+
 def test_gsm8k_suite_generates_as_evalution_transformers_engine():
     # Evalution's own GSM8K suite (8-shot chain of thought, its stop strings and answer extraction) on local rows,
     # through its runtime. The random weights answer every question alike here; the session test above has outputs
@@ -215,8 +239,6 @@ def test_session_lifecycle_and_what_it_refuses():
                                LoglikelihoodRequest(context="a", continuation="")])
     with pytest.raises(ValueError, match="generation request 1: num_beams=4; prefix-scorer does not run beam search"):
         session.generate([GenerationRequest(prompt="Q:"), GenerationRequest(prompt="Q:", num_beams=4)])
-    with pytest.raises(ValueError, match="generation request 0: chat messages need the chat template"):
-        list(session.generate_continuous([(0, GenerationRequest(messages=[{"role": "user", "content": "Hi"}]))]))
     session.close()
     with pytest.raises(RuntimeError, match="closed"):
         session.loglikelihood([LoglikelihoodRequest(context="a", continuation=" b")])

@@ -89,7 +89,8 @@ class GenerationCall {
                      prefill_wave(model_, options_, prefixes_, wave, prefix_stats_);
                    }),
         running_(model, decode_by_cascade(model, options_, plan_)) {
-    if (long_model != nullptr) long_running_ = std::make_unique<RunningBatch>(*long_model, running_.cascade());
+    // Rows there run again whole, without a shared prefix: by gather, which here gathers nothing.
+    if (long_model != nullptr) long_running_ = std::make_unique<RunningBatch>(*long_model, false);
     result_.generations.resize(requests.size());
     result_.stats.requests = static_cast<int64_t>(requests.size());
     for (const GenerationRequest& r : requests) token_budget_ += r.max_new_tokens;

@@ -17,9 +17,13 @@
 namespace prefix_scorer {
 namespace {
 
-// The most memory a row holds while it runs: a step's forward after all of its keys and values, at its longest.
-int64_t row_bytes(const BatchMemory& memory, const GenerationRequest& r) {
-  return forward_bytes(memory, 1, 1, static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens);
+// The longest a request's sequence may grow.
+int64_t longest_sequence(const GenerationRequest& r) { return static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens; }
+
+// The most memory a running batch of `rows` rows holds, the longest of them growing to `longest` tokens: every row
+// is as wide as the longest (rows end at the same slot), and the cache's room doubles when full.
+int64_t running_bytes(const BatchMemory& memory, int64_t rows, int64_t longest) {
+  return forward_bytes(memory, rows, 1, 2 * longest);
 }
 
 }  // namespace
@@ -41,9 +45,10 @@ void check_generation_requests(const Model& model, const PrefixScorerOptions& op
       throw std::invalid_argument(fmt::format("{} {} prompt tokens + max_new_tokens {} exceed the model's {} positions",
                                               what, r.prompt.size(), r.max_new_tokens, c.max_position_embeddings));
     check_sampling(r.sampling, what);
-    if (memory.max_bytes > 0 && row_bytes(memory, r) > memory.max_bytes)
+    const int64_t bytes = running_bytes(memory, 1, longest);
+    if (memory.max_bytes > 0 && bytes > memory.max_bytes)
       throw std::invalid_argument(fmt::format("{} its {} tokens need {} bytes of keys, values and activations, more than "
-                                              "max_batch_bytes {}", what, longest, row_bytes(memory, r), memory.max_bytes));
+                                              "max_batch_bytes {}", what, longest, bytes, memory.max_bytes));
   }
 }
 
@@ -118,13 +123,14 @@ class GenerationCall {
   // as many as max_batch_tokens allows their prefill and max_batch_bytes their running (at least one).
   void admit(size_t count) {
     std::vector<size_t> joining;
-    int64_t longest = 0, bytes = running_bytes_;
+    int64_t longest_tail = 0, longest = longest_running();
     for (size_t k = next_; k < next_ + count; ++k) {
-      const auto tail = static_cast<int64_t>(rows_[plan_.order[k].row].input.size()) - prefixes_.depth(plan_.order[k].entry);
-      longest = std::max(longest, tail);
-      bytes += row_bytes(memory_, requests_[plan_.order[k].row]);
-      const bool fits = longest * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
-                        (memory_.max_bytes == 0 || bytes <= memory_.max_bytes);
+      const GenerationRequest& request = requests_[plan_.order[k].row];
+      longest_tail = std::max(longest_tail, static_cast<int64_t>(request.prompt.size()) - prefixes_.depth(plan_.order[k].entry));
+      longest = std::max(longest, longest_sequence(request));
+      const auto rows = static_cast<int64_t>(running_rows() + joining.size() + 1);
+      const bool fits = longest_tail * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
+                        (memory_.max_bytes == 0 || running_bytes(memory_, rows, longest) <= memory_.max_bytes);
       if (!fits && !(joining.empty() && running_rows() == 0)) break;
       joining.push_back(k);
     }
@@ -156,25 +162,30 @@ class GenerationCall {
       rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0,
                       sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr});
     }
-    join(joined, std::move(rows), running_, /*counted=*/false);
+    join(joined, std::move(rows), running_);
     switch_to_long_factors();
   }
 
-  // Picks each prefilled row's next token and adds the rows that go on to `batch`. `counted`: the rows' memory is
-  // in running_bytes_ already (rows that ran before).
-  void join(JoiningRows& joined, std::vector<RunningRow> rows, RunningBatch& batch, bool counted) {
+  // The longest sequence a running row may grow to.
+  int64_t longest_running() {
+    int64_t longest = 0;
+    for (RunningBatch* batch : {&running_, long_running_.get()}) {
+      if (batch == nullptr) continue;
+      for (const RunningRow& row : batch->rows()) longest = std::max(longest, longest_sequence(requests_[row.request]));
+    }
+    return longest;
+  }
+
+  // Picks each prefilled row's next token and adds the rows that go on to `batch`.
+  void join(JoiningRows& joined, std::vector<RunningRow> rows, RunningBatch& batch) {
     ++result_.stats.prefill_forwards;
     if (batch.cascade()) ++result_.stats.cascade_forwards;
     std::vector<int64_t> going_on;
     std::vector<RunningRow> staying;
     for (size_t i = 0; i < rows.size(); ++i) {
-      const int64_t bytes = row_bytes(memory_, requests_[rows[i].request]);
       if (!advance(rows[i], joined.logprobs[static_cast<int64_t>(i)])) {
         going_on.push_back(static_cast<int64_t>(i));
         staying.push_back(std::move(rows[i]));
-        if (!counted) running_bytes_ += bytes;
-      } else if (counted) {
-        running_bytes_ -= bytes;
       }
     }
     joined.cache.keep_rows(going_on);
@@ -200,10 +211,7 @@ class GenerationCall {
     for (size_t i = 0; i < batch.size(); ++i) {
       RunningRow& row = batch.rows()[i];
       ++row.position;
-      if (!advance(row, logprobs[static_cast<int64_t>(i)]))
-        going_on.push_back(static_cast<int64_t>(i));
-      else
-        running_bytes_ -= row_bytes(memory_, requests_[row.request]);
+      if (!advance(row, logprobs[static_cast<int64_t>(i)])) going_on.push_back(static_cast<int64_t>(i));
     }
     batch.keep(going_on);
   }
@@ -232,9 +240,24 @@ class GenerationCall {
     }
     if (crossing.empty()) return;
     running_.keep(staying);
-    JoiningRows joined = long_running_->prefill(std::vector<EntryPtr>(crossing.size()), sequences,
-                                                std::vector<int64_t>(crossing.size(), 0));
-    join(joined, std::move(crossing), *long_running_, /*counted=*/true);
+    // In forwards within max_batch_tokens (rows x longest; one row always runs).
+    for (size_t begin = 0; begin < crossing.size();) {
+      size_t end = begin + 1;
+      int64_t longest = static_cast<int64_t>(sequences[begin].size());
+      while (end < crossing.size()) {
+        const int64_t wider = std::max(longest, static_cast<int64_t>(sequences[end].size()));
+        if (wider * static_cast<int64_t>(end - begin + 1) > options_.max_batch_tokens) break;
+        longest = wider;
+        ++end;
+      }
+      const std::vector<TokenIds> part(sequences.begin() + begin, sequences.begin() + end);
+      std::vector<RunningRow> rows(std::make_move_iterator(crossing.begin() + begin),
+                                   std::make_move_iterator(crossing.begin() + end));
+      JoiningRows joined = long_running_->prefill(std::vector<EntryPtr>(part.size()), part,
+                                                  std::vector<int64_t>(part.size(), 0));
+      join(joined, std::move(rows), *long_running_);
+      begin = end;
+    }
   }
 
   // Picks the row's next token and records it; returns whether the row stops there.
@@ -275,7 +298,6 @@ class GenerationCall {
   RunningBatch running_;
   std::unique_ptr<RunningBatch> long_running_;  // rows past original_max_position_embeddings (LongRoPE only)
   size_t next_ = 0;            // the first waiting prompt, in plan order
-  int64_t running_bytes_ = 0;  // what the running rows may hold at their longest (row_bytes)
   size_t done_ = 0;
   int64_t token_budget_ = 0;   // the tokens the call will have generated: max_new_tokens, less what stopped rows left
   GenerationResult result_;

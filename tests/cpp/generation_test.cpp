@@ -245,7 +245,9 @@ TEST(GenerationMemory, RowsRunWithinMaxBatchBytesAndARowTooLargeIsNamed) {
   for (int64_t r = 0; r < 6; ++r) requests.push_back({{1, 2, 3, 4, 5 + r}, 10, {}, {}});
   const BatchMemory memory = batch_memory(*model, PrefixScorerOptions{});
   PrefixScorerOptions options;
-  options.max_batch_bytes = 2 * forward_bytes(memory, 1, 1, 15) + 1;  // room for two rows at their longest
+  // Room for two rows at their longest (15 tokens), with the cache's room doubled: not for three.
+  options.max_batch_bytes = forward_bytes(memory, 2, 1, 2 * 15) + 1;
+  ASSERT_GT(forward_bytes(memory, 3, 1, 2 * 15), options.max_batch_bytes);
   PrefixScorer scorer(model, options);
   const GenerationResult result = scorer.generate(requests);
   EXPECT_EQ(result.stats.max_rows, 2);
@@ -318,29 +320,35 @@ TEST(GenerationLongRope, EveryTokenIsTheFullForwardsOfItsSequence) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{20, 24}, {30, 16}, {39, 8}, {40, 8}, {44, 8}, {10, 6}};
   for (const auto& [length, new_tokens] : shapes)
     requests.push_back({TokenIds(context.begin(), context.begin() + length), new_tokens, {}, {}});
-  PrefixScorerOptions options = small_batches();
-  options.cascade_min_prefix_len = 0;
-  PrefixScorer scorer(model, options);
-  std::vector<std::pair<size_t, TokenIds>> hooked;
-  const GenerationResult result = scorer.generate(requests, [&](size_t request, const TokenIds& generated) {
-    hooked.emplace_back(request, generated);
-    return false;
-  });
-  for (size_t i = 0; i < requests.size(); ++i) {
-    std::vector<double> logprobs;
-    EXPECT_EQ(result.generations[i].tokens, greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens, {},
-                                                         &logprobs)) << "request " << i;
-    ASSERT_EQ(result.generations[i].logprobs.size(), logprobs.size());
-    for (size_t t = 0; t < logprobs.size(); ++t)
-      EXPECT_NEAR(result.generations[i].logprobs[t], logprobs[t], 1e-5) << "request " << i << " token " << t;
+  std::vector<std::vector<double>> want_logprobs(requests.size());
+  std::vector<TokenIds> want;
+  for (size_t i = 0; i < requests.size(); ++i)
+    want.push_back(greedy_alone(*model, requests[i].prompt, requests[i].max_new_tokens, {}, &want_logprobs[i]));
+  // max_batch_tokens 48: rows that cross together run again one per forward.
+  for (const int64_t max_batch_tokens : {int64_t{8192}, int64_t{48}}) {
+    PrefixScorerOptions options = small_batches();
+    options.cascade_min_prefix_len = 0;
+    options.max_batch_tokens = max_batch_tokens;
+    PrefixScorer scorer(model, options);
+    std::vector<std::pair<size_t, TokenIds>> hooked;
+    const GenerationResult result = scorer.generate(requests, [&](size_t request, const TokenIds& generated) {
+      hooked.emplace_back(request, generated);
+      return false;
+    });
+    for (size_t i = 0; i < requests.size(); ++i) {
+      EXPECT_EQ(result.generations[i].tokens, want[i]) << "request " << i << ", max_batch_tokens " << max_batch_tokens;
+      ASSERT_EQ(result.generations[i].logprobs.size(), want_logprobs[i].size());
+      for (size_t t = 0; t < want_logprobs[i].size(); ++t)
+        EXPECT_NEAR(result.generations[i].logprobs[t], want_logprobs[i][t], 1e-5) << "request " << i << " token " << t;
+    }
+    // The hook hears each request under its own index, the one run apart on the long factors too.
+    ASSERT_EQ(hooked.size(), 70u);
+    for (const auto& [request, generated] : hooked) {
+      const TokenIds& all = result.generations[request].tokens;
+      EXPECT_TRUE(std::equal(generated.begin(), generated.end(), all.begin())) << "request " << request;
+    }
+    EXPECT_GT(result.stats.prefill_forwards, 3);  // crossing rows run again on the long factors
   }
-  // The hook hears each request under its own index, the one run apart on the long factors too.
-  ASSERT_EQ(hooked.size(), 70u);
-  for (const auto& [request, generated] : hooked) {
-    const TokenIds& all = result.generations[request].tokens;
-    EXPECT_TRUE(std::equal(generated.begin(), generated.end(), all.begin())) << "request " << request;
-  }
-  EXPECT_GT(result.stats.prefill_forwards, 3);  // crossing rows run again on the long factors
 }
 
 }  // namespace

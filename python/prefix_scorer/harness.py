@@ -39,6 +39,40 @@ def _eos_ids(pretrained: str) -> List[int]:
     return []
 
 
+# generation_config.json settings HF generate applies that this engine does not: always, or when sampling. A
+# checkpoint that sets one is refused by name rather than generating something else under the same settings.
+_UNSUPPORTED_ALWAYS = {"repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "bad_words_ids": None,
+                       "suppress_tokens": None, "begin_suppress_tokens": None, "min_length": 0, "min_new_tokens": None,
+                       "forced_bos_token_id": None, "forced_eos_token_id": None, "sequence_bias": None,
+                       "exponential_decay_length_penalty": None}
+_UNSUPPORTED_SAMPLING = {"typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0, "min_p": None}
+# transformers' defaults for the sampling settings a request does not give.
+_SAMPLING_DEFAULTS = {"temperature": 1.0, "top_k": 50, "top_p": 1.0}
+
+
+def _generation_config(pretrained: str) -> Dict[str, Any]:
+    path = os.path.join(pretrained, "generation_config.json")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _generation_settings(config: Dict[str, Any], sampling: Dict[str, Any], index: int) -> Dict[str, Any]:
+    """A request's sampling settings with generation_config.json's (then transformers') defaults filled in, as HF
+    generate takes them; a setting of that file this engine cannot apply is an error naming it."""
+    unsupported = dict(_UNSUPPORTED_ALWAYS, **(_UNSUPPORTED_SAMPLING if sampling.get("do_sample") else {}))
+    for key, default in unsupported.items():
+        if config.get(key) not in (None, default, [], {}):
+            raise ValueError(f"generate: request {index}: the checkpoint's generation_config.json sets "
+                             f"{key}={config[key]!r}, which prefix-scorer does not apply; use the hf backend")
+    if not sampling.get("do_sample"):
+        return sampling
+    filled = {key: config.get(key, default) for key, default in _SAMPLING_DEFAULTS.items()}
+    filled.update({key: value for key, value in sampling.items() if value is not None})
+    return filled
+
+
 def default_device() -> str:
     """What the harnesses' own HF backends take when no device is given: the first GPU if one is visible."""
     import torch
@@ -204,8 +238,9 @@ class Scorer:
             text = self.tokenizer.decode(ids[-tails[index]:], False)
             return any(s in text for s in until)
 
-        native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids, **r.sampling}
-                  for r in requests]
+        config = _generation_config(os.fspath(self.pretrained))
+        native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids,
+                   **_generation_settings(config, r.sampling, i)} for i, r in enumerate(requests)]
         with self._progress_bar(sum(r.max_new_tokens for r in requests), "generate", unit="token"):
             generations, _ = self.scorer.generate(native, stop_hook)
         return [self.tokenizer.decode(ids, skip_special_tokens) for ids, _, _ in generations]

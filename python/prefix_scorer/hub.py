@@ -44,9 +44,12 @@ def resolve_checkpoint(name: "str | os.PathLike[str]", revision: Optional[str] =
         with open(ref, encoding="utf-8") as f:
             commit = f.read().strip()
     snapshot = os.path.join(repo, "snapshots", commit)
-    if os.path.isfile(os.path.join(snapshot, "config.json")):
+    # A snapshot holds what earlier downloads fetched: a tokenizer's files alone are not a checkpoint.
+    if os.path.isfile(os.path.join(snapshot, "config.json")) and any(
+            os.path.isfile(os.path.join(snapshot, name))
+            for name in ("model.safetensors", "model.safetensors.index.json")):
         return snapshot
-    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("1", "true", "True", "YES", "yes"):
+    if os.environ.get("HF_HUB_OFFLINE", "0").strip().upper() not in ("1", "ON", "YES", "TRUE"):
         try:
             from huggingface_hub import snapshot_download
         except ImportError:
@@ -55,5 +58,5 @@ def resolve_checkpoint(name: "str | os.PathLike[str]", revision: Optional[str] =
             return snapshot_download(name, revision=revision, allow_patterns=DOWNLOAD_PATTERNS)
     raise FileNotFoundError(
         f"{name!r} (revision {revision!r}) is neither a folder nor in the Hugging Face cache: looked for "
-        f"{snapshot}/config.json (cache {hub_cache()}, from HF_HUB_CACHE or HF_HOME); download it with "
-        f"huggingface_hub, or pass the checkpoint's folder")
+        f"{snapshot}/config.json and model.safetensors (cache {hub_cache()}, from HF_HUB_CACHE or HF_HOME); "
+        f"download it with huggingface_hub, or pass the checkpoint's folder")

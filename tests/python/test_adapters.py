@@ -124,3 +124,31 @@ def test_dtype_auto_is_the_checkpoints_own_as_in_the_hf_backend(tmp_path):
     assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "bf16", dtype="auto").dtype == "bfloat16"
     assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "bf16").dtype == "float32"  # None: the CPU's rule
     assert prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", dtype="auto").dtype == "float32"
+
+
+def test_generation_takes_the_checkpoints_generation_config_as_hf_generate_does(tmp_path):
+    import shutil
+
+    from prefix_scorer.harness import GenerationText, Scorer
+
+    model = tmp_path / "model"
+    shutil.copytree(MODEL, model)
+    config = json.loads((model / "generation_config.json").read_text())
+    prompt = Scorer(model, progress=False).encode("Once upon a time")
+    greedy = GenerationText(prompt, [], 6, {"do_sample": False})
+    sampled = GenerationText(prompt, [], 6, {"do_sample": True, "temperature": 0.7, "seed": 3})
+    # top_k and top_p from the file (then transformers' 50 and 1.0): a top_k of 1 makes sampling greedy.
+    (model / "generation_config.json").write_text(json.dumps({**config, "top_k": 1}))
+    scorer = Scorer(model, progress=False)
+    assert scorer.generate([sampled]) == scorer.generate([greedy])
+    (model / "generation_config.json").write_text(json.dumps({**config, "repetition_penalty": 1.05}))
+    with pytest.raises(ValueError, match=r"request 0: the checkpoint.s generation_config.json sets "
+                                         r"repetition_penalty=1.05, which prefix-scorer does not apply"):
+        Scorer(model, progress=False).generate([greedy, greedy])
+    (model / "generation_config.json").write_text(json.dumps({**config, "typical_p": 0.9}))
+    assert Scorer(model, progress=False).generate([greedy])  # a sampling-only setting: greedy ignores it, as hf
+    with pytest.raises(ValueError, match="typical_p=0.9"):
+        Scorer(model, progress=False).generate([sampled])
+    lm = pl.PrefixScorerLM(pretrained=str(MODEL))
+    with pytest.raises(ValueError, match="request 0: do_sample=True needs a temperature above 0"):
+        lm.generate_until([type("Req", (), {"args": ("Hi", {"until": ["\n"], "do_sample": True})})()])

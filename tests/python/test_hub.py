@@ -43,6 +43,14 @@ def test_a_name_the_cache_lacks_says_where_it_looked(hub_cache):
     with pytest.raises(FileNotFoundError, match=r"'org/other' \(revision 'main'\) is neither a folder nor in the "
                                                 r"Hugging Face cache: looked for .*models--org--other"):
         prefix_scorer.PrefixScorer.from_pretrained("org/other")
+    partial = hub_cache.parent / "models--org--partial"  # an earlier tokenizer download left no weights
+    (partial / "snapshots" / ("c" * 40)).mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(MODELS / "llama3" / name, partial / "snapshots" / ("c" * 40) / name)
+    (partial / "refs").mkdir()
+    (partial / "refs" / "main").write_text("c" * 40)
+    with pytest.raises(FileNotFoundError, match="model.safetensors"):
+        resolve_checkpoint("org/partial")
     with pytest.raises(FileNotFoundError, match="revision 'v9'"):
         resolve_checkpoint("org/tiny", "v9")
     with pytest.raises(ValueError, match="revision='v2' applies to hub names only"):

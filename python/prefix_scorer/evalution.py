@@ -15,8 +15,6 @@ latest context, as that engine does. Pre-tokenized ids (``context_input_ids``, `
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -32,6 +30,7 @@ from evalution.engines.base import (
 )
 
 from .harness import GenerationText, Scorer, default_device
+from .scorer import checkpoint_json
 
 @dataclasses.dataclass
 class PrefixScorer(BaseEngine):
@@ -62,8 +61,8 @@ class PrefixScorer(BaseEngine):
         # Evalution's window: the smaller of the model's max_position_embeddings and the tokenizer's model_max_length.
         window = self.max_length
         tokenizer_length = tokenizer_kwargs.pop("model_max_length", None) or _real_length(
-            _json_field(tokenizer_path or model.path, "tokenizer_config.json", "model_max_length"))
-        model_length = _real_length(_json_field(model.path, "config.json", "max_position_embeddings"))
+            checkpoint_json(tokenizer_path or model.path, "tokenizer_config.json").get("model_max_length"))
+        model_length = _real_length(checkpoint_json(model.path, "config.json").get("max_position_embeddings"))
         if window is None and tokenizer_length is not None and (model_length is None or tokenizer_length < model_length):
             window = int(tokenizer_length)
         ignored = sorted(set(tokenizer_kwargs) | set(getattr(model, "model_kwargs", None) or {}))
@@ -82,15 +81,6 @@ class PrefixScorer(BaseEngine):
                         add_bos_token=add_bos_token, tokenizer=tokenizer_path, progress=False,
                         keep_cache=self.keep_cache, **options)
         return PrefixScorerSession(scorer, {"engine": "prefix-scorer", "device": device, "dtype": self.dtype})
-
-
-def _json_field(folder: Any, name: str, key: str) -> Any:
-    """``key`` of the JSON file ``folder/name``, or None when either is absent."""
-    path = os.path.join(os.fspath(folder), name)
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f).get(key)
 
 
 def _real_length(value: Any) -> Optional[int]:

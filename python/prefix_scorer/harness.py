@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _core
 from .hub import resolve_checkpoint
-from .scorer import PrefixScorer
+from .scorer import PrefixScorer, checkpoint_json
 
 try:
     from tqdm.auto import tqdm
@@ -26,16 +25,13 @@ class GenerationText(NamedTuple):
     sampling: Dict[str, Any]
 
 
-def _eos_ids(pretrained: str) -> List[int]:
+def _eos_ids(generation_config: Dict[str, Any], config: Dict[str, Any]) -> List[int]:
     """The ids that end a generation, as HF generate takes them: generation_config.json's eos_token_id (an id or a
     list), else config.json's; none for a synthetic model."""
-    for name in ("generation_config.json", "config.json"):
-        path = os.path.join(pretrained, name)
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                eos = json.load(f).get("eos_token_id")
-            if eos is not None:
-                return [int(e) for e in (eos if isinstance(eos, list) else [eos])]
+    for fields in (generation_config, config):
+        eos = fields.get("eos_token_id")
+        if eos is not None:
+            return [int(e) for e in (eos if isinstance(eos, list) else [eos])]
     return []
 
 
@@ -48,14 +44,6 @@ _UNSUPPORTED_ALWAYS = {"repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "ba
 _UNSUPPORTED_SAMPLING = {"typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0, "min_p": None}
 # transformers' defaults for the sampling settings a request does not give.
 _SAMPLING_DEFAULTS = {"temperature": 1.0, "top_k": 50, "top_p": 1.0}
-
-
-def _generation_config(pretrained: str) -> Dict[str, Any]:
-    path = os.path.join(pretrained, "generation_config.json")
-    if not os.path.isfile(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
 
 
 def _generation_settings(config: Dict[str, Any], sampling: Dict[str, Any], index: int) -> Dict[str, Any]:
@@ -167,7 +155,8 @@ class Scorer:
         else:
             raise ValueError(f"tokenizer_backend must be 'native' or 'hf', got {tokenizer_backend!r}")
         self.add_bos_token = self.tokenizer.adds_special_tokens if add_bos_token is None else bool(add_bos_token)
-        self.eos_ids = _eos_ids(os.fspath(pretrained))
+        self.generation_config = checkpoint_json(pretrained, "generation_config.json")
+        self.eos_ids = _eos_ids(self.generation_config, checkpoint_json(pretrained, "config.json"))
 
     @property
     def prefix_token_id(self) -> int:
@@ -238,9 +227,8 @@ class Scorer:
             text = self.tokenizer.decode(ids[-tails[index]:], False)
             return any(s in text for s in until)
 
-        config = _generation_config(os.fspath(self.pretrained))
         native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids,
-                   **_generation_settings(config, r.sampling, i)} for i, r in enumerate(requests)]
+                   **_generation_settings(self.generation_config, r.sampling, i)} for i, r in enumerate(requests)]
         with self._progress_bar(sum(r.max_new_tokens for r in requests), "generate", unit="token"):
             generations, _ = self.scorer.generate(native, stop_hook)
         return [self.tokenizer.decode(ids, skip_special_tokens) for ids, _, _ in generations]

@@ -23,13 +23,18 @@ _GENERATION_KEYS = frozenset({"prompt", "max_new_tokens", "stop_ids", "do_sample
 _CHECKPOINT_DTYPES = ("float32", "bfloat16", "float16")
 
 
+def checkpoint_json(folder: "str | os.PathLike[str]", name: str) -> Dict[str, Any]:
+    """The JSON file ``name`` of a checkpoint folder; empty where there is none (a synthetic model, say)."""
+    path = os.path.join(os.fspath(folder), name)
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def checkpoint_dtype(path: str) -> Optional[str]:
     """The dtype a checkpoint folder's config.json names (``dtype``, or the older ``torch_dtype``), if any."""
-    config = os.path.join(path, "config.json")
-    if not os.path.isfile(config):
-        return None
-    with open(config, encoding="utf-8") as f:
-        fields = json.load(f)
+    fields = checkpoint_json(path, "config.json")
     named = fields.get("dtype") or fields.get("torch_dtype")
     return named if named in _CHECKPOINT_DTYPES else None
 

@@ -49,6 +49,15 @@ struct GenerationStats {
   int64_t cascade_forwards = 0;  // prefill and decode forwards that attended to the shared prefixes by cascade
 };
 
+// Every counter of GenerationStats with its name, for totals and bindings; `peak` ones combine by the largest,
+// the others by their sum.
+struct GenerationStatsField {
+  const char* name;
+  int64_t GenerationStats::*member;
+  bool peak;
+};
+const std::vector<GenerationStatsField>& generation_stats_fields();
+
 struct GenerationResult {
   std::vector<Generation> generations;  // in the caller's order
   GenerationStats stats;

@@ -37,14 +37,7 @@ py::dict stats_dict(const ScoringStats& s) {
 
 py::dict generation_stats_dict(const GenerationStats& s) {
   py::dict d;
-  d["requests"] = s.requests;
-  d["prefill_forwards"] = s.prefill_forwards;
-  d["decode_forwards"] = s.decode_forwards;
-  d["prefill_tokens"] = s.prefill_tokens;
-  d["prefix_tokens"] = s.prefix_tokens;
-  d["generated_tokens"] = s.generated_tokens;
-  d["max_rows"] = s.max_rows;
-  d["cascade_forwards"] = s.cascade_forwards;
+  for (const GenerationStatsField& f : generation_stats_fields()) d[f.name] = s.*f.member;
   return d;
 }
 

@@ -19,17 +19,25 @@ std::string to_string(FinishReason reason) {
   return "unknown";
 }
 
+const std::vector<GenerationStatsField>& generation_stats_fields() {
+  static const std::vector<GenerationStatsField> fields{
+      {"requests", &GenerationStats::requests, false},
+      {"prefill_forwards", &GenerationStats::prefill_forwards, false},
+      {"decode_forwards", &GenerationStats::decode_forwards, false},
+      {"prefill_tokens", &GenerationStats::prefill_tokens, false},
+      {"prefix_tokens", &GenerationStats::prefix_tokens, false},
+      {"generated_tokens", &GenerationStats::generated_tokens, false},
+      {"max_rows", &GenerationStats::max_rows, true},
+      {"cascade_forwards", &GenerationStats::cascade_forwards, false},
+  };
+  return fields;
+}
+
 namespace {
 
 void add_stats(GenerationStats& total, const GenerationStats& part) {
-  total.requests += part.requests;
-  total.prefill_forwards += part.prefill_forwards;
-  total.decode_forwards += part.decode_forwards;
-  total.prefill_tokens += part.prefill_tokens;
-  total.prefix_tokens += part.prefix_tokens;
-  total.generated_tokens += part.generated_tokens;
-  total.max_rows = std::max(total.max_rows, part.max_rows);
-  total.cascade_forwards += part.cascade_forwards;
+  for (const GenerationStatsField& f : generation_stats_fields())
+    total.*f.member = f.peak ? std::max(total.*f.member, part.*f.member) : total.*f.member + part.*f.member;
 }
 
 }  // namespace

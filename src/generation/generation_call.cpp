@@ -40,7 +40,7 @@ void check_generation_requests(const Model& model, const PrefixScorerOptions& op
     check_token_ids(r.stop_ids, c.vocab_size, what + " stop id");
     if (r.max_new_tokens < 1)
       throw std::invalid_argument(fmt::format("{} max_new_tokens must be >= 1, got {}", what, r.max_new_tokens));
-    const int64_t longest = static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens;
+    const int64_t longest = longest_sequence(r);
     if (longest > c.max_position_embeddings)
       throw std::invalid_argument(fmt::format("{} {} prompt tokens + max_new_tokens {} exceed the model's {} positions",
                                               what, r.prompt.size(), r.max_new_tokens, c.max_position_embeddings));
@@ -167,9 +167,9 @@ class GenerationCall {
   }
 
   // The longest sequence a running row may grow to.
-  int64_t longest_running() {
+  int64_t longest_running() const {
     int64_t longest = 0;
-    for (RunningBatch* batch : {&running_, long_running_.get()}) {
+    for (const RunningBatch* batch : {&running_, static_cast<const RunningBatch*>(long_running_.get())}) {
       if (batch == nullptr) continue;
       for (const RunningRow& row : batch->rows()) longest = std::max(longest, longest_sequence(requests_[row.request]));
     }

@@ -30,11 +30,11 @@ class RunningBatch {
  public:
   RunningBatch(const Model& model, bool cascade);
 
-  const Model& model() const { return model_; }
   bool cascade() const { return cascade_; }
   bool empty() const { return rows_.empty(); }
   size_t size() const { return rows_.size(); }
   std::vector<RunningRow>& rows() { return rows_; }
+  const std::vector<RunningRow>& rows() const { return rows_; }
 
   // Runs the tails of prompts that continue `prefixes` (null: none), from `starts` on, in one forward: by cascade
   // over the distinct prefixes, or after each prefix gathered into the row's own cache.

@@ -16,6 +16,11 @@ at::Tensor upload(const at::Tensor& host, c10::Device device) {
   return host.pin_memory().to(device, /*non_blocking=*/true);
 }
 
+const at::Tensor& upload_once(const at::Tensor& host, c10::Device device, at::Tensor& held) {
+  if (!held.defined() || held.device() != device) held = upload(host, device);
+  return held;
+}
+
 std::vector<at::Tensor> upload_together(const std::vector<at::Tensor>& host, c10::Device device) {
   std::vector<at::Tensor> flat;
   for (const at::Tensor& t : host) {

@@ -21,6 +21,10 @@ TransferCounts& thread_transfers();
 // `host`, a CPU tensor, on `device`: one copy, counted on the CPU too so that counts do not depend on the device.
 at::Tensor upload(const at::Tensor& host, c10::Device device);
 
+// `host` on `device`, kept in `held` between calls: a loop over layers that walk their devices copies it once per
+// device, not once per layer.
+const at::Tensor& upload_once(const at::Tensor& host, c10::Device device, at::Tensor& held);
+
 // CPU tensors of one dtype on `device` through a single copy (views of one buffer, shapes kept); undefined ones
 // stay undefined.
 std::vector<at::Tensor> upload_together(const std::vector<at::Tensor>& host, c10::Device device);

@@ -74,11 +74,11 @@ KvCache KvCache::copy_rows(const std::vector<int64_t>& rows) const {
   KvCache copy(num_layers());
   if (!positions_.defined()) return copy;
   const at::Tensor index = at::tensor(rows, at::kLong);
-  at::Tensor on_device;  // the index on the device of the layers being cut: one copy per device
+  at::Tensor on_device;
   for (int64_t i = 0; i < num_layers(); ++i) {
     const LayerKv& layer = layers_[i];
-    if (!on_device.defined() || on_device.device() != layer.keys.device()) on_device = upload(index, layer.keys.device());
-    copy.layers_[i] = {layer.keys.index_select(0, on_device), layer.values.index_select(0, on_device)};
+    const at::Tensor& picked = upload_once(index, layer.keys.device(), on_device);
+    copy.layers_[i] = {layer.keys.index_select(0, picked), layer.values.index_select(0, picked)};
   }
   copy.positions_ = positions_.index_select(0, index);
   copy.valid_ = valid_.index_select(0, index);

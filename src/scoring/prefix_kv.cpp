@@ -57,10 +57,10 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
   const DistinctPrefixes d = distinct_prefixes(entries);
   if (d.longest == 0) return cache;
   const at::Tensor pick = at::tensor(d.pick, at::kLong);
-  at::Tensor rows;  // pick on the device of the layers being gathered: one copy per device, not per layer
+  at::Tensor on_device;
   for (int64_t l = 0; l < cache.num_layers(); ++l) {
     const LayerKv stacked = stacked_layer(model, d, l);
-    if (!rows.defined() || rows.device() != model.layer_device(l)) rows = upload(pick, model.layer_device(l));
+    const at::Tensor& rows = upload_once(pick, model.layer_device(l), on_device);
     cache.append_layer(l, stacked.keys.index_select(0, rows), stacked.values.index_select(0, rows));
   }
   const auto b = static_cast<int64_t>(entries.size());

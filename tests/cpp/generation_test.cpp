@@ -125,6 +125,25 @@ TEST(GenerationHook, EndsTheRowItNamesWhereItSaysSo) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), size_t{0}), 6);
 }
 
+TEST(GenerationStats, EveryCounterIsListedOnceAndTotalsAddUpOverTheLongRopeParts) {
+  const auto& fields = generation_stats_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(fields[i].member, fields[j].member) << fields[i].name;
+  }
+  EXPECT_EQ(fields.size() * sizeof(int64_t), sizeof(GenerationStats));  // no counter left out
+  // Two parts (a prompt past phi3_longrope's 40 tokens runs apart): the totals are their sums, max_rows the larger.
+  const auto model = std::make_shared<const Model>(Model::load(model_dir("phi3_longrope")));
+  const TokenIds context = expected_scores("phi3_longrope").front().request.context;
+  PrefixScorer scorer(model);
+  const GenerationResult both = scorer.generate({{TokenIds(context.begin(), context.begin() + 10), 3, {}, {}},
+                                                 {TokenIds(context.begin(), context.begin() + 44), 3, {}, {}}});
+  EXPECT_EQ(both.stats.requests, 2);
+  EXPECT_EQ(both.stats.generated_tokens, 6);
+  EXPECT_EQ(both.stats.prefill_forwards, 2);
+  EXPECT_EQ(both.stats.prefill_tokens, 54);
+  EXPECT_EQ(both.stats.max_rows, 1);
+}
+
 TEST(GenerationProgress, CountsTokensAgainstWhatTheCallWillGenerate) {
   std::vector<std::pair<int64_t, int64_t>> reports;
   PrefixScorerOptions options;
@@ -219,6 +238,9 @@ TEST(GenerationErrors, NameTheRequestAndComputeNothing) {
   GenerationRequest bad_p = sampled({1, 2}, 0);
   bad_p.sampling.top_p = 0;
   EXPECT_NE(message(bad_p).find("request 2: top_p must lie in (0, 1]"), std::string::npos);
+  GenerationRequest bad_k = sampled({1, 2}, 0);
+  bad_k.sampling.top_k = -1;
+  EXPECT_NE(message(bad_k).find("request 2: top_k must be >= 0, got -1"), std::string::npos);
   EXPECT_EQ(tokens, 0);
   EXPECT_EQ(scorer.stats().entries_held, 0);  // the good prompts' shared prefix was never prefilled
 }

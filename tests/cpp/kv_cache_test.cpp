@@ -142,6 +142,12 @@ TEST(KvCacheRows, AddedRowsEndAtTheSameSlotEitherSideShorter) {
   }
 }
 
+TEST(KvCacheRows, RowsOfAnotherModelAreRefused) {
+  KvCache two_layers(2);
+  EXPECT_EQ(message_of<std::invalid_argument>([&] { two_layers.add_rows(filled({1}, 1)); }),
+            "add_rows: the caches have different numbers of layers");
+}
+
 TEST(KvCacheRows, GrowingInPlaceHoldsWhatConcatenationHolds) {
   KvCache grown(1), joined(1);
   grown.grow_in_place();

@@ -237,6 +237,8 @@ def test_session_lifecycle_and_what_it_refuses():
     with pytest.raises(ValueError, match="loglikelihood request 1: the continuation is empty"):
         session.loglikelihood([LoglikelihoodRequest(context="a", continuation=" b"),
                                LoglikelihoodRequest(context="a", continuation="")])
+    with pytest.raises(ValueError, match="generation request 0: do_sample=True needs a temperature above 0"):
+        session.generate([GenerationRequest(prompt="Q:", do_sample=True)])  # Evalution's default temperature is 0
     with pytest.raises(ValueError, match="generation request 1: num_beams=4; prefix-scorer does not run beam search"):
         session.generate([GenerationRequest(prompt="Q:"), GenerationRequest(prompt="Q:", num_beams=4)])
     session.close()

@@ -18,6 +18,12 @@ struct ModelOptions {
   std::vector<std::string> layer_devices;
   std::string dtype = "float32";
   uint64_t seed = 0;  // weights of synthetic models
+  // Optional: a LoRA adapter folder (peft's adapter_config.json and adapter_model.safetensors) merged into the
+  // checkpoint's weights as they load.
+  std::string adapter;
+  // Optional (> 0): the embeddings and output layer resized to this many tokens, as transformers'
+  // resize_token_embeddings does (rows cut; added rows only where the adapter saves the whole tensor).
+  int64_t vocab_size = 0;
 };
 
 // Token ids of a right-padded batch and where each token sits.

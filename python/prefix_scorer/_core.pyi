@@ -10,6 +10,8 @@ class ModelOptions:
     layer_devices: List[str]
     dtype: str
     seed: int
+    adapter: str
+    vocab_size: int
     def __init__(self) -> None: ...
 
 class ModelConfig:

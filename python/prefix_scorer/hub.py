@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 #: What a download fetches: the checkpoint, its configs and its tokenizer, nothing else of the repository.
 DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer*"]
@@ -29,8 +29,15 @@ def _is_hub_name(name: str) -> bool:
     return re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", name) is not None and not name.startswith(".")
 
 
-def resolve_checkpoint(name: "str | os.PathLike[str]", revision: Optional[str] = None) -> str:
-    """A local folder for ``name``: itself when it is a folder (or ``synthetic:NAME``), else its cached snapshot."""
+#: What makes a snapshot complete: its config, and one of its weight files. A model's, and a LoRA adapter's (peft's).
+MODEL_FILES = ("config.json", ("model.safetensors", "model.safetensors.index.json"))
+ADAPTER_FILES = ("adapter_config.json", ("adapter_model.safetensors",))
+
+
+def resolve_checkpoint(name: "str | os.PathLike[str]", revision: Optional[str] = None,
+                       files: Tuple[str, Tuple[str, ...]] = MODEL_FILES) -> str:
+    """A local folder for ``name``: itself when it is a folder (or ``synthetic:NAME``), else its cached snapshot
+    (a model's, or with ``files=ADAPTER_FILES`` an adapter's)."""
     name = os.fspath(name)
     if name.startswith("synthetic:") or os.path.exists(name) or not _is_hub_name(name):
         if revision not in (None, "", "main"):
@@ -45,9 +52,9 @@ def resolve_checkpoint(name: "str | os.PathLike[str]", revision: Optional[str] =
             commit = f.read().strip()
     snapshot = os.path.join(repo, "snapshots", commit)
     # A snapshot holds what earlier downloads fetched: a tokenizer's files alone are not a checkpoint.
-    if os.path.isfile(os.path.join(snapshot, "config.json")) and any(
-            os.path.isfile(os.path.join(snapshot, name))
-            for name in ("model.safetensors", "model.safetensors.index.json")):
+    config, weights = files
+    if os.path.isfile(os.path.join(snapshot, config)) and any(
+            os.path.isfile(os.path.join(snapshot, name)) for name in weights):
         return snapshot
     if os.environ.get("HF_HUB_OFFLINE", "0").strip().upper() not in ("1", "ON", "YES", "TRUE"):
         try:
@@ -58,5 +65,5 @@ def resolve_checkpoint(name: "str | os.PathLike[str]", revision: Optional[str] =
             return snapshot_download(name, revision=revision, allow_patterns=DOWNLOAD_PATTERNS)
     raise FileNotFoundError(
         f"{name!r} (revision {revision!r}) is neither a folder nor in the Hugging Face cache: looked for "
-        f"{snapshot}/config.json and model.safetensors (cache {hub_cache()}, from HF_HUB_CACHE or HF_HOME); "
+        f"{snapshot}/{config} and {' or '.join(weights)} (cache {hub_cache()}, from HF_HUB_CACHE or HF_HOME); "
         f"download it with huggingface_hub, or pass the checkpoint's folder")

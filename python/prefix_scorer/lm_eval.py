@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .distributed import DataParallel
 from .harness import GenerationText, Scorer, default_device
+from .hub import resolve_checkpoint
 from .scorer import OPTION_NAMES
 
 try:
@@ -36,7 +37,7 @@ TOKENS_PER_BATCH_ROW = 512
 
 #: Every argument of lm-eval's ``HFLM.__init__`` (the hf backend) beyond the ones served (``pretrained``, ``revision``,
 #: ``device``, ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``,
-#: ``chat_template_args``, ``enable_thinking``), with what happens to
+#: ``chat_template_args``, ``enable_thinking``, ``peft``), with what happens to
 #: it here. Harmless: accepted whatever its value (with a warning when set), since it cannot change the numbers.
 #: Refused: an error unless it holds hf's default, since ignoring it would give numbers under the wrong name; the
 #: text says what to do instead. A test checks that every HFLM argument is in one of the lists.
@@ -50,7 +51,6 @@ REFUSED_ARGS = {  # name: (the values that mean hf's default, besides none; what
     "mixed_precision_dtype": (set(), "pass dtype= instead"),
     "prefix_token_id": (set(), "the prefix token is the tokenizer's BOS (else EOS)"),
     "tp_plan": (set(), "tensor parallelism is not supported; parallelize=True splits the layers over the GPUs"),
-    "peft": (set(), "merge the adapter into the checkpoint first (peft's merge_and_unload), or use --model hf"),
     "delta": (set(), "apply the delta to the checkpoint first, or use --model hf"),
     "autogptq": ({"false", "0"}, "quantized checkpoints are not supported; use --model hf"),
     "gptqmodel": ({"false", "0"}, "quantized checkpoints are not supported; use --model hf"),
@@ -125,7 +125,8 @@ def parse_model_args(
     ``batch_size=N`` with N > 1 caps a forward at N rows and N * 512 padded tokens; 1 (lm-eval's command-line
     default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
     ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through;
-    ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks; the hf backend's other
+    ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks; ``peft=ADAPTER`` merges a
+    LoRA adapter into the weights at load; the hf backend's other
     arguments are harmless (ignored with a warning) or refused unless at hf's default (``HARMLESS_ARGS``,
     ``REFUSED_ARGS``).
     """
@@ -150,6 +151,9 @@ def parse_model_args(
                     del parsed["layer_devices"]
         elif name in ("tokenizer", "tokenizer_backend", "revision"):
             parsed[name] = value
+        elif name == "peft":  # a LoRA adapter, merged at load (anything else peft saves is refused by name)
+            if value not in (None, ""):
+                parsed["adapter"] = value
         elif name in OPTION_NAMES:
             parsed[name] = _as_bool(value) if name in ("keep_cache", "pack_rows") else int(value)
         else:
@@ -194,9 +198,14 @@ class PrefixScorerLM(_Base):
         if enable_thinking is not None:
             self.chat_template_args["enable_thinking"] = _as_bool(enable_thinking)
         # dtype as the hf backend takes it: "auto" (the checkpoint's own) unless given.
+        options = parse_model_args(**model_args)
+        if "adapter" in options:  # the hf backend resizes the embeddings to its tokenizer before loading an adapter
+            from transformers import AutoTokenizer
+
+            source = options.get("tokenizer") or resolve_checkpoint(pretrained, options.get("revision"))
+            options["vocab_size"] = len(AutoTokenizer.from_pretrained(source))
         self.scorer = Scorer(pretrained, device=self.parallel.device, dtype=dtype or "auto",
-                             progress=self.parallel.rank == 0,
-                             **parse_model_args(**model_args))
+                             progress=self.parallel.rank == 0, **options)
         self._tokenizer_name = tokenizer_name or os.fspath(pretrained).replace("/", "__")
 
     # Data parallel: lm-eval gives each rank its share of the documents and gathers through these.
@@ -269,11 +278,15 @@ class PrefixScorerLM(_Base):
             return render([message for message in chat_history if message["role"] != "system"])
 
     def get_model_info(self) -> Dict[str, Any]:
-        """What the hf backend adds to the results' config: parameters, dtype, revision and commit."""
+        """What the hf backend adds to the results' config: parameters, dtype, revision and commit (and the
+        adapter's commit)."""
         core = self.scorer.scorer
-        return {"model_num_parameters": core._core.num_parameters, "model_dtype": f"torch.{core.dtype}",
+        info = {"model_num_parameters": core.num_parameters, "model_dtype": f"torch.{core.dtype}",
                 "model_revision": self.scorer.revision or "main",
                 "model_sha": _snapshot_commit(os.fspath(self.scorer.pretrained))}
+        if core.adapter:
+            info["peft_sha"] = _snapshot_commit(core.adapter)
+        return info
 
     @property
     def max_gen_toks(self) -> int:

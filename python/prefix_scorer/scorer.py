@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import _core
-from .hub import resolve_checkpoint
+from .hub import ADAPTER_FILES, resolve_checkpoint
 
 TokenPair = Tuple[Sequence[int], Sequence[int]]
 
@@ -58,6 +60,7 @@ class PrefixScorer:
     def __init__(self, core: _core.PrefixScorer) -> None:
         self._core = core
         self.dtype: Optional[str] = None  # the weights' dtype, set by from_pretrained
+        self.adapter: Optional[str] = None  # the LoRA adapter's folder merged at load, set by from_pretrained
 
     @classmethod
     def from_pretrained(
@@ -68,6 +71,8 @@ class PrefixScorer:
         *,
         layer_devices: Optional[Sequence[str]] = None,
         revision: Optional[str] = None,
+        adapter: "Optional[str | os.PathLike[str]]" = None,
+        vocab_size: int = 0,
         seed: int = 0,
         on_progress: Optional[Callable[[int, int], None]] = None,
         **options: Any,
@@ -78,7 +83,9 @@ class PrefixScorer:
         ``options`` are the native options under their own names (``OPTION_NAMES``; README's Options table says what
         each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
         ``layer_devices`` splits the layers into contiguous blocks over several devices. A hub name (``org/name``,
-        with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``).
+        with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``). ``adapter``, a peft
+        LoRA adapter's folder or hub name, is merged into the weights as they load. ``vocab_size`` resizes the
+        embeddings and output layer as transformers' ``resize_token_embeddings`` (rows cut, or the adapter's).
         Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
         """
         model_options = _core.ModelOptions()
@@ -87,6 +94,9 @@ class PrefixScorer:
         path = resolve_checkpoint(path_or_synthetic, revision)
         model_options.dtype = _dtype_name(dtype, model_options.layer_devices or [device], path)
         model_options.seed = seed
+        if adapter is not None:
+            model_options.adapter = resolve_checkpoint(adapter, files=ADAPTER_FILES)
+        model_options.vocab_size = vocab_size
         scorer_options = _core.PrefixScorerOptions()
         for name, value in options.items():
             if name not in OPTION_NAMES:
@@ -96,7 +106,19 @@ class PrefixScorer:
             scorer_options.on_progress = on_progress
         scorer = cls(_core.PrefixScorer(path, model_options, scorer_options))
         scorer.dtype = model_options.dtype
+        scorer.adapter = model_options.adapter or None
         return scorer
+
+    @property
+    def num_parameters(self) -> int:
+        """The weights as transformers counts them (tied embeddings once), with an adapter's as peft adds them: its
+        LoRA factors and its modules_to_save copies."""
+        count = self._core.num_parameters
+        if self.adapter:
+            header = _safetensors_header(os.path.join(self.adapter, "adapter_model.safetensors"))
+            count += sum(math.prod(info["shape"]) for name, info in header.items()
+                         if name != "__metadata__" and ".base_layer." not in name)
+        return count
 
     def loglikelihood(self, pairs: Sequence[TokenPair]) -> List[Tuple[float, bool]]:
         """``(summed logprob, is_greedy)`` of each pair's continuation, in the order given.
@@ -159,3 +181,10 @@ class PrefixScorer:
     def clear_cache(self) -> None:
         """Drops every cached prefix."""
         self._core.clear_cache()
+
+
+def _safetensors_header(path: str) -> Dict[str, Any]:
+    """The JSON header of a .safetensors file: each tensor's dtype, shape and offsets."""
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        return json.loads(f.read(length))

@@ -17,7 +17,11 @@ void register_model(py::module_& m) {
       .def_readwrite("layer_devices", &ModelOptions::layer_devices,
                      "the layers split into contiguous blocks over these devices (overrides device)")
       .def_readwrite("dtype", &ModelOptions::dtype, "float32, bfloat16 or float16")
-      .def_readwrite("seed", &ModelOptions::seed, "weights of synthetic:NAME models");
+      .def_readwrite("seed", &ModelOptions::seed, "weights of synthetic:NAME models")
+      .def_readwrite("adapter", &ModelOptions::adapter,
+                     "a LoRA adapter folder (peft's) merged into the weights at load; empty: none")
+      .def_readwrite("vocab_size", &ModelOptions::vocab_size,
+                     "> 0: the embeddings and output layer resized to this many tokens (rows cut, or the adapter's)");
 
   py::class_<ModelConfig>(m, "ModelConfig", "A model's architecture, as read from config.json.")
       .def_readonly("model_type", &ModelConfig::model_type)

@@ -3,7 +3,7 @@
 #include "prefix_scorer/devices.h"
 
 #include "model/attention.h"
-#include "model/checkpoint.h"
+#include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
 #include "model/host_transfers.h"
 #include "model/rope.h"
@@ -105,8 +105,6 @@ class WithoutCuDNNAttention {
   }
   bool active_;
 };
-
-std::string shape_string(at::IntArrayRef shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result.
 at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
@@ -240,18 +238,7 @@ Model Model::load(const std::string& dir, const ModelOptions& options) {
   ModelConfig config = ModelConfig::from_file(dir);
   const at::ScalarType dtype = parse_dtype(options.dtype);
   const auto devices = layer_placement(options, config.num_layers);
-  const Checkpoint checkpoint(dir);
-  for (const auto& spec : expected_tensors(config)) {
-    const TensorInfo* info = checkpoint.find(spec.name);
-    if (info == nullptr)
-      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape {})", dir, spec.name,
-                                           shape_string(spec.shape)));
-    if (info->shape != spec.shape)
-      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", dir, spec.name,
-                                           shape_string(info->shape), shape_string(spec.shape)));
-  }
-  auto source = [&](const TensorSpec& spec, c10::Device) { return checkpoint.view(spec.name); };
-  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
+  auto weights = std::make_shared<const ModelWeights>(load_checkpoint_weights(dir, config, options, devices, dtype));
   return Model(std::move(config), std::move(weights), dtype);
 }
 

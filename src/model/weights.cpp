@@ -117,7 +117,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
   }
   slots.push_back({{"model.norm.weight", {h}}, c.num_layers, [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
   if (!c.tie_word_embeddings)
-    slots.push_back({{"lm_head.weight", {c.vocab_size, h}}, c.num_layers,
+    slots.push_back({{kLmHeadName, {c.vocab_size, h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head = t; }});
   return slots;
 }

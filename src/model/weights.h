@@ -45,6 +45,9 @@ struct ModelWeights {
   at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
 };
 
+// The output layer's checkpoint name (absent from checkpoints with tied embeddings).
+inline constexpr const char* kLmHeadName = "lm_head.weight";
+
 // A tensor a checkpoint must provide, under its Hugging Face name.
 struct TensorSpec {
   std::string name;

@@ -26,8 +26,9 @@ def test_model_args_parse_like_lm_eval_strings():
         assert pl.parse_model_args(max_batch_size=64, trust_remote_code=None) == {"add_bos_token": None}
     assert pl.parse_model_args(tokenizer="/t", tokenizer_backend="hf") == {
         "add_bos_token": None, "tokenizer": "/t", "tokenizer_backend": "hf"}
-    with pytest.raises(ValueError, match="cannot honour model argument peft='/adapter': merge the adapter"):
-        pl.parse_model_args(peft="/adapter")
+    assert pl.parse_model_args(peft="/adapter") == {"add_bos_token": None, "adapter": "/adapter"}
+    with pytest.raises(ValueError, match="cannot honour model argument delta='/d': apply the delta"):
+        pl.parse_model_args(delta="/d")
     with pytest.raises(ValueError, match="cannot honour model argument backend='seq2seq'"):
         pl.parse_model_args(backend="seq2seq")
     assert pl.parse_model_args(backend="causal", autogptq="False") == {"add_bos_token": None}
@@ -47,7 +48,7 @@ def test_every_argument_of_lm_eval_hf_is_served_harmless_or_refused():
     from lm_eval.models.huggingface import HFLM
 
     served = {"self", "kwargs", "pretrained", "revision", "device", "dtype", "max_length", "batch_size",
-              "add_bos_token", "tokenizer", "parallelize", "chat_template_args", "enable_thinking"}
+              "add_bos_token", "tokenizer", "parallelize", "chat_template_args", "enable_thinking", "peft"}
     known = served | pl.HARMLESS_ARGS | set(pl.REFUSED_ARGS)
     assert set(inspect.signature(HFLM.__init__).parameters) - known == set()
     for name in pl.REFUSED_ARGS:  # hf's own default passes, anything else is refused

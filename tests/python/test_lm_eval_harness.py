@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conftest import DATA, assert_paired, child_env
+from lora_adapters import make_adapter
 
 import lm_eval
 import accelerate  # noqa: F401  lm-eval's hf backend needs it
@@ -99,6 +100,22 @@ def test_same_metrics_and_samples_as_lm_eval_hf(task_manager, extra):
                                 evaluate(task_manager, "prefix-scorer",
                                          f"pretrained={MODEL},dtype=float32")["results"]["tiny_wikitext"][
                                     "bits_per_byte,none"], rel_tol=1e-3)
+
+
+def test_peft_adapter_gives_lm_eval_hf_numbers(task_manager, tmp_path):
+    """peft=ADAPTER: lm-eval's hf backend runs peft's unmerged LoRA layers, prefix-scorer merges them at load. hf
+    first resizes the embeddings to the tokenizer's length (the fixture's 512 rows to its 500 tokens), and so does
+    prefix-scorer: the log-softmax is over 500 tokens."""
+    adapter = make_adapter(MODEL, tmp_path / "adapter", r=4, lora_alpha=16, target_modules="all-linear")
+    model_args = f"pretrained={MODEL},dtype=float32"
+    theirs = evaluate(task_manager, "hf", f"{model_args},peft={adapter}")
+    ours = evaluate(task_manager, "prefix-scorer", f"{model_args},peft={adapter}")
+    assert_same_results(ours, theirs)
+    assert ours["config"]["peft_sha"] == theirs["config"]["peft_sha"]
+    base = per_sample(evaluate(task_manager, "prefix-scorer", model_args))
+    moved = [abs(got[0] - was[0]) for key, resps in per_sample(ours).items() if key[0] == "tiny_mmlu_anatomy"
+             for got, was in assert_paired(resps, base[key])]
+    assert max(moved) > 1e-2  # the adapter is in the numbers
 
 
 def run_command_line(launcher, tmp_path, device="cpu", model_args=f"pretrained={MODEL},dtype=float32", **env):

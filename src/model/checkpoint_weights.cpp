@@ -1,0 +1,64 @@
+#include "model/checkpoint_weights.h"
+
+#include "model/checkpoint.h"
+#include "model/lora_adapter.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <optional>
+#include <stdexcept>
+
+namespace prefix_scorer {
+
+ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config, const ModelOptions& options,
+                                     const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
+  const Checkpoint checkpoint(dir);
+  std::optional<LoraAdapter> adapter;
+  if (!options.adapter.empty()) adapter.emplace(options.adapter);
+  // An adapter that changes the embeddings or the output layer of a tied model changes only the one it names (as
+  // peft's unmerged layers do): the model loads untied, lm_head read from the embeddings.
+  const std::string embed_name = expected_tensors(config).front().name;
+  const bool untie = config.tie_word_embeddings && adapter &&
+                     (adapter->changes(embed_name) || adapter->changes(kLmHeadName));
+  if (untie) config.tie_word_embeddings = false;
+  auto stored_name = [&](const std::string& name) { return untie && name == kLmHeadName ? embed_name : name; };
+  auto by_vocab = [&](const std::string& name) { return name == embed_name || name == kLmHeadName; };
+
+  const int64_t stored_vocab = config.vocab_size;
+  for (const auto& spec : expected_tensors(config)) {
+    const std::string name = stored_name(spec.name);
+    const TensorInfo* info = checkpoint.find(name);
+    if (info == nullptr)
+      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", dir, name,
+                                           fmt::join(spec.shape, ", ")));
+    if (info->shape != spec.shape)
+      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape [{}], expected [{}]", dir, name,
+                                           fmt::join(info->shape, ", "), fmt::join(spec.shape, ", ")));
+  }
+  if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
+
+  // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.
+  auto stored = [&](const std::string& name, const std::string& adapted_as) {
+    at::Tensor t = checkpoint.view(stored_name(name));
+    if (!by_vocab(adapted_as) || config.vocab_size == stored_vocab) return t;
+    if (config.vocab_size < stored_vocab) return t.narrow(0, 0, config.vocab_size);
+    if (!adapter || !adapter->replaces(adapted_as))
+      throw std::invalid_argument(fmt::format(
+          "cannot grow '{}' from {} to {} tokens: transformers fills new rows at random, and {}", adapted_as,
+          stored_vocab, config.vocab_size,
+          adapter ? fmt::format("adapter '{}' does not save the whole tensor", options.adapter) : "no adapter saves them"));
+    return at::empty({config.vocab_size, t.size(1)}, t.options().device(at::kMeta));
+  };
+  auto source = [&](const TensorSpec& spec, c10::Device) {
+    if (!adapter) return stored(spec.name, spec.name);
+    if (untie && spec.name == kLmHeadName && !adapter->replaces(kLmHeadName))  // the embeddings, without their update
+      return adapter->apply(kLmHeadName, adapter->base(embed_name, stored(embed_name, embed_name)));
+    return adapter->apply(spec.name, stored(spec.name, spec.name));
+  };
+  ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
+  if (adapter) adapter->check_all_applied();
+  return weights;
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,180 @@
+#include "model/lora_adapter.h"
+
+#include "prefix_scorer/errors.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <utility>
+
+namespace prefix_scorer {
+namespace {
+
+// adapter_config.json keys that need nothing here: merging is the same whatever they hold (how the adapter was
+// initialised or trained, which layers it covers, bookkeeping), or they are read below.
+const std::set<std::string> kMergeableKeys = {
+    "peft_type", "r", "lora_alpha", "use_rslora", "target_modules", "modules_to_save", "rank_pattern",
+    "alpha_pattern", "fan_in_fan_out", "bias", "base_model_name_or_path", "revision", "task_type", "inference_mode",
+    "lora_dropout", "init_lora_weights", "auto_mapping", "peft_version", "layers_to_transform", "layers_pattern",
+    "exclude_modules", "megatron_core", "qalora_group_size", "loftq_config", "eva_config", "corda_config",
+    "lora_ga_config", "ensure_weight_tying"};
+
+// The names of a layer's A and B factors, and whether B A is the tensor's transpose: linear layers, embeddings.
+struct FactorNames {
+  std::string a, b;
+  bool transpose;
+};
+const FactorNames kFactorNames[] = {{".lora_A.weight", ".lora_B.weight", false},
+                                    {".lora_embedding_A", ".lora_embedding_B", true}};
+
+// Whether a config value is set at all (peft writes null, false or empty containers for what is unused).
+bool is_set(const nlohmann::json& value) {
+  if (value.is_null()) return false;
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number()) return value.get<double>() != 0.0;
+  if (value.is_string() || value.is_array() || value.is_object()) return !value.empty();
+  return true;
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string adapter_file(const std::string& dir, const std::string& name) {
+  const std::string path = dir + "/" + name;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw FileNotFound(fmt::format("adapter '{}' has no {}", dir, name));
+  return path;
+}
+
+nlohmann::json read_config(const std::string& path) {
+  try {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("malformed '{}': {}", path, e.what()));
+  }
+}
+
+// peft's rule for rank_pattern and alpha_pattern keys: the key matches the module's name or a dotted tail of it.
+const nlohmann::json* pattern_value(const nlohmann::json& patterns, const std::string& module) {
+  if (!patterns.is_object()) return nullptr;
+  for (const auto& [key, value] : patterns.items())
+    if (std::regex_match(module, std::regex("(.*\\.)?(" + key + ")"))) return &value;
+  return nullptr;
+}
+
+}  // namespace
+
+LoraAdapter::LoraAdapter(const std::string& dir)
+    : dir_(dir), file_(adapter_file(dir, "adapter_model.safetensors")) {
+  const std::string config_path = adapter_file(dir, "adapter_config.json");
+  const nlohmann::json config = read_config(config_path);
+  auto refuse = [&](const std::string& what) {
+    throw std::invalid_argument(fmt::format("adapter '{}': {}; prefix-scorer merges plain LoRA adapters only (use "
+                                            "--model hf, or merge it into the checkpoint with peft's merge_and_unload)",
+                                            dir, what));
+  };
+  if (!config.is_object()) refuse("adapter_config.json is not a JSON object");
+  const std::string type = config.value("peft_type", "");
+  if (type != "LORA") refuse(fmt::format("peft_type is '{}'", type));
+  for (const auto& [key, value] : config.items())
+    if (!kMergeableKeys.count(key) && is_set(value)) refuse(fmt::format("adapter_config.json sets {}={}", key, value.dump()));
+  if (config.value("bias", std::string("none")) != "none")
+    refuse(fmt::format("bias='{}' (trained biases)", config.value("bias", std::string())));
+  double alpha = 0.0;
+  try {
+    alpha = config.at("lora_alpha").get<double>();
+  } catch (const nlohmann::json::exception&) {
+    refuse("adapter_config.json lacks a numeric lora_alpha");
+  }
+  const bool rslora = config.value("use_rslora", false);
+  const nlohmann::json alpha_pattern = config.value("alpha_pattern", nlohmann::json::object());
+  std::vector<std::string> modules_to_save;
+  if (config.contains("modules_to_save") && config["modules_to_save"].is_array())
+    modules_to_save = config["modules_to_save"].get<std::vector<std::string>>();
+
+  // peft saves the default adapter's tensors under the wrapped model's names, its adapter name dropped.
+  const std::string prefix = "base_model.model.";
+  for (const auto& [key, info] : file_.tensors()) {
+    if (key.rfind(prefix, 0) != 0) refuse(fmt::format("tensor '{}' is not under '{}'", key, prefix));
+    const std::string name = key.substr(prefix.size());
+    for (const auto& [a_suffix, b_suffix, transpose] : kFactorNames) {
+      if (!ends_with(name, a_suffix)) continue;
+      const std::string module = name.substr(0, name.size() - a_suffix.size());
+      const std::string b = prefix + module + b_suffix;
+      if (!file_.contains(b)) refuse(fmt::format("'{}' has no '{}'", key, b));
+      const int64_t rank = info.shape.empty() ? 0 : info.shape[0];
+      if (rank <= 0) refuse(fmt::format("'{}' has shape of rank 0", key));
+      const nlohmann::json* module_alpha = pattern_value(alpha_pattern, module);
+      const double a = module_alpha != nullptr ? module_alpha->get<double>() : alpha;
+      deltas_[module + ".weight"] = {key, b, a / (rslora ? std::sqrt(double(rank)) : double(rank)), transpose};
+    }
+    if (name.find(".lora_") != std::string::npos) {
+      const bool is_b = ends_with(name, ".lora_B.weight") || ends_with(name, ".lora_embedding_B");
+      if (!is_b && !deltas_.count(name.substr(0, name.rfind(".lora_")) + ".weight"))
+        refuse(fmt::format("tensor '{}' is of a kind this merge does not know", key));
+      continue;
+    }
+    // A whole tensor: an adapted embedding's base weights (which peft saves with the factors), or a module's trained
+    // in full (modules_to_save).
+    const std::string base_suffix = ".base_layer.weight";
+    if (ends_with(name, base_suffix)) {
+      replacements_[name.substr(0, name.size() - base_suffix.size()) + ".weight"] = key;
+      continue;
+    }
+    const std::string module = name.substr(0, name.rfind('.'));
+    bool saved = false;
+    for (const auto& m : modules_to_save) saved = saved || module == m || ends_with(module, "." + m);
+    if (!saved) refuse(fmt::format("tensor '{}' is neither a LoRA factor nor in modules_to_save", key));
+    replacements_[name] = key;
+  }
+}
+
+bool LoraAdapter::changes(const std::string& name) const { return deltas_.count(name) || replacements_.count(name); }
+
+at::Tensor LoraAdapter::base(const std::string& name, const at::Tensor& checkpoint_tensor) {
+  auto it = replacements_.find(name);
+  if (it == replacements_.end()) return checkpoint_tensor;
+  const at::Tensor whole = file_.view(it->second);
+  if (whole.sizes() != checkpoint_tensor.sizes())
+    throw std::invalid_argument(fmt::format("adapter '{}': '{}' has shape [{}], the checkpoint's '{}' [{}]", dir_,
+                                            it->second, fmt::join(whole.sizes(), ", "), name,
+                                            fmt::join(checkpoint_tensor.sizes(), ", ")));
+  applied_.insert(name);
+  return whole;
+}
+
+at::Tensor LoraAdapter::apply(const std::string& name, const at::Tensor& checkpoint_tensor) {
+  const at::Tensor weight = base(name, checkpoint_tensor);
+  auto it = deltas_.find(name);
+  if (it == deltas_.end()) return weight;
+  const Delta& d = it->second;
+  at::Tensor delta = at::matmul(file_.view(d.b).to(at::kFloat), file_.view(d.a).to(at::kFloat));
+  if (d.transpose) delta = delta.t();
+  if (delta.sizes() != weight.sizes())
+    throw std::invalid_argument(fmt::format("adapter '{}': the update of '{}' has shape [{}], the tensor [{}]", dir_,
+                                            name, fmt::join(delta.sizes(), ", "), fmt::join(weight.sizes(), ", ")));
+  applied_.insert(name);
+  return weight.to(at::kFloat).add(delta, d.scale);
+}
+
+void LoraAdapter::check_all_applied() const {
+  for (const auto& [name, delta] : deltas_)
+    if (!applied_.count(name))
+      throw std::invalid_argument(fmt::format("adapter '{}': '{}' adapts '{}', which the model does not have", dir_,
+                                              delta.a, name));
+  for (const auto& [name, key] : replacements_)
+    if (!applied_.count(name))
+      throw std::invalid_argument(
+          fmt::format("adapter '{}': '{}' replaces '{}', which the model does not have", dir_, key, name));
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,50 @@
+#pragma once
+// A LoRA adapter as peft saves it (adapter_config.json, adapter_model.safetensors), merged into a checkpoint's
+// tensors while they load: W + scale * B A for each adapted layer (transposed for embeddings), on whole tensors
+// taken from the adapter where it saved them (modules_to_save, an adapted embedding's base weights). Anything else peft can save (DoRA, other adapter types, LoRA
+// biases, trainable tokens, ...) is refused by name rather than dropped.
+
+#include "model/safetensors.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace prefix_scorer {
+
+class LoraAdapter {
+ public:
+  // Throws FileNotFound for a missing file and std::invalid_argument, naming the adapter and the setting, for what
+  // cannot be merged.
+  explicit LoraAdapter(const std::string& dir);
+
+  // Whether the adapter changes the checkpoint tensor `name` (a delta or a replacement).
+  bool changes(const std::string& name) const;
+  // Whether the adapter saves the whole tensor `name` (modules_to_save, an adapted embedding's base weights).
+  bool replaces(const std::string& name) const { return replacements_.count(name) != 0; }
+  // `name` before its LoRA update: the adapter's saved copy of it if it has one, else `checkpoint_tensor`.
+  at::Tensor base(const std::string& name, const at::Tensor& checkpoint_tensor);
+  // `name` as the adapter makes it: base() plus its LoRA update if it has one (then a new float32 tensor). Both
+  // record that the adapter's tensors for `name` were used.
+  at::Tensor apply(const std::string& name, const at::Tensor& checkpoint_tensor);
+  // Throws std::invalid_argument naming an adapter tensor that apply() never took (it targets a tensor the model
+  // does not have).
+  void check_all_applied() const;
+
+ private:
+  struct Delta {
+    std::string a, b;  // the adapter's tensor names
+    double scale = 1.0;
+    bool transpose = false;  // embeddings: B A is [hidden, vocab]
+  };
+
+  std::string dir_;
+  SafetensorsFile file_;
+  std::map<std::string, Delta> deltas_;              // by the checkpoint tensor they change
+  std::map<std::string, std::string> replacements_;  // checkpoint tensor -> the adapter's tensor
+  std::set<std::string> applied_;
+};
+
+}  // namespace prefix_scorer

@@ -1,0 +1,30 @@
+"""LoRA adapters made with peft on the fixture checkpoints, for the tests of ``adapter=`` / ``peft=``."""
+
+import pathlib
+
+import torch
+
+#: Adapter settings, by name: the fixture model and peft's LoraConfig arguments (random A and B, scaled up, so that
+#: the adapter moves the scores well past the comparisons' tolerance).
+ADAPTERS = {
+    "all-linear-saved-head": ("llama3", dict(r=4, lora_alpha=16, target_modules="all-linear",
+                                              modules_to_save=["lm_head"])),
+    "subset-rslora-patterns": ("qwen2", dict(r=4, lora_alpha=16, target_modules=["q_proj", "v_proj", "up_proj"],
+                                             use_rslora=True, rank_pattern={"v_proj": 2},
+                                             alpha_pattern={"up_proj": 40})),
+    "embeddings-of-tied": ("llama3", dict(r=4, lora_alpha=16, target_modules=["embed_tokens", "down_proj"])),
+    "fused-projections": ("phi3", dict(r=4, lora_alpha=16, target_modules=["qkv_proj", "gate_up_proj"],
+                                       fan_in_fan_out=True)),
+}
+
+
+def make_adapter(model_dir: pathlib.Path, out: pathlib.Path, config_class=None, **settings) -> pathlib.Path:
+    """Saves an adapter of ``model_dir`` made by peft (LoRA unless ``config_class`` says otherwise) into ``out``."""
+    import peft
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    config = config_class(**settings) if config_class else peft.LoraConfig(init_lora_weights=False, **settings)
+    peft.get_peft_model(model, config).save_pretrained(out)
+    return out

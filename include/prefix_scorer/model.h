@@ -14,7 +14,8 @@ namespace prefix_scorer {
 
 struct ModelOptions {
   std::string device = "cpu";
-  // Optional: the layers split into contiguous blocks over these devices (overrides `device` for layers).
+  // Optional: the layers split into contiguous blocks over these devices, balanced by the bytes of the weights each
+  // device holds (embeddings on the first, the output layer on the last; overrides `device` for layers).
   std::vector<std::string> layer_devices;
   std::string dtype = "float32";
   uint64_t seed = 0;  // weights of synthetic models

@@ -125,8 +125,8 @@ def parse_model_args(
     ``batch_size=N`` with N > 1 caps a forward at N rows and N * 512 padded tokens; 1 (lm-eval's command-line
     default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
     ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through;
-    ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks; ``peft=ADAPTER`` merges a
-    LoRA adapter into the weights at load; the hf backend's other
+    ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks balanced by bytes;
+    ``peft=ADAPTER`` merges a LoRA adapter into the weights at load; the hf backend's other
     arguments are harmless (ignored with a warning) or refused unless at hf's default (``HARMLESS_ARGS``,
     ``REFUSED_ARGS``).
     """

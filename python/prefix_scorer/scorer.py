@@ -82,8 +82,8 @@ class PrefixScorer:
 
         ``options`` are the native options under their own names (``OPTION_NAMES``; README's Options table says what
         each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
-        ``layer_devices`` splits the layers into contiguous blocks over several devices. A hub name (``org/name``,
-        with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``). ``adapter``, a peft
+        ``layer_devices`` splits the layers into contiguous blocks over several devices, balanced by bytes. A hub
+        name (``org/name``, with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``). ``adapter``, a peft
         LoRA adapter's folder or hub name, is merged into the weights as they load. ``vocab_size`` resizes the
         embeddings and output layer as transformers' ``resize_token_embeddings`` (rows cut, or the adapter's).
         Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.

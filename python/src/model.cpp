@@ -15,7 +15,7 @@ void register_model(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("device", &ModelOptions::device, "cpu, cuda or cuda:N")
       .def_readwrite("layer_devices", &ModelOptions::layer_devices,
-                     "the layers split into contiguous blocks over these devices (overrides device)")
+                     "the layers split into contiguous blocks over these devices, balanced by their weights' bytes (overrides device)")
       .def_readwrite("dtype", &ModelOptions::dtype, "float32, bfloat16 or float16")
       .def_readwrite("seed", &ModelOptions::seed, "weights of synthetic:NAME models")
       .def_readwrite("adapter", &ModelOptions::adapter,

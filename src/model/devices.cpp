@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <stdexcept>
 
 namespace prefix_scorer {
@@ -40,15 +41,32 @@ at::ScalarType parse_dtype(const std::string& name) {
   throw std::invalid_argument(fmt::format("unknown dtype '{}' (expected float32, bfloat16 or float16)", name));
 }
 
-std::vector<c10::Device> place_layers(const std::vector<c10::Device>& devices, int64_t num_layers) {
+std::vector<c10::Device> place_layers(const std::vector<c10::Device>& devices, const WeightBytes& bytes) {
   if (devices.empty()) throw std::invalid_argument("the layer device list is empty");
   const auto blocks = static_cast<int64_t>(devices.size());
-  if (blocks > num_layers)
-    throw std::invalid_argument(
-        fmt::format("{} layer devices given for a model of {} layers", blocks, num_layers));
-  std::vector<c10::Device> placement;
-  placement.reserve(num_layers);
-  for (int64_t layer = 0; layer < num_layers; ++layer) placement.push_back(devices[layer * blocks / num_layers]);
+  const auto layers = static_cast<int64_t>(bytes.layers.size());
+  if (blocks > layers)
+    throw std::invalid_argument(fmt::format("{} layer devices given for a model of {} layers", blocks, layers));
+  std::vector<int64_t> before(layers + 1, 0);  // bytes of layers [0, i)
+  for (int64_t i = 0; i < layers; ++i) before[i + 1] = before[i] + bytes.layers[i];
+  auto block_bytes = [&](int64_t block, int64_t begin, int64_t end) {
+    return before[end] - before[begin] + (block == 0 ? bytes.first : 0) + (block == blocks - 1 ? bytes.last : 0);
+  };
+  // heaviest[j][i]: the least possible bytes on the heaviest of blocks 0..j when they hold layers [0, i);
+  // start[j][i]: where block j then begins (the latest such start: earlier blocks largest).
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  std::vector<std::vector<int64_t>> heaviest(blocks, std::vector<int64_t>(layers + 1, kNone));
+  std::vector<std::vector<int64_t>> start(blocks, std::vector<int64_t>(layers + 1, 0));
+  for (int64_t i = 1; i <= layers; ++i) heaviest[0][i] = block_bytes(0, 0, i);
+  for (int64_t j = 1; j < blocks; ++j)
+    for (int64_t i = j + 1; i <= layers; ++i)
+      for (int64_t s = j; s < i; ++s) {
+        const int64_t worst = std::max(heaviest[j - 1][s], block_bytes(j, s, i));
+        if (worst <= heaviest[j][i]) heaviest[j][i] = worst, start[j][i] = s;
+      }
+  std::vector<c10::Device> placement(layers, devices.front());
+  for (int64_t j = blocks - 1, end = layers; j > 0; end = start[j][end], --j)
+    std::fill(placement.begin() + start[j][end], placement.begin() + end, devices[j]);
   return placement;
 }
 

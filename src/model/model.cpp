@@ -60,11 +60,12 @@ struct DeviceInputs {
   PrefixGroups groups;
 };
 
-std::vector<c10::Device> layer_placement(const ModelOptions& options, int64_t num_layers) {
+std::vector<c10::Device> layer_placement(const ModelOptions& options, const ModelConfig& config,
+                                         at::ScalarType dtype) {
   std::vector<c10::Device> devices;
   if (options.layer_devices.empty()) devices.push_back(parse_device(options.device));
   for (const auto& name : options.layer_devices) devices.push_back(parse_device(name));
-  return place_layers(devices, num_layers);
+  return place_layers(devices, weight_bytes(config, dtype));
 }
 
 // cuDNN attention builds a plan for every new shape, and nearly every forward here has a new one (0.6 s for a first
@@ -237,7 +238,7 @@ std::string Model::attention_kernels() const {
 Model Model::load(const std::string& dir, const ModelOptions& options) {
   ModelConfig config = ModelConfig::from_file(dir);
   const at::ScalarType dtype = parse_dtype(options.dtype);
-  const auto devices = layer_placement(options, config.num_layers);
+  const auto devices = layer_placement(options, config, dtype);
   auto weights = std::make_shared<const ModelWeights>(load_checkpoint_weights(dir, config, options, devices, dtype));
   return Model(std::move(config), std::move(weights), dtype);
 }
@@ -245,7 +246,7 @@ Model Model::load(const std::string& dir, const ModelOptions& options) {
 Model Model::synthetic(const std::string& name, const ModelOptions& options) {
   ModelConfig config = ModelConfig::synthetic(name);
   const at::ScalarType dtype = parse_dtype(options.dtype);
-  const auto devices = layer_placement(options, config.num_layers);
+  const auto devices = layer_placement(options, config, dtype);
   at::manual_seed(options.seed);
   auto source = [&config](const TensorSpec& spec, c10::Device device) {
     const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);

@@ -130,6 +130,22 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
   return specs;
 }
 
+WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
+  WeightBytes bytes;
+  bytes.layers.assign(config.num_layers, 0);
+  for (const WeightSlot& slot : checkpoint_layout(config)) {
+    int64_t size = c10::elementSize(dtype);
+    for (const int64_t extent : slot.spec.shape) size *= extent;
+    if (slot.layer < 0) {
+      bytes.first += size;
+      if (config.tie_word_embeddings) bytes.last += size;
+    } else {
+      (slot.layer < config.num_layers ? bytes.layers[slot.layer] : bytes.last) += size;
+    }
+  }
+  return bytes;
+}
+
 ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
   if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)

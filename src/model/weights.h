@@ -1,6 +1,7 @@
 #pragma once
 // The tensors of a model: which ones a config needs, and their placement on devices.
 
+#include "prefix_scorer/devices.h"
 #include "prefix_scorer/model_config.h"
 
 #include <ATen/ATen.h>
@@ -56,6 +57,10 @@ struct TensorSpec {
 
 // Every tensor `config` needs, in a fixed order.
 std::vector<TensorSpec> expected_tensors(const ModelConfig& config);
+
+// The bytes of the weights `config` needs in `dtype`, by where they fall (a tied output layer counted on the last
+// device too, where a model split over devices keeps its copy).
+WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype);
 
 // Produces the tensor for a spec, on any device (read from a checkpoint, or drawn at random on `device`).
 using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;

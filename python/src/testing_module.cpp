@@ -2,11 +2,15 @@
 // (PREFIX_SCORER_BUILD_TESTS), never in a user's install.
 
 #include "model/fault_injection.h"
+#include "prefix_scorer/plain_scorer.h"
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -22,4 +26,41 @@ PYBIND11_MODULE(_testing, m) {
             nth, fault == "out_of_memory" ? ForwardFault::out_of_memory : ForwardFault::torch_error);
       },
       py::arg("nth"), py::arg("fault"), "The nth model forward from now (1: the next) throws `fault`, once; 0 disarms.");
+
+  using prefix_scorer::Model;
+  using prefix_scorer::ModelOptions;
+  using prefix_scorer::TokenIds;
+  auto open = [](const std::string& path, const std::string& dtype) {
+    ModelOptions options;
+    options.dtype = dtype;
+    return Model::open(path, options);
+  };
+  m.def(
+      "score_plain",
+      [open](const std::string& path, const std::string& dtype, const std::vector<std::pair<TokenIds, TokenIds>>& pairs) {
+        std::vector<prefix_scorer::Request> requests;
+        for (const auto& [context, continuation] : pairs) requests.push_back({context, continuation});
+        std::vector<std::pair<double, bool>> scores;
+        for (const auto& s : prefix_scorer::score_plain(open(path, dtype), requests).scores)
+          scores.emplace_back(s.logprob, s.is_greedy);
+        return scores;
+      },
+      py::arg("path"), py::arg("dtype"), py::arg("pairs"), py::call_guard<py::gil_scoped_release>(),
+      "(summed logprob, is_greedy) of each (context, continuation) by the plain path: a full forward per request.");
+  m.def(
+      "forward_logprobs",
+      [open](const std::string& path, const std::string& dtype, const TokenIds& ids) {
+        at::Tensor logprobs;
+        {
+          py::gil_scoped_release release;
+          const auto n = static_cast<int64_t>(ids.size());
+          const at::Tensor tokens = at::tensor(ids, at::kLong).reshape({1, n});
+          const prefix_scorer::ForwardBatch batch{tokens, at::arange(n, at::kLong).reshape({1, n}),
+                                                  at::ones({1, n}, at::kBool)};
+          logprobs = open(path, dtype).forward(batch, nullptr, at::arange(n, at::kLong)).contiguous().cpu();
+        }
+        return py::bytes(static_cast<const char*>(logprobs.data_ptr()), logprobs.nbytes());
+      },
+      py::arg("path"), py::arg("dtype"), py::arg("ids"),
+      "One sequence's float32 log-probabilities at every position, [len(ids), vocab] as bytes, by one forward.");
 }

@@ -106,6 +106,10 @@ def main():
           f"{args.device} {args.dtype} | tasks {args.tasks} | batch_size {args.batch_size}")
     for name, f in figures.items():
         print(f"  {name:>13}: load {f['load_s']:6.2f} s, evaluate {f['evaluate_s']:7.2f} s")
+    for task, metrics in sorted(hf["results"].items()):
+        for key, value in metrics.items():
+            if key.startswith(("acc", "exact_match")) and "stderr" not in key:
+                print(f"  {task} {key}: hf {value:.4f}, prefix-scorer {ours['results'][task].get(key, float('nan')):.4f}")
     answers = f", generated answers {'equal' if ours['answers'] == hf['answers'] else 'DIFFER'}" if hf["answers"] else ""
     print(f"  prefix-scorer evaluates {ratio:.2f}x faster than hf; accuracies {'equal' if same else 'DIFFER'}{answers}")
     if args.json:

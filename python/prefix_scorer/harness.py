@@ -193,9 +193,14 @@ class Scorer:
         return self.loglikelihood_tokens(pairs)
 
     def loglikelihood_tokens(self, pairs: Sequence[Tuple[Sequence[int], Sequence[int]]]) -> List[Tuple[float, bool]]:
-        """The same for pairs already encoded."""
-        with self._progress_bar(len(pairs), "loglikelihood"):
-            return self.scorer.loglikelihood(pairs)
+        """The same for pairs already encoded. A continuation that encodes to no token (whitespace the context's last
+        token absorbed) scores ``(0.0, True)``, the HF backend's empty sum and vacuous greedy check."""
+        scored = [i for i, (_, continuation) in enumerate(pairs) if len(continuation) > 0]
+        results: List[Tuple[float, bool]] = [(0.0, True)] * len(pairs)
+        with self._progress_bar(len(scored), "loglikelihood"):
+            for i, result in zip(scored, self.scorer.loglikelihood([pairs[i] for i in scored])):
+                results[i] = result
+        return results
 
     def loglikelihood_rolling(self, texts: Sequence[str]) -> List[float]:
         """Each text's summed logprob over lm-evaluation-harness's disjoint rolling windows (perplexity)."""

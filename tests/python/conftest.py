@@ -8,6 +8,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 FIXTURE_MODELS = ["llama3", "mistral", "qwen2", "qwen3"]
+#: Trained weights, made by tests/make_real_assets.py (git-ignored).
+REAL_CHECKPOINT = ROOT / "tests" / "real_assets" / "smollm2-135m-instruct"
 
 # What is tested: the package and prefix-scorer-bench installed in the interpreter running pytest (pip install .),
 # or, with PREFIX_SCORER_BUILD=<build folder>, the ones in that CMake build tree.
@@ -19,6 +21,14 @@ else:
     _BENCH = pathlib.Path(sys.executable).parent / "prefix-scorer-bench"
     if not _BENCH.is_file():
         _BENCH = pathlib.Path(shutil.which("prefix-scorer-bench") or _BENCH)
+
+
+@pytest.fixture(scope="session")
+def real_checkpoint() -> pathlib.Path:
+    """The real-weights checkpoint; a test that needs it skips when it is missing (and fails in CI)."""
+    if not (REAL_CHECKPOINT / "stamp.json").is_file():
+        pytest.skip(f"{REAL_CHECKPOINT} is missing: make it with .venv/bin/python tests/make_real_assets.py")
+    return REAL_CHECKPOINT
 
 
 @pytest.fixture(scope="session")

@@ -42,6 +42,16 @@ def test_model_args_parse_like_lm_eval_strings():
         pl.parse_model_args(add_bos_token="perhaps")
 
 
+def test_a_continuation_of_no_tokens_scores_as_the_hf_backend_scores_it():
+    """(0.0, True): hf sums no log-probabilities and its greedy check over no tokens holds; the rest are scored."""
+    scorer = Scorer(MODEL)
+    pairs = [(ROWS[0]["context_ids"], ROWS[0]["continuation_ids"]), (ROWS[1]["context_ids"], []),
+             (ROWS[1]["context_ids"], ROWS[1]["continuation_ids"])]
+    got = scorer.loglikelihood_tokens(pairs)
+    want = scorer.scorer.loglikelihood([pairs[0], pairs[2]])
+    assert got == [want[0], (0.0, True), want[1]]
+
+
 def test_every_argument_of_lm_eval_hf_is_served_harmless_or_refused():
     import inspect
 

@@ -118,6 +118,19 @@ def test_peft_adapter_gives_lm_eval_hf_numbers(task_manager, tmp_path):
     assert max(moved) > 1e-2  # the adapter is in the numbers
 
 
+def test_real_checkpoint_gives_lm_eval_hf_metrics(task_manager, real_checkpoint):
+    """Trained weights (SmolLM2-135M-Instruct): the same metrics and samples as hf, generated answers included."""
+    model_args = f"pretrained={real_checkpoint},dtype=float32"
+    theirs = evaluate(task_manager, "hf", model_args)
+    ours = evaluate(task_manager, "prefix-scorer", model_args)
+    print()
+    for task, metrics in sorted(theirs["results"].items()):
+        shown = [key for key in metrics if key.split(",")[0] in ("acc", "acc_norm", "exact_match", "word_perplexity")]
+        print(task, "; ".join(f"{key} hf {metrics[key]:.4g} prefix-scorer {ours['results'][task][key]:.4g}"
+                              for key in shown))
+    assert_same_results(ours, theirs)
+
+
 def run_command_line(launcher, tmp_path, device="cpu", model_args=f"pretrained={MODEL},dtype=float32", **env):
     """``launcher + [-m prefix_scorer.lm_eval ...]`` on the local tasks; the finished process."""
     return subprocess.run(
@@ -274,16 +287,20 @@ def test_generate_until_cuts_at_the_first_stop_string_and_fills_the_cache_hook()
     assert added[-1] == ("generate_until", ("Once upon a time", {"until": [stop], "max_gen_toks": 24}), cut)
 
 
-@pytest.mark.parametrize("task", ["tiny_mmlu", "tiny_gsm8k"])
-def test_harness_speed_script_runs_both_backends(tmp_path, task):
+@pytest.mark.parametrize("task,real", [("tiny_mmlu", False), ("tiny_gsm8k", False), ("tiny_mmlu", True),
+                                       ("tiny_gsm8k", True)])
+def test_harness_speed_script_runs_both_backends(tmp_path, task, real, request):
     script = DATA.parents[1] / "benchmarks" / "harness_speed.py"
     report = tmp_path / "speed.json"
-    proc = subprocess.run([sys.executable, str(script), "--hidden", "128", "--layers", "2", "--tasks", task,
-                           "--json", str(report)], env=child_env(), capture_output=True, text=True, timeout=600)
+    model = (["--pretrained", str(request.getfixturevalue("real_checkpoint"))] if real
+             else ["--hidden", "128", "--layers", "2"])
+    proc = subprocess.run([sys.executable, str(script), *model, "--tasks", task, "--json", str(report)],
+                          env=child_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(report.read_text())
     assert figures["accuracies_equal"] and figures["ratio"] > 0  # speed is the script's to report, not a test's
     assert figures["hf"]["results"][task] == figures["prefix-scorer"]["results"][task]
+    assert re.search(rf"{task} (acc|exact_match)\S*: hf [0-9.]+, prefix-scorer [0-9.]+", proc.stdout)
     if task == "tiny_gsm8k":  # generated answers compared too
         assert "accuracies equal, generated answers equal" in proc.stdout
         assert len(figures["hf"]["answers"][task]) == 6

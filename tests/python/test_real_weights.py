@@ -5,26 +5,21 @@ measures transformers against itself (sdpa against eager attention) and holds th
 plain path against transformers, and the prefix path against the plain one (which differ by the same order, 3e-5 on
 these requests, where the plain path batched and one row at a time differ by 1.3e-5)."""
 
-import pathlib
-
 import pytest
 import torch
 
 import prefix_scorer
 from prefix_scorer import _testing
 
+from conftest import REAL_CHECKPOINT as CHECKPOINT
 from real_requests import PASSAGE, hellaswag_style, mmlu_style
-
-CHECKPOINT = pathlib.Path(__file__).resolve().parents[1] / "real_assets" / "smollm2-135m-instruct"
 #: The least tolerance: where transformers agrees with itself to the last bit, float32 rounding of a sum.
 MIN_TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
-def hf():
+def hf(real_checkpoint):
     """transformers' model, by eager and by sdpa attention, and its tokenizer."""
-    if not (CHECKPOINT / "stamp.json").is_file():
-        pytest.skip(f"{CHECKPOINT} is missing: make it with .venv/bin/python tests/make_real_assets.py")
     import transformers
 
     models = {impl: transformers.AutoModelForCausalLM.from_pretrained(

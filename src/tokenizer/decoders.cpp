@@ -143,14 +143,15 @@ Decoder make_decoder(const nlohmann::json& spec) {
     std::string scheme = spec.value("prepend_scheme", std::string());
     if (scheme.empty()) scheme = spec.value("add_prefix_space", true) ? "always" : "never";
     const Regex marker = Regex::literal(replacement);
+    // Each marker becomes a space, except in the first token under a prepend scheme, where HF tokenizers (0.23)
+    // drops every marker: "▁▁" decodes to "", "a▁b" to "ab" when first.
     return [=](std::vector<std::string> tokens) {
       for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string space = i == 0 && scheme != "never" ? "" : " ";
         std::string out;
         size_t at = 0;
-        for (const auto& [b, e] : marker.find_all(tokens[i])) out += tokens[i].substr(at, b - at) + " ", at = e;
-        out += tokens[i].substr(at);
-        if (i == 0 && scheme != "never" && out.rfind(' ', 0) == 0) out.erase(0, 1);
-        tokens[i] = out;
+        for (const auto& [b, e] : marker.find_all(tokens[i])) out += tokens[i].substr(at, b - at) + space, at = e;
+        tokens[i] = out + tokens[i].substr(at);
       }
       return tokens;
     };

@@ -263,3 +263,20 @@ def test_unsupported_components_name_themselves(tmp_path, component, spec, messa
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=message):
         prefix_scorer.Tokenizer.from_file(path)
+
+
+@pytest.mark.parametrize("scheme", ["first", "always", "never"])
+def test_metaspace_decodes_every_short_token_sequence_as_hf(tmp_path, scheme):
+    """Every sequence of up to three tokens made of markers and letters: HF tokenizers drops each marker of the
+    first token under a prepend scheme ("▁▁" decodes to "", "b▁" to "b"), and turns the others into spaces."""
+    import itertools
+
+    vocab = {"<unk>": 0, "▁": 1, "▁▁": 2, "a": 3, "▁a": 4, "▁▁▁": 5, "b▁": 6, "a▁b": 7}
+    hf = Tokenizer(models.BPE(vocab, [], unk_token="<unk>"))
+    hf.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme)
+    hf.decoder = decoders.Metaspace(replacement="▁", prepend_scheme=scheme)
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    native = prefix_scorer.Tokenizer.from_file(path)
+    sequences = [list(ids) for n in (1, 2, 3) for ids in itertools.product(range(1, 8), repeat=n)]
+    assert [native.decode(ids) for ids in sequences] == [hf.decode(ids) for ids in sequences]

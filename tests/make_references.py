@@ -85,6 +85,23 @@ FAMILIES = {
                           rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
                                                short_factor=[1.0, 1.02, 1.05, 1.1, 1.2, 1.3],
                                                long_factor=[1.0, 1.5, 3.0, 6.0, 12.0, 25.0])),
+    # Multimodal checkpoints: the text model is what is scored; a tiny vision tower is saved beside it, not loaded.
+    "gemma3": dict(model_type="gemma3", mm_tokens_per_image=4, boi_token_index=500, eoi_token_index=501,
+                   image_token_index=502,
+                   text_config=dict(model_type="gemma3_text", intermediate_size=128, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
+                                    query_pre_attn_scalar=24, sliding_window=16,
+                                    layer_types=["sliding_attention", "full_attention"]),
+                   vision_config=dict(model_type="siglip_vision_model", hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14)),
+    "mistral3": dict(model_type="mistral3", image_token_index=502, spatial_merge_size=2, vision_feature_layer=-1,
+                     text_config=dict(model_type="mistral", intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-5,
+                                      tie_word_embeddings=False, sliding_window=None,
+                                      rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+                     vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32,
+                                        num_hidden_layers=1, num_attention_heads=2, head_dim=8, image_size=28,
+                                        patch_size=14)),
     "mixtral": dict(model_type="mixtral", intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
                     num_key_value_heads=2, rms_norm_eps=1e-5, tie_word_embeddings=False, num_local_experts=4,
                     num_experts_per_tok=2, rope_parameters=dict(rope_type="default", rope_theta=1e6)),
@@ -117,11 +134,22 @@ GREEDY_LENGTHS = [1, 3]  # tokens of the greedy continuations: one row of each l
 GREEDY_CONTEXTS = [c for c, _ in PAIRS if c.strip() == c and c] + ["Once upon a time", "1, 2, 3, 4,", "Hello"]
 
 
+def model_class(config):
+    """transformers' auto class for a config: multimodal ones (a vision_config beside the text model's) are
+    image-text-to-text models, whose text part alone runs on text."""
+    multimodal = getattr(config, "vision_config", None) is not None
+    return transformers.AutoModelForImageTextToText if multimodal else transformers.AutoModelForCausalLM
+
+
 def make_model(family):
     torch.manual_seed(0)
-    spec = dict(COMMON, **FAMILIES[family])
+    spec = dict(FAMILIES[family])
+    if "text_config" in spec:  # multimodal: the shared sizes and ids are the text model's
+        spec["text_config"] = dict(COMMON, **spec["text_config"])
+    else:
+        spec = dict(COMMON, **spec)
     config = transformers.AutoConfig.for_model(spec.pop("model_type"), **spec)
-    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").float().eval()
+    model = model_class(config).from_config(config, attn_implementation="eager").float().eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "norm" in name:

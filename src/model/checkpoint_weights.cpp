@@ -8,8 +8,34 @@
 
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace prefix_scorer {
+namespace {
+
+// Where a checkpoint keeps the text model's tensors, by the prefixes that replace "model." and "lm_head.": as a
+// causal LM saves them, or under a multimodal model's language model (as the original checkpoints have it, and as
+// transformers 5 lays it out).
+struct TensorPrefixes {
+  std::string model, lm_head;
+};
+
+TensorPrefixes text_model_prefixes(const Checkpoint& checkpoint, const std::string& embed_name) {
+  const std::string rest = embed_name.substr(embed_name.find('.') + 1);
+  for (const TensorPrefixes& p : {TensorPrefixes{"model.", "lm_head."},
+                                  TensorPrefixes{"language_model.model.", "language_model.lm_head."},
+                                  TensorPrefixes{"model.language_model.", "lm_head."}})
+    if (checkpoint.find(p.model + rest) != nullptr) return p;
+  return {"model.", "lm_head."};  // the error then names the tensor as a causal LM holds it
+}
+
+std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
+  for (const auto& [plain, stored] : {std::pair<std::string, std::string>{"model.", p.model}, {"lm_head.", p.lm_head}})
+    if (name.rfind(plain, 0) == 0) return stored + name.substr(plain.size());
+  return name;
+}
+
+}  // namespace
 
 ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config, const ModelOptions& options,
                                      const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
@@ -22,7 +48,10 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   const bool untie = config.tie_word_embeddings && adapter &&
                      (adapter->changes(embed_name) || adapter->changes(kLmHeadName));
   if (untie) config.tie_word_embeddings = false;
-  auto stored_name = [&](const std::string& name) { return untie && name == kLmHeadName ? embed_name : name; };
+  const TensorPrefixes prefixes = text_model_prefixes(checkpoint, embed_name);
+  auto stored_name = [&](const std::string& name) {
+    return with_prefixes(prefixes, untie && name == kLmHeadName ? embed_name : name);
+  };
   auto by_vocab = [&](const std::string& name) { return name == embed_name || name == kLmHeadName; };
 
   const int64_t stored_vocab = config.vocab_size;

@@ -192,6 +192,22 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (!j.is_object()) throw std::invalid_argument("config.json is not a JSON object");
   ModelConfig c;
   c.model_type = require<std::string>(j, "model_type");
+  if (const char* text_type = multimodal_text_type(c.model_type)) {
+    // A multimodal checkpoint: its text model alone, as text benchmarks score it (the vision tower is not loaded).
+    if (j.contains("quantization_config") && !j["quantization_config"].is_null())
+      throw std::invalid_argument("config.json: 'quantization_config' is not supported");
+    json text = j.contains("text_config") ? j["text_config"] : json::object();
+    if (!text.is_object()) throw std::invalid_argument("config.json: 'text_config' is not a JSON object");
+    if (!text.contains("model_type")) text["model_type"] = text_type;
+    if (multimodal_text_type(text["model_type"].get<std::string>()) != nullptr)
+      throw std::invalid_argument("config.json: text_config is itself multimodal");
+    if (j.contains("tie_word_embeddings")) text["tie_word_embeddings"] = j["tie_word_embeddings"];
+    try {
+      return from_json(text.dump());
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{} text_config: {}", c.model_type, e.what()));
+    }
+  }
   const ModelFamily& family = model_family(c.model_type);
   for (const char* key : {"quantization_config", "vision_config"}) {
     if (j.contains(key) && !j[key].is_null())

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace prefix_scorer {
 namespace {
@@ -107,9 +108,19 @@ const std::vector<ModelFamily>& families() {
 
 }  // namespace
 
+// Multimodal checkpoints: their model_type, and their text model's when text_config omits it.
+constexpr std::pair<const char*, const char*> kMultimodal[] = {{"gemma3", "gemma3_text"}, {"mistral3", "mistral"}};
+
+const char* multimodal_text_type(const std::string& model_type) {
+  for (const auto& [outer, text] : kMultimodal)
+    if (model_type == outer) return text;
+  return nullptr;
+}
+
 std::vector<std::string> supported_model_types() {
   std::vector<std::string> types;
   for (const ModelFamily& f : families()) types.emplace_back(f.model_type);
+  for (const auto& [outer, text] : kMultimodal) types.emplace_back(outer);
   return types;
 }
 

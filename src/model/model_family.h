@@ -72,9 +72,13 @@ struct ModelFamily {
   ExpertTraits experts;
 };
 
+// The model_type of the text model inside a multimodal checkpoint of `model_type` (its text_config's, when that
+// omits it): gemma3 holds a gemma3_text, mistral3 a mistral. nullptr for any other type.
+const char* multimodal_text_type(const std::string& model_type);
+
 // The family of `model_type`; throws std::invalid_argument naming it and the supported ones.
 const ModelFamily& model_family(const std::string& model_type);
-// Every supported model_type, in the table's order.
+// Every supported model_type, in the table's order, then the multimodal ones whose text model is scored.
 std::vector<std::string> supported_model_types();
 
 }  // namespace prefix_scorer

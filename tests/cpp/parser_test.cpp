@@ -348,13 +348,48 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 15u);
+  EXPECT_EQ(types.size(), 17u);
+  const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
-    const ModelConfig c = ModelConfig::from_json(R"({"model_type": ")" + type + R"(", "vocab_size": 512,
-      "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16})");
-    EXPECT_EQ(c.model_type, type);
+    const char* text_type = multimodal_text_type(type);
+    const ModelConfig c = ModelConfig::from_json(
+        text_type == nullptr ? R"({"model_type": ")" + type + R"(", )" + sizes + "}"
+                             : R"({"model_type": ")" + type + R"(", "text_config": {)" + sizes + "}}");
+    EXPECT_EQ(c.model_type, text_type == nullptr ? type : std::string(text_type));
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;
   }
+}
+
+// A multimodal checkpoint's config is its text model's: text_config (its model_type defaulted by the wrapper), the
+// top level's tie_word_embeddings over the text model's, the vision tower's config not read.
+TEST(ConfigJson, MultimodalCheckpointsReadTheirTextModel) {
+  const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4)";
+  const ModelConfig mistral = ModelConfig::from_json(R"({"model_type": "mistral3", "tie_word_embeddings": true,
+      "vision_config": {"model_type": "pixtral", "hidden_size": 16}, "text_config": {"tie_word_embeddings": false, )" +
+                                                     sizes + "}}");
+  EXPECT_EQ(mistral.model_type, "mistral");
+  EXPECT_TRUE(mistral.tie_word_embeddings);
+  EXPECT_EQ(mistral.hidden_size, 64);
+  const ModelConfig gemma = ModelConfig::from_json(
+      R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "tie_word_embeddings": false, )" + sizes +
+      "}}");
+  EXPECT_EQ(gemma.model_type, "gemma3_text");
+  EXPECT_FALSE(gemma.tie_word_embeddings);
+  EXPECT_NE(message_of<std::invalid_argument>([] { ModelConfig::from_json(R"({"model_type": "gemma3"})"); })
+                .find("gemma3 text_config: config.json: required field 'vocab_size' is missing"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3", )" + sizes +
+                                     "}}");
+            }).find("text_config is itself multimodal"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(R"({"model_type": "mistral3", "text_config": {"model_type": "gpt_oss", )" + sizes +
+                                     "}}");
+            }).find("mistral3 text_config: unsupported model_type 'gpt_oss'"),
+            std::string::npos);
 }
 
 }  // namespace

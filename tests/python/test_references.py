@@ -16,9 +16,17 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 FAMILIES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 
 
+def hf_model(model_dir):
+    """transformers' model of a fixture, fp32 with eager attention: a multimodal checkpoint (a vision_config beside
+    the text model's) loads as the image-text-to-text model it is, and runs on text alone."""
+    config = transformers.AutoConfig.from_pretrained(model_dir)
+    auto = (transformers.AutoModelForImageTextToText if getattr(config, "vision_config", None) is not None
+            else transformers.AutoModelForCausalLM)
+    return auto.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager").eval()
+
+
 def hf_scores(model_dir, pairs):
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
-                                                              attn_implementation="eager").eval()
+    model = hf_model(model_dir)
     scores = []
     with torch.no_grad():
         for context, continuation in pairs:
@@ -46,8 +54,7 @@ def test_native_scores_equal_transformers(family):
 def test_greedy_generation_equals_transformers_generate(family):
     """HF generate (greedy, fp32, one prompt at a time, stopping at the model's EOS ids) against the prefix path:
     prompts sharing a 16-token prefix and one without, two rows at a time so that rows join a running batch."""
-    model = transformers.AutoModelForCausalLM.from_pretrained(MODELS / family, dtype=torch.float32,
-                                                              attn_implementation="eager").eval()
+    model = hf_model(MODELS / family)
     eos = model.generation_config.eos_token_id
     eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
     rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
@@ -71,8 +78,7 @@ def test_longrope_generation_switches_factors_as_transformers_generate():
     drops its cache and runs the sequence again: prompts that start below it and grow past it, one that starts past
     it, one that stays below; HF generate one prompt at a time, tokens and log-probabilities."""
     family = "phi3_longrope"
-    model = transformers.AutoModelForCausalLM.from_pretrained(MODELS / family, dtype=torch.float32,
-                                                              attn_implementation="eager").eval()
+    model = hf_model(MODELS / family)
     assert model.config.original_max_position_embeddings == 40
     context = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"][0]["context_ids"]
     prompts = [context[:n] for n in (20, 30, 36, 39, 40, 44)] + [context[:10]]

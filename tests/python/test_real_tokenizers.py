@@ -4,7 +4,6 @@ GPT-2's vocabulary): the differential checks of test_tokenizer_differential.py (
 decode with and without them, lm-eval's pair encoding, random strings) on its hostile corpus plus real English, and
 each vocabulary's encode speed, native and HF, printed."""
 
-import random
 import time
 
 import pytest
@@ -15,7 +14,7 @@ import tokenizers
 
 from conftest import ROOT
 from real_requests import PASSAGE, hellaswag_style, mmlu_style
-from test_tokenizer_differential import CORPUS, check_text, lm_eval_pair, random_text
+from test_tokenizer_differential import CORPUS, check_random_strings, check_text, lm_eval_pair
 
 ASSETS = ROOT / "tests" / "real_assets"
 VOCABULARIES = ["tokenizer-llama3", "tokenizer-qwen", "tokenizer-mistral-v3", "tokenizer-olmo2", "tokenizer-gpt2"]
@@ -53,12 +52,7 @@ def test_pairs_encode_as_lm_eval_does(vocabulary):
 
 def test_random_strings_encode_as_hf(vocabulary):
     name, hf, native = vocabulary
-    rng = random.Random(11)
-    for _ in range(1500):
-        text = random_text(rng)
-        want = hf.encode(text, add_special_tokens=False).ids
-        assert native.encode(text, False) == want, repr(text)
-        assert native.decode(want) == hf.decode(want, skip_special_tokens=False), repr(text)
+    check_random_strings(hf, native, seed=11, count=1500)
 
 
 def test_encode_speed_is_printed(vocabulary):

@@ -226,14 +226,19 @@ def random_text(rng):
     return "".join(chars)
 
 
-def test_random_strings_encode_as_hf(pair):
-    hf, native, bos = pair
-    rng = random.Random(7)
-    for _ in range(3000):
+def check_random_strings(hf, native, seed, count):
+    """`count` random strings from `seed`: encoded and decoded as HF does."""
+    rng = random.Random(seed)
+    for _ in range(count):
         text = random_text(rng)
         want = hf.encode(text, add_special_tokens=False).ids
         assert native.encode(text, False) == want, repr(text)
         assert native.decode(want) == hf.decode(want, skip_special_tokens=False), repr(text)
+
+
+def test_random_strings_encode_as_hf(pair):
+    hf, native, bos = pair
+    check_random_strings(hf, native, seed=7, count=3000)
 
 
 def test_invalid_utf8_is_a_clear_error(pair):

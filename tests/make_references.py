@@ -85,6 +85,10 @@ FAMILIES = {
                           rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
                                                short_factor=[1.0, 1.02, 1.05, 1.1, 1.2, 1.3],
                                                long_factor=[1.0, 1.5, 3.0, 6.0, 12.0, 25.0])),
+    # StarCoder 2: LayerNorm with biases, an ungated GELU MLP (c_fc, c_proj), biases everywhere, windows of 16.
+    "starcoder2": dict(model_type="starcoder2", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, norm_epsilon=1e-5, use_bias=True, sliding_window=16,
+                       tie_word_embeddings=True, rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
     # Multimodal checkpoints: the text model is what is scored; a tiny vision tower is saved beside it, not loaded.
     "gemma3": dict(model_type="gemma3", mm_tokens_per_image=4, boi_token_index=500, eoi_token_index=501,
                    image_token_index=502,

@@ -67,6 +67,8 @@ struct ModelConfig {
   bool sandwich_norms = false;      // norms after attention and before and after the MLP (gemma2, gemma3)
   bool output_norms_only = false;   // norms after attention and after the MLP, none before (olmo2)
   bool norm_in_fp32 = false;        // RMSNorm multiplies by w before casting back to the model dtype (olmo2)
+  bool layer_norm = false;          // LayerNorm with a bias instead of RMSNorm, rms_norm_eps its epsilon (starcoder2)
+  bool gated_mlp = true;            // the MLP is down(act(gate) * up); else down(act(up)) (starcoder2)
   double query_pre_attn_scalar = 0;  // attention scores scale by its -1/2 power; 0: by head_dim's (gemma2, gemma3)
   double attn_softcap = 0;           // attention scores become cap * tanh(score / cap); 0: none (gemma2)
   double final_softcap = 0;          // the same for the logits (gemma2)

@@ -33,6 +33,12 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const ModelCo
   return weight * normalized.to(x.scalar_type());
 }
 
+// A block's norm: LayerNorm with its bias (starcoder2), else RMSNorm.
+at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const ModelConfig& c) {
+  if (c.layer_norm) return at::layer_norm(x, {x.size(-1)}, weight, bias, c.rms_norm_eps);
+  return rms_norm(x, weight, c);
+}
+
 at::Tensor activate(const at::Tensor& x, Activation activation) {
   switch (activation) {
     case Activation::kGeluTanh:
@@ -181,6 +187,7 @@ at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor
 
 at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
   if (l.experts.gate.defined()) return mixture(c, l, g);
+  if (!l.gate.defined()) return at::linear(activate(at::linear(g, l.up, l.up_bias), c.activation), l.down, l.down_bias);
   const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), c.activation);
   return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
 }
@@ -189,9 +196,9 @@ at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g)
 // scaled (granite) and added to the residual.
 at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
                          KvCache* cache, const SharedPrefixes* shared, int64_t index) {
-  const at::Tensor attn = attention(c, l, rms_norm(x, l.input_norm, c), in, cache, shared, index);
+  const at::Tensor attn = attention(c, l, norm(x, l.input_norm, l.input_norm_bias, c), in, cache, shared, index);
   const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, c), c.residual_multiplier);
-  const at::Tensor out = mlp(c, l, rms_norm(y, l.post_norm, c));
+  const at::Tensor out = mlp(c, l, norm(y, l.post_norm, l.post_norm_bias, c));
   return y + scale_residual(rms_norm(out, l.mlp_out_norm, c), c.residual_multiplier);
 }
 
@@ -382,7 +389,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   const at::Tensor rows = x.reshape({b * t, config_.hidden_size})
                              .index_select(0, score_rows.device().is_cpu() ? upload(score_rows, x.device())
                                                                            : score_rows.to(x.device()));
-  at::Tensor logits = at::linear(rms_norm(rows, weights_->final_norm, config_), weights_->lm_head);
+  at::Tensor logits =
+      at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, config_), weights_->lm_head);
   if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
   logits = soft_cap(logits, config_.final_softcap);
   return at::log_softmax(logits.to(at::kFloat), -1);

@@ -231,7 +231,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
       family.default_head_dim > 0 ? family.default_head_dim : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
   c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
   c.max_position_embeddings = get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings);
-  c.rms_norm_eps = get_or<double>(j, "rms_norm_eps", c.rms_norm_eps);
+  c.rms_norm_eps = get_or<double>(j, family.eps_key, family.layer_norm ? 1e-5 : c.rms_norm_eps);
   c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", family.tied_by_default);
   parse_rope(j, family, c);
 
@@ -239,6 +239,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.qkv_bias = family.qkv_bias || attention_bias;
   c.o_bias = family.attention_bias_on_o && attention_bias;
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
+  if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, true);
+  c.layer_norm = family.layer_norm;
+  c.gated_mlp = family.mlp_up == nullptr;
   c.qk_norm = family.qk_norm;
   c.qk_norm_full_width = family.qk_norm_full_width;
   c.output_norms_only = family.output_norms_only;
@@ -400,6 +403,8 @@ std::string ModelConfig::to_json() const {
   const ModelFamily& family = model_family(model_type);
   j[family.activation_key] = std::string(to_string(activation));
   if (family.attention_bias_on_o) j["attention_bias"] = qkv_bias;
+  j[family.eps_key] = rms_norm_eps;
+  if (family.all_bias_key != nullptr) j[family.all_bias_key] = qkv_bias;
   if (family.reads_mlp_bias) j["mlp_bias"] = mlp_bias;
   if (family.phi3_rope_keys) {  // transformers reads these two from the top level
     j["original_max_position_embeddings"] = rope.original_max_position_embeddings;

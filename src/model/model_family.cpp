@@ -88,6 +88,13 @@ std::vector<ModelFamily> make_families() {
   granite.attention_bias_on_o = granite.reads_mlp_bias = granite.granite_multipliers = true;
   ModelFamily phi3 = family("phi3");
   phi3.fused_projections = phi3.always_windowed = phi3.phi3_rope_keys = true;
+  ModelFamily starcoder2 = family("starcoder2");
+  starcoder2.default_activation = Activation::kGeluTanh;
+  starcoder2.tied_by_default = starcoder2.always_windowed = starcoder2.layer_norm = true;
+  starcoder2.eps_key = "norm_epsilon";
+  starcoder2.all_bias_key = "use_bias";
+  starcoder2.mlp_up = "c_fc";
+  starcoder2.mlp_down = "c_proj";
   ModelFamily mixtral = family("mixtral");
   mixtral.always_windowed = true;
   mixtral.experts = mixtral_experts();
@@ -98,7 +105,7 @@ std::vector<ModelFamily> make_families() {
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
   return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
-          olmo2,   olmo3,   granite, phi3,  smollm3, mixtral, qwen2_moe, qwen3_moe};
+          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, mixtral, qwen2_moe, qwen3_moe};
 }
 
 const std::vector<ModelFamily>& families() {

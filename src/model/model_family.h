@@ -67,6 +67,13 @@ struct ModelFamily {
   bool gemma_norms = false;        // norm_plus_one and scale_embeddings
   bool sandwich_norms = false;
   bool granite_multipliers = false;
+  // LayerNorm with biases instead of RMSNorm, its epsilon under eps_key (starcoder2).
+  bool layer_norm = false;
+  const char* eps_key = "rms_norm_eps";
+  const char* all_bias_key = nullptr;  // one key for the biases of every projection, true by default (use_bias)
+  // An ungated MLP, down(act(up(x))): its projections' names after "mlp." (c_fc and c_proj); nullptr: gated.
+  const char* mlp_up = nullptr;
+  const char* mlp_down = nullptr;
   double default_query_pre_attn_scalar = 0;  // read from query_pre_attn_scalar when alternating windows are present
   AlternatingWindows windows;
   ExpertTraits experts;

@@ -58,13 +58,16 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       slots.push_back({{layer_name(i, name), std::move(shape)}, i, nullptr,
                        [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
     };
+    const ModelFamily& family = model_family(c.model_type);
     if (!c.output_norms_only) add("input_layernorm.weight", {h}, &LayerWeights::input_norm);
+    if (c.layer_norm) add("input_layernorm.bias", {h}, &LayerWeights::input_norm_bias);
     if (c.sandwich_norms || c.output_norms_only) {  // post_attention_layernorm is on the attention's output there
       add("post_attention_layernorm.weight", {h}, &LayerWeights::attn_out_norm);
       if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
       add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
     } else {
       add("post_attention_layernorm.weight", {h}, &LayerWeights::post_norm);
+      if (c.layer_norm) add("post_attention_layernorm.bias", {h}, &LayerWeights::post_norm_bias);
     }
     const bool moe = c.is_moe_layer(i);
     if (c.fused_projections) {  // rows: q, then k, then v; gate, then up
@@ -75,9 +78,11 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("self_attn.q_proj.weight", {q_out, h}, &LayerWeights::q);
       add("self_attn.k_proj.weight", {kv_out, h}, &LayerWeights::k);
       add("self_attn.v_proj.weight", {kv_out, h}, &LayerWeights::v);
-      if (!moe) {
+      if (!moe && c.gated_mlp) {
         add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
         add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
+      } else if (!moe) {
+        add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
       }
     }
     add("self_attn.o_proj.weight", {h, q_out}, &LayerWeights::o);
@@ -91,6 +96,14 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("self_attn.q_norm.weight", {c.qk_norm ? c.head_dim : q_out}, &LayerWeights::q_norm);
       add("self_attn.k_norm.weight", {c.qk_norm ? c.head_dim : kv_out}, &LayerWeights::k_norm);
     }
+    if (!moe && !c.gated_mlp) {
+      add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
+      if (c.mlp_bias) {
+        add(fmt::format("mlp.{}.bias", family.mlp_up), {ff}, &LayerWeights::up_bias);
+        add(fmt::format("mlp.{}.bias", family.mlp_down), {h}, &LayerWeights::down_bias);
+      }
+      continue;
+    }
     if (!moe) {
       add("mlp.down_proj.weight", {h, ff}, &LayerWeights::down);
       if (c.mlp_bias) {
@@ -100,7 +113,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       }
       continue;
     }
-    const ExpertTraits& names = model_family(c.model_type).experts;
+    const ExpertTraits& names = family.experts;
     const int64_t eff = c.moe_intermediate_size, sff = c.shared_expert_intermediate_size;
     add(names.router, {c.num_experts, h}, &LayerWeights::router);
     for (int64_t e = 0; e < c.num_experts; ++e) {
@@ -116,6 +129,9 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
   }
   slots.push_back({{"model.norm.weight", {h}}, c.num_layers, [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
+  if (c.layer_norm)
+    slots.push_back({{"model.norm.bias", {h}}, c.num_layers,
+                     [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)
     slots.push_back({{kLmHeadName, {c.vocab_size, h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head = t; }});

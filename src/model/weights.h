@@ -26,11 +26,12 @@ struct LayerWeights {
   c10::Device device = c10::kCPU;
   at::Tensor input_norm;                 // before attention
   at::Tensor post_norm;                  // before the MLP (post_attention_layernorm, or gemma2's pre_feedforward)
+  at::Tensor input_norm_bias, post_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor attn_out_norm, mlp_out_norm;  // on the attention's and the MLP's outputs (sandwich norms only)
   at::Tensor q, k, v, o;                   // projection weights [out, in]
   at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
   at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
-  at::Tensor gate, up, down;
+  at::Tensor gate, up, down;  // gate undefined in an ungated MLP
   at::Tensor gate_bias, up_bias, down_bias;
   // MoE layers instead of gate, up and down:
   at::Tensor router;                   // [experts, hidden]
@@ -43,6 +44,7 @@ struct ModelWeights {
   at::Tensor embed;       // on the first layer's device
   std::vector<LayerWeights> layers;
   at::Tensor final_norm;  // on the last layer's device
+  at::Tensor final_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
 };
 

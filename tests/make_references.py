@@ -89,6 +89,10 @@ FAMILIES = {
     "starcoder2": dict(model_type="starcoder2", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                        num_key_value_heads=2, norm_epsilon=1e-5, use_bias=True, sliding_window=16,
                        tie_word_embeddings=True, rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    # Phi-2: attention and MLP in parallel on one LayerNorm, half of each head rotated, biases everywhere (lm_head too).
+    "phi": dict(model_type="phi", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=4, layer_norm_eps=1e-5, hidden_act="gelu_new", tie_word_embeddings=False,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5)),
     # Multimodal checkpoints: the text model is what is scored; a tiny vision tower is saved beside it, not loaded.
     "gemma3": dict(model_type="gemma3", mm_tokens_per_image=4, boi_token_index=500, eoi_token_index=501,
                    image_token_index=502,

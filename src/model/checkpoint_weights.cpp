@@ -52,7 +52,9 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   auto stored_name = [&](const std::string& name) {
     return with_prefixes(prefixes, untie && name == kLmHeadName ? embed_name : name);
   };
-  auto by_vocab = [&](const std::string& name) { return name == embed_name || name == kLmHeadName; };
+  auto by_vocab = [&](const std::string& name) {
+    return name == embed_name || name == kLmHeadName || name == kLmHeadBiasName;
+  };
 
   const int64_t stored_vocab = config.vocab_size;
   for (const auto& spec : expected_tensors(config)) {
@@ -77,7 +79,9 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
           "cannot grow '{}' from {} to {} tokens: transformers fills new rows at random, and {}", adapted_as,
           stored_vocab, config.vocab_size,
           adapter ? fmt::format("adapter '{}' does not save the whole tensor", options.adapter) : "no adapter saves them"));
-    return at::empty({config.vocab_size, t.size(1)}, t.options().device(at::kMeta));
+    std::vector<int64_t> sizes = t.sizes().vec();
+    sizes[0] = config.vocab_size;
+    return at::empty(sizes, t.options().device(at::kMeta));
   };
   auto source = [&](const TensorSpec& spec, c10::Device) {
     if (!adapter) return stored(spec.name, spec.name);

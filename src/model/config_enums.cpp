@@ -14,7 +14,10 @@ template <typename Enum>
 using Names = std::vector<std::pair<Enum, std::string_view>>;
 
 const Names<Activation> kActivations{
-    {Activation::kSilu, "silu"}, {Activation::kGeluTanh, "gelu_pytorch_tanh"}, {Activation::kGelu, "gelu"}};
+    {Activation::kSilu, "silu"},
+    {Activation::kGeluTanh, "gelu_pytorch_tanh"},
+    {Activation::kGelu, "gelu"},
+    {Activation::kGeluTanh, "gelu_new"}};  // read only: the same tanh approximation, written in another order
 const Names<RopeType> kRopeTypes{{RopeType::kDefault, "default"},
                                  {RopeType::kLinear, "linear"},
                                  {RopeType::kLlama3, "llama3"},

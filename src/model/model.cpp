@@ -193,10 +193,12 @@ at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g)
 }
 
 // One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
-// scaled (granite) and added to the residual.
+// scaled (granite) and added to the residual; or both blocks on one normed input, added together (phi).
 at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
                          KvCache* cache, const SharedPrefixes* shared, int64_t index) {
-  const at::Tensor attn = attention(c, l, norm(x, l.input_norm, l.input_norm_bias, c), in, cache, shared, index);
+  const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, c);
+  const at::Tensor attn = attention(c, l, normed, in, cache, shared, index);
+  if (c.parallel_block) return attn + mlp(c, l, normed) + x;  // phi, in its order
   const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, c), c.residual_multiplier);
   const at::Tensor out = mlp(c, l, norm(y, l.post_norm, l.post_norm_bias, c));
   return y + scale_residual(rms_norm(out, l.mlp_out_norm, c), c.residual_multiplier);
@@ -390,7 +392,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
                              .index_select(0, score_rows.device().is_cpu() ? upload(score_rows, x.device())
                                                                            : score_rows.to(x.device()));
   at::Tensor logits =
-      at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, config_), weights_->lm_head);
+      at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, config_), weights_->lm_head,
+                 weights_->lm_head_bias);
   if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
   logits = soft_cap(logits, config_.final_softcap);
   return at::log_softmax(logits.to(at::kFloat), -1);

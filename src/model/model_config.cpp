@@ -65,8 +65,8 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
   const bool longrope = rope.type == RopeType::kLongRope;
+  rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
   if (phi3) {
-    rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
   } else {
     rope.original_max_position_embeddings = get_or<int64_t>(
@@ -240,6 +240,10 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.o_bias = family.attention_bias_on_o && attention_bias;
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
   if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, true);
+  if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = c.lm_head_bias = true;
+  if (family.parallel_block && get_or<bool>(j, "qk_layernorm", false))
+    throw std::invalid_argument("config.json: 'qk_layernorm' is not supported");
+  c.parallel_block = family.parallel_block;
   c.layer_norm = family.layer_norm;
   c.gated_mlp = family.mlp_up == nullptr;
   c.qk_norm = family.qk_norm;

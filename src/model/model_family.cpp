@@ -95,6 +95,14 @@ std::vector<ModelFamily> make_families() {
   starcoder2.all_bias_key = "use_bias";
   starcoder2.mlp_up = "c_fc";
   starcoder2.mlp_down = "c_proj";
+  ModelFamily phi = family("phi");
+  phi.default_activation = Activation::kGeluTanh;
+  phi.layer_norm = phi.parallel_block = phi.always_biased = true;
+  phi.eps_key = "layer_norm_eps";
+  phi.mlp_up = "fc1";
+  phi.mlp_down = "fc2";
+  phi.o_proj = "dense";
+  phi.final_norm = "model.final_layernorm";
   ModelFamily mixtral = family("mixtral");
   mixtral.always_windowed = true;
   mixtral.experts = mixtral_experts();
@@ -105,7 +113,7 @@ std::vector<ModelFamily> make_families() {
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
   return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
-          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, mixtral, qwen2_moe, qwen3_moe};
+          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, mixtral, qwen2_moe, qwen3_moe};
 }
 
 const std::vector<ModelFamily>& families() {

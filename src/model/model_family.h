@@ -74,6 +74,12 @@ struct ModelFamily {
   // An ungated MLP, down(act(up(x))): its projections' names after "mlp." (c_fc and c_proj); nullptr: gated.
   const char* mlp_up = nullptr;
   const char* mlp_down = nullptr;
+  // Phi: attention and MLP in parallel on one LayerNorm, biases on every projection and the output layer, and its
+  // own names for the output projection and the final norm.
+  bool parallel_block = false;
+  bool always_biased = false;
+  const char* o_proj = "o_proj";
+  const char* final_norm = "model.norm";
   double default_query_pre_attn_scalar = 0;  // read from query_pre_attn_scalar when alternating windows are present
   AlternatingWindows windows;
   ExpertTraits experts;

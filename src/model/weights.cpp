@@ -65,7 +65,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("post_attention_layernorm.weight", {h}, &LayerWeights::attn_out_norm);
       if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
       add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
-    } else {
+    } else if (!c.parallel_block) {  // a parallel block's MLP takes the input norm's output
       add("post_attention_layernorm.weight", {h}, &LayerWeights::post_norm);
       if (c.layer_norm) add("post_attention_layernorm.bias", {h}, &LayerWeights::post_norm_bias);
     }
@@ -85,13 +85,13 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
       }
     }
-    add("self_attn.o_proj.weight", {h, q_out}, &LayerWeights::o);
+    add(fmt::format("self_attn.{}.weight", family.o_proj), {h, q_out}, &LayerWeights::o);
     if (c.qkv_bias) {
       add("self_attn.q_proj.bias", {q_out}, &LayerWeights::q_bias);
       add("self_attn.k_proj.bias", {kv_out}, &LayerWeights::k_bias);
       add("self_attn.v_proj.bias", {kv_out}, &LayerWeights::v_bias);
     }
-    if (c.o_bias) add("self_attn.o_proj.bias", {h}, &LayerWeights::o_bias);
+    if (c.o_bias) add(fmt::format("self_attn.{}.bias", family.o_proj), {h}, &LayerWeights::o_bias);
     if (c.qk_norm || c.qk_norm_full_width) {  // over each head, or over the whole projection
       add("self_attn.q_norm.weight", {c.qk_norm ? c.head_dim : q_out}, &LayerWeights::q_norm);
       add("self_attn.k_norm.weight", {c.qk_norm ? c.head_dim : kv_out}, &LayerWeights::k_norm);
@@ -128,13 +128,18 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("mlp.shared_expert_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
     }
   }
-  slots.push_back({{"model.norm.weight", {h}}, c.num_layers, [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
+  const std::string final_norm = model_family(c.model_type).final_norm;
+  slots.push_back({{final_norm + ".weight", {h}}, c.num_layers,
+                   [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
   if (c.layer_norm)
-    slots.push_back({{"model.norm.bias", {h}}, c.num_layers,
+    slots.push_back({{final_norm + ".bias", {h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)
     slots.push_back({{kLmHeadName, {c.vocab_size, h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head = t; }});
+  if (c.lm_head_bias)
+    slots.push_back({{kLmHeadBiasName, {c.vocab_size}}, c.num_layers,
+                     [](ModelWeights& w, const at::Tensor& t) { w.lm_head_bias = t; }});
   return slots;
 }
 

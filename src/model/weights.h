@@ -46,10 +46,12 @@ struct ModelWeights {
   at::Tensor final_norm;  // on the last layer's device
   at::Tensor final_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
+  at::Tensor lm_head_bias;  // phi's; else undefined
 };
 
 // The output layer's checkpoint name (absent from checkpoints with tied embeddings).
 inline constexpr const char* kLmHeadName = "lm_head.weight";
+inline constexpr const char* kLmHeadBiasName = "lm_head.bias";
 
 // A tensor a checkpoint must provide, under its Hugging Face name.
 struct TensorSpec {

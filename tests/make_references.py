@@ -93,6 +93,12 @@ FAMILIES = {
     "phi": dict(model_type="phi", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                 num_key_value_heads=4, layer_norm_eps=1e-5, hidden_act="gelu_new", tie_word_embeddings=False,
                 rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5)),
+    # Pythia / GPT-NeoX: its own tensor names, q/k/v fused by head, attention and MLP in parallel on their own
+    # LayerNorms, a quarter of each head rotated, biases everywhere but the untied embed_out.
+    "gpt_neox": dict(model_type="gpt_neox", intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                     layer_norm_eps=1e-5, hidden_act="gelu", tie_word_embeddings=False, use_parallel_residual=True,
+                     seed=1,
+                     rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25)),
     # Multimodal checkpoints: the text model is what is scored; a tiny vision tower is saved beside it, not loaded.
     "gemma3": dict(model_type="gemma3", mm_tokens_per_image=4, boi_token_index=500, eoi_token_index=501,
                    image_token_index=502,
@@ -150,8 +156,8 @@ def model_class(config):
 
 
 def make_model(family):
-    torch.manual_seed(0)
     spec = dict(FAMILIES[family])
+    torch.manual_seed(spec.pop("seed", 0))  # another seed where seed 0's greedy tokens are unused ids
     if "text_config" in spec:  # multimodal: the shared sizes and ids are the text model's
         spec["text_config"] = dict(COMMON, **spec["text_config"])
     else:

@@ -45,15 +45,17 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   // An adapter that changes the embeddings or the output layer of a tied model changes only the one it names (as
   // peft's unmerged layers do): the model loads untied, lm_head read from the embeddings.
   const std::string embed_name = expected_tensors(config).front().name;
+  const OutputLayerNames output = output_layer_names(config);
+  const std::string& lm_head_name = output.weight;
   const bool untie = config.tie_word_embeddings && adapter &&
-                     (adapter->changes(embed_name) || adapter->changes(kLmHeadName));
+                     (adapter->changes(embed_name) || adapter->changes(lm_head_name));
   if (untie) config.tie_word_embeddings = false;
   const TensorPrefixes prefixes = text_model_prefixes(checkpoint, embed_name);
   auto stored_name = [&](const std::string& name) {
-    return with_prefixes(prefixes, untie && name == kLmHeadName ? embed_name : name);
+    return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
   };
   auto by_vocab = [&](const std::string& name) {
-    return name == embed_name || name == kLmHeadName || name == kLmHeadBiasName;
+    return name == embed_name || name == lm_head_name || name == output.bias;
   };
 
   const int64_t stored_vocab = config.vocab_size;
@@ -85,8 +87,8 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   };
   auto source = [&](const TensorSpec& spec, c10::Device) {
     if (!adapter) return stored(spec.name, spec.name);
-    if (untie && spec.name == kLmHeadName && !adapter->replaces(kLmHeadName))  // the embeddings, without their update
-      return adapter->apply(kLmHeadName, adapter->base(embed_name, stored(embed_name, embed_name)));
+    if (untie && spec.name == lm_head_name && !adapter->replaces(lm_head_name))  // the embeddings, without their update
+      return adapter->apply(lm_head_name, adapter->base(embed_name, stored(embed_name, embed_name)));
     return adapter->apply(spec.name, stored(spec.name, spec.name));
   };
   ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);

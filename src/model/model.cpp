@@ -198,7 +198,10 @@ at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::
                          KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, c);
   const at::Tensor attn = attention(c, l, normed, in, cache, shared, index);
-  if (c.parallel_block) return attn + mlp(c, l, normed) + x;  // phi, in its order
+  if (c.parallel_block) {  // phi's MLP on the input norm's output, gpt_neox's on its own norm's
+    const at::Tensor mlp_in = l.post_norm.defined() ? norm(x, l.post_norm, l.post_norm_bias, c) : normed;
+    return attn + mlp(c, l, mlp_in) + x;
+  }
   const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, c), c.residual_multiplier);
   const at::Tensor out = mlp(c, l, norm(y, l.post_norm, l.post_norm_bias, c));
   return y + scale_residual(rms_norm(out, l.mlp_out_norm, c), c.residual_multiplier);

@@ -65,7 +65,8 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
   const bool longrope = rope.type == RopeType::kLongRope;
-  rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", get_or<double>(top, "partial_rotary_factor", 1.0));
+  rope.partial_rotary_factor = get_or<double>(
+      d, "partial_rotary_factor", get_or<double>(top, family.partial_rotary_key, family.default_partial_rotary));
   if (phi3) {
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
   } else {
@@ -93,7 +94,7 @@ const json* object_at(const json& j, const char* key) {
 // Rope settings live in `rope_parameters` (newer transformers) or in `rope_theta` + `rope_scaling` (older); gemma3
 // gives full-attention and sliding layers a rope each (`rope_parameters` by layer type, or `rope_local_base_freq`).
 void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
-  const double theta = get_or<double>(j, "rope_theta", family.default_rope_theta);
+  const double theta = get_or<double>(j, family.theta_key, family.default_rope_theta);
   const json* parameters = object_at(j, "rope_parameters");
   const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
   if (parameters != nullptr && object_at(*parameters, "full_attention") != nullptr) {
@@ -243,7 +244,12 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = c.lm_head_bias = true;
   if (family.parallel_block && get_or<bool>(j, "qk_layernorm", false))
     throw std::invalid_argument("config.json: 'qk_layernorm' is not supported");
-  c.parallel_block = family.parallel_block;
+  if (family.neox_biases) {
+    c.qkv_bias = c.o_bias = get_or<bool>(j, "attention_bias", true);
+    c.mlp_bias = true;
+  }
+  c.parallel_block = family.parallel_block ||
+                     (family.parallel_residual_key != nullptr && get_or<bool>(j, family.parallel_residual_key, true));
   c.layer_norm = family.layer_norm;
   c.gated_mlp = family.mlp_up == nullptr;
   c.qk_norm = family.qk_norm;
@@ -409,6 +415,9 @@ std::string ModelConfig::to_json() const {
   if (family.attention_bias_on_o) j["attention_bias"] = qkv_bias;
   j[family.eps_key] = rms_norm_eps;
   if (family.all_bias_key != nullptr) j[family.all_bias_key] = qkv_bias;
+  if (family.neox_biases) j["attention_bias"] = qkv_bias;
+  if (family.parallel_residual_key != nullptr) j[family.parallel_residual_key] = parallel_block;
+  if (family.default_partial_rotary != 1.0) j[family.partial_rotary_key] = rope.partial_rotary_factor;
   if (family.reads_mlp_bias) j["mlp_bias"] = mlp_bias;
   if (family.phi3_rope_keys) {  // transformers reads these two from the top level
     j["original_max_position_embeddings"] = rope.original_max_position_embeddings;

@@ -103,6 +103,23 @@ std::vector<ModelFamily> make_families() {
   phi.mlp_down = "fc2";
   phi.o_proj = "dense";
   phi.final_norm = "model.final_layernorm";
+  ModelFamily gpt_neox = family("gpt_neox");
+  gpt_neox.default_activation = Activation::kGelu;
+  gpt_neox.layer_norm = gpt_neox.neox_biases = true;
+  gpt_neox.eps_key = "layer_norm_eps";
+  gpt_neox.mlp_up = "dense_h_to_4h";
+  gpt_neox.mlp_down = "dense_4h_to_h";
+  gpt_neox.o_proj = "dense";
+  gpt_neox.embed = "gpt_neox.embed_in";
+  gpt_neox.layers = "gpt_neox.layers";
+  gpt_neox.attn = "attention";
+  gpt_neox.final_norm = "gpt_neox.final_layer_norm";
+  gpt_neox.lm_head = "embed_out";
+  gpt_neox.qkv_by_head = "query_key_value";
+  gpt_neox.parallel_residual_key = "use_parallel_residual";
+  gpt_neox.partial_rotary_key = "rotary_pct";
+  gpt_neox.default_partial_rotary = 0.25;
+  gpt_neox.theta_key = "rotary_emb_base";
   ModelFamily mixtral = family("mixtral");
   mixtral.always_windowed = true;
   mixtral.experts = mixtral_experts();
@@ -113,7 +130,7 @@ std::vector<ModelFamily> make_families() {
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
   return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
-          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, mixtral, qwen2_moe, qwen3_moe};
+          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, gpt_neox, mixtral, qwen2_moe, qwen3_moe};
 }
 
 const std::vector<ModelFamily>& families() {

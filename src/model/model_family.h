@@ -80,6 +80,21 @@ struct ModelFamily {
   bool always_biased = false;
   const char* o_proj = "o_proj";
   const char* final_norm = "model.norm";
+  // Checkpoint names: the embeddings, the layers, each layer's attention module, the output layer (without
+  // ".weight"); GPT-NeoX's differ from Llama's throughout.
+  const char* embed = "model.embed_tokens";
+  const char* layers = "model.layers";
+  const char* attn = "self_attn";
+  const char* lm_head = "lm_head";
+  // GPT-NeoX: q, k and v fused in one tensor by head (head 0's q, k, v rows, then head 1's, ...), attention biases
+  // from attention_bias (true by default), MLP biases always, attention and MLP in parallel on their own norms unless
+  // use_parallel_residual is false, a quarter of each head rotated (rotary_pct), rope_theta as rotary_emb_base.
+  const char* qkv_by_head = nullptr;          // the fused tensor's name after the attention module
+  const char* parallel_residual_key = nullptr;
+  bool neox_biases = false;
+  const char* partial_rotary_key = "partial_rotary_factor";  // at the top level, when rope_parameters lacks it
+  double default_partial_rotary = 1.0;
+  const char* theta_key = "rope_theta";
   double default_query_pre_attn_scalar = 0;  // read from query_pre_attn_scalar when alternating windows are present
   AlternatingWindows windows;
   ExpertTraits experts;

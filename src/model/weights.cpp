@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <utility>
 #include <stdexcept>
@@ -12,8 +13,8 @@
 namespace prefix_scorer {
 namespace {
 
-std::string layer_name(int64_t layer, const std::string& suffix) {
-  return fmt::format("model.layers.{}.{}", layer, suffix);
+std::string layer_name(const ModelFamily& family, int64_t layer, const std::string& suffix) {
+  return fmt::format("{}.{}.{}", family.layers, layer, suffix);
 }
 
 // One checkpoint tensor, the layer whose device holds it, and where it goes in the weights: either `place`
@@ -32,14 +33,16 @@ using LayerTensor = at::Tensor LayerWeights::*;
 std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
   const int64_t q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
   const int64_t h = c.hidden_size, ff = c.intermediate_size;
+  const ModelFamily& family = model_family(c.model_type);
+  const std::string attn = std::string(family.attn) + ".";
   std::vector<WeightSlot> slots;
-  slots.push_back({{"model.embed_tokens.weight", {c.vocab_size, h}}, -1,
+  slots.push_back({{std::string(family.embed) + ".weight", {c.vocab_size, h}}, -1,
                    [](ModelWeights& w, const at::Tensor& t) { w.embed = t; }});
   for (int64_t i = 0; i < c.num_layers; ++i) {
     // A tensor, or rows of one fused tensor split among several (q, k, v; gate, up), in order.
     auto add_split = [&](const std::string& suffix, std::vector<int64_t> shape,
                          std::vector<std::pair<LayerTensor, int64_t>> parts) {
-      slots.push_back({{layer_name(i, suffix), std::move(shape)}, i, [i, parts](ModelWeights& w, const at::Tensor& t) {
+      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i, [i, parts](ModelWeights& w, const at::Tensor& t) {
                          int64_t row = 0;
                          for (const auto& [member, rows] : parts) {
                            w.layers[i].*member = parts.size() == 1 ? t : t.narrow(0, row, rows);
@@ -50,34 +53,51 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     auto add = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
       add_split(suffix, std::move(shape), {{member, 0}});
     };
+    // q, k and v fused by head (rows: head 0's q, k, v, then head 1's, ...), as weights [rows, h] or biases [rows].
+    auto add_by_head = [&](const std::string& suffix, std::vector<int64_t> shape, std::array<LayerTensor, 3> parts) {
+      const int64_t heads = c.num_heads, head_dim = c.head_dim;
+      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
+                       [i, parts, heads, head_dim](ModelWeights& w, const at::Tensor& t) {
+                         const at::Tensor by_head = t.reshape({heads, 3, head_dim, -1});
+                         for (int64_t k = 0; k < 3; ++k) {
+                           at::Tensor part = by_head.select(1, k).reshape({heads * head_dim, -1});
+                           w.layers[i].*parts[k] = t.dim() == 1 ? part.reshape({-1}) : part;
+                         }
+                       }});
+    };
     auto add_shared_expert = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor ExpertWeights::*part) {
-      slots.push_back({{layer_name(i, name), std::move(shape)}, i,
+      slots.push_back({{layer_name(family, i, name), std::move(shape)}, i,
                        [i, part](ModelWeights& w, const at::Tensor& t) { w.layers[i].shared_expert.*part = t; }});
     };
     auto add_expert = [&](const std::string& name, std::vector<int64_t> shape, int64_t e, at::Tensor StackedExperts::*part) {
-      slots.push_back({{layer_name(i, name), std::move(shape)}, i, nullptr,
+      slots.push_back({{layer_name(family, i, name), std::move(shape)}, i, nullptr,
                        [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
     };
-    const ModelFamily& family = model_family(c.model_type);
     if (!c.output_norms_only) add("input_layernorm.weight", {h}, &LayerWeights::input_norm);
     if (c.layer_norm) add("input_layernorm.bias", {h}, &LayerWeights::input_norm_bias);
     if (c.sandwich_norms || c.output_norms_only) {  // post_attention_layernorm is on the attention's output there
       add("post_attention_layernorm.weight", {h}, &LayerWeights::attn_out_norm);
       if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
       add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
-    } else if (!c.parallel_block) {  // a parallel block's MLP takes the input norm's output
+    } else if (!family.parallel_block) {  // phi's MLP takes the input norm's output
       add("post_attention_layernorm.weight", {h}, &LayerWeights::post_norm);
       if (c.layer_norm) add("post_attention_layernorm.bias", {h}, &LayerWeights::post_norm_bias);
     }
     const bool moe = c.is_moe_layer(i);
-    if (c.fused_projections) {  // rows: q, then k, then v; gate, then up
-      add_split("self_attn.qkv_proj.weight", {q_out + 2 * kv_out, h},
+    if (family.qkv_by_head != nullptr) {
+      const std::string fused = attn + family.qkv_by_head;
+      add_by_head(fused + ".weight", {3 * q_out, h}, {&LayerWeights::q, &LayerWeights::k, &LayerWeights::v});
+      if (c.qkv_bias)
+        add_by_head(fused + ".bias", {3 * q_out}, {&LayerWeights::q_bias, &LayerWeights::k_bias, &LayerWeights::v_bias});
+      if (!moe) add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
+    } else if (c.fused_projections) {  // rows: q, then k, then v; gate, then up
+      add_split(attn + "qkv_proj.weight", {q_out + 2 * kv_out, h},
                 {{&LayerWeights::q, q_out}, {&LayerWeights::k, kv_out}, {&LayerWeights::v, kv_out}});
       if (!moe) add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
     } else {
-      add("self_attn.q_proj.weight", {q_out, h}, &LayerWeights::q);
-      add("self_attn.k_proj.weight", {kv_out, h}, &LayerWeights::k);
-      add("self_attn.v_proj.weight", {kv_out, h}, &LayerWeights::v);
+      add(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
+      add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
+      add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
       if (!moe && c.gated_mlp) {
         add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
         add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
@@ -85,16 +105,16 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
       }
     }
-    add(fmt::format("self_attn.{}.weight", family.o_proj), {h, q_out}, &LayerWeights::o);
-    if (c.qkv_bias) {
-      add("self_attn.q_proj.bias", {q_out}, &LayerWeights::q_bias);
-      add("self_attn.k_proj.bias", {kv_out}, &LayerWeights::k_bias);
-      add("self_attn.v_proj.bias", {kv_out}, &LayerWeights::v_bias);
+    add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
+    if (c.qkv_bias && family.qkv_by_head == nullptr) {
+      add(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
+      add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
+      add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
     }
-    if (c.o_bias) add(fmt::format("self_attn.{}.bias", family.o_proj), {h}, &LayerWeights::o_bias);
+    if (c.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
     if (c.qk_norm || c.qk_norm_full_width) {  // over each head, or over the whole projection
-      add("self_attn.q_norm.weight", {c.qk_norm ? c.head_dim : q_out}, &LayerWeights::q_norm);
-      add("self_attn.k_norm.weight", {c.qk_norm ? c.head_dim : kv_out}, &LayerWeights::k_norm);
+      add(attn + "q_norm.weight", {c.qk_norm ? c.head_dim : q_out}, &LayerWeights::q_norm);
+      add(attn + "k_norm.weight", {c.qk_norm ? c.head_dim : kv_out}, &LayerWeights::k_norm);
     }
     if (!moe && !c.gated_mlp) {
       add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
@@ -128,22 +148,27 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("mlp.shared_expert_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
     }
   }
-  const std::string final_norm = model_family(c.model_type).final_norm;
+  const std::string final_norm = family.final_norm;
   slots.push_back({{final_norm + ".weight", {h}}, c.num_layers,
                    [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
   if (c.layer_norm)
     slots.push_back({{final_norm + ".bias", {h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)
-    slots.push_back({{kLmHeadName, {c.vocab_size, h}}, c.num_layers,
+    slots.push_back({{output_layer_names(c).weight, {c.vocab_size, h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head = t; }});
   if (c.lm_head_bias)
-    slots.push_back({{kLmHeadBiasName, {c.vocab_size}}, c.num_layers,
+    slots.push_back({{output_layer_names(c).bias, {c.vocab_size}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head_bias = t; }});
   return slots;
 }
 
 }  // namespace
+
+OutputLayerNames output_layer_names(const ModelConfig& config) {
+  const std::string lm_head = model_family(config.model_type).lm_head;
+  return {lm_head + ".weight", lm_head + ".bias"};
+}
 
 std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
   std::vector<TensorSpec> specs;

@@ -49,9 +49,11 @@ struct ModelWeights {
   at::Tensor lm_head_bias;  // phi's; else undefined
 };
 
-// The output layer's checkpoint name (absent from checkpoints with tied embeddings).
-inline constexpr const char* kLmHeadName = "lm_head.weight";
-inline constexpr const char* kLmHeadBiasName = "lm_head.bias";
+// The output layer's checkpoint names (its weight is absent from checkpoints with tied embeddings).
+struct OutputLayerNames {
+  std::string weight, bias;
+};
+OutputLayerNames output_layer_names(const ModelConfig& config);
 
 // A tensor a checkpoint must provide, under its Hugging Face name.
 struct TensorSpec {

@@ -348,7 +348,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 19u);
+  EXPECT_EQ(types.size(), 20u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -359,6 +359,29 @@ TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
     EXPECT_EQ(c.model_type, text_type == nullptr ? type : std::string(text_type));
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;
   }
+}
+
+// Pythia's config.json as published: rotary_pct and rotary_emb_base at the top level, no rope_parameters; and a
+// GPT-NeoX without the parallel residual.
+TEST(ConfigJson, GptNeoxReadsItsOwnRopeKeys) {
+  const std::string sizes = R"("model_type": "gpt_neox", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4)";
+  const ModelConfig pythia =
+      ModelConfig::from_json("{" + sizes + R"(, "rotary_pct": 0.5, "rotary_emb_base": 20000, "layer_norm_eps": 1e-6})");
+  EXPECT_DOUBLE_EQ(pythia.rope.partial_rotary_factor, 0.5);
+  EXPECT_DOUBLE_EQ(pythia.rope.theta, 20000);
+  EXPECT_DOUBLE_EQ(pythia.rms_norm_eps, 1e-6);
+  EXPECT_TRUE(pythia.parallel_block && pythia.layer_norm && !pythia.gated_mlp && pythia.qkv_bias && pythia.mlp_bias);
+  EXPECT_FALSE(pythia.tie_word_embeddings);
+  const ModelConfig defaults = ModelConfig::from_json("{" + sizes + "}");
+  EXPECT_DOUBLE_EQ(defaults.rope.partial_rotary_factor, 0.25);
+  EXPECT_EQ(defaults.activation, Activation::kGelu);
+  const ModelConfig sequential = ModelConfig::from_json("{" + sizes + R"(, "use_parallel_residual": false,
+      "attention_bias": false})");
+  EXPECT_FALSE(sequential.parallel_block || sequential.qkv_bias || sequential.o_bias);
+  EXPECT_TRUE(sequential.mlp_bias);
+  for (const ModelConfig& c : {pythia, defaults, sequential})
+    EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
 }
 
 // A multimodal checkpoint's config is its text model's: text_config (its model_type defaulted by the wrapper), the

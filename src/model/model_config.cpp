@@ -139,7 +139,7 @@ std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int6
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
-    "qwen3-moe-a3b";
+    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b";
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
 void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
@@ -549,6 +549,24 @@ json synthetic_keys(const std::string& name) {
     json j = shape("qwen3_moe", 151936, 2048, 6144, 48, 32, 4, 128, 40960);
     j["rope_theta"] = 1e6;
     qwen3_moe_keys(j, 128, 8, 768);
+    return j;
+  }
+  if (name == "pythia-1b") {  // EleutherAI/pythia-1b as its config.json publishes it
+    json j = shape("gpt_neox", 50304, 2048, 8192, 16, 8, 8, 256, 2048);
+    j.update({{"layer_norm_eps", 1e-5}, {"rotary_pct", 0.25}, {"rotary_emb_base", 10000}, {"hidden_act", "gelu"},
+              {"use_parallel_residual", true}, {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "phi-2") {  // microsoft/phi-2
+    json j = shape("phi", 51200, 2560, 10240, 32, 32, 32, 80, 2048);
+    j.update({{"layer_norm_eps", 1e-5}, {"partial_rotary_factor", 0.4}, {"hidden_act", "gelu_new"},
+              {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "starcoder2-3b") {  // bigcode/starcoder2-3b
+    json j = shape("starcoder2", 49152, 3072, 12288, 30, 24, 2, 128, 16384);
+    j.update({{"norm_epsilon", 1e-5}, {"sliding_window", 4096}, {"rope_theta", 999999.4420358813},
+              {"use_bias", true}, {"tie_word_embeddings", true}});
     return j;
   }
   throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));

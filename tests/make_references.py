@@ -99,6 +99,10 @@ FAMILIES = {
                      layer_norm_eps=1e-5, hidden_act="gelu", tie_word_embeddings=False, use_parallel_residual=True,
                      seed=1,
                      rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25)),
+    # GPT-2: learned absolute positions, Conv1D projections stored [in, out] (q, k, v fused in c_attn), LayerNorms
+    # with biases, gelu_new, tied embeddings; its own config keys (n_embd, n_layer, ... mapped from these names).
+    "gpt2": dict(model_type="gpt2", n_inner=128, num_hidden_layers=2, num_attention_heads=4, layer_norm_epsilon=1e-5,
+                 activation_function="gelu_new", seed=1, max_position_embeddings=256),
     # Multimodal checkpoints: the text model is what is scored; a tiny vision tower is saved beside it, not loaded.
     "gemma3": dict(model_type="gemma3", mm_tokens_per_image=4, boi_token_index=500, eoi_token_index=501,
                    image_token_index=502,
@@ -166,7 +170,7 @@ def make_model(family):
     model = model_class(config).from_config(config, attn_implementation="eager").float().eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if "norm" in name:
+            if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one

@@ -79,6 +79,9 @@ class Model {
  private:
   at::Tensor run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
                          const SharedPrefixes* shared) const;
+  // gpt2's learned position embeddings of the valid `positions` (CPU) on `device`; throws std::invalid_argument
+  // for a position past the table.
+  at::Tensor position_embeddings(const at::Tensor& positions, const at::Tensor& valid, c10::Device device) const;
 
   ModelConfig config_;
   std::shared_ptr<const ModelWeights> weights_;

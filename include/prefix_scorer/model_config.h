@@ -41,8 +41,7 @@ struct RopeConfig {
 };
 
 struct ModelConfig {
-  std::string model_type;  // llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, olmo3, granite, phi3,
-                           // smollm3, mixtral, qwen2_moe or qwen3_moe
+  std::string model_type;  // one of supported_model_types()
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -74,7 +73,9 @@ struct ModelConfig {
   double query_pre_attn_scalar = 0;  // attention scores scale by its -1/2 power; 0: by head_dim's (gemma2, gemma3)
   double attn_softcap = 0;           // attention scores become cap * tanh(score / cap); 0: none (gemma2)
   double final_softcap = 0;          // the same for the logits (gemma2)
-  double attention_multiplier = 0;   // attention scores' scale itself; 0: none (granite)
+  double attention_multiplier = 0;   // attention scores' scale itself; 0: none (granite; 1 for gpt2 unscaled)
+  bool scale_by_inverse_layer = false;  // scores also divided by the layer's index + 1 (gpt2's option)
+  bool learned_positions = false;    // position embeddings added to the token embeddings; no rope (gpt2)
   double embedding_multiplier = 1;   // granite's multipliers: of the embeddings,
   double residual_multiplier = 1;    // of each block's output before it joins the residual,
   double logits_scaling = 1;         // and the divisor of the logits
@@ -101,6 +102,8 @@ struct ModelConfig {
   bool has_full_attention() const;
   // The attention scores' scale; 0 for the default 1 / sqrt(head_dim).
   double attention_scale() const;
+  // The scale of one layer's scores (attention_scale's rule; never 0 when it depends on the layer).
+  double layer_attention_scale(int64_t layer) const;
   // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,
   // no soft-capping.
   bool cascade_exact() const { return !has_window() && attn_softcap == 0; }
@@ -118,7 +121,7 @@ struct ModelConfig {
   // A built-in shape: tiny, small, llama-1b, llama-8b; tiny-gemma2 and tiny-gemma3 (tiny with the families'
   // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); tiny-phi3 (tiny as phi3, longrope
   // from 64 tokens on, 3/4 of each head rotated); gemma2-2b, gemma3-1b, phi3-mini (128k, longrope from 4096)
-  // and qwen3-moe-a3b as released; pythia-1b, phi-2 and starcoder2-3b as released.
+  // and qwen3-moe-a3b as released; pythia-1b, phi-2, starcoder2-3b and gpt2 (124M) as released.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

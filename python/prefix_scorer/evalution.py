@@ -62,7 +62,8 @@ class PrefixScorer(BaseEngine):
         window = self.max_length
         tokenizer_length = tokenizer_kwargs.pop("model_max_length", None) or _real_length(
             checkpoint_json(tokenizer_path or model.path, "tokenizer_config.json").get("model_max_length"))
-        model_length = _real_length(checkpoint_json(model.path, "config.json").get("max_position_embeddings"))
+        config = checkpoint_json(model.path, "config.json")  # GPT-2 names it n_positions
+        model_length = _real_length(config.get("max_position_embeddings", config.get("n_positions")))
         if window is None and tokenizer_length is not None and (model_length is None or tokenizer_length < model_length):
             window = int(tokenizer_length)
         ignored = sorted(set(tokenizer_kwargs) | set(getattr(model, "model_kwargs", None) or {}))

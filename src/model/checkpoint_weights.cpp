@@ -13,24 +13,27 @@
 namespace prefix_scorer {
 namespace {
 
-// Where a checkpoint keeps the text model's tensors, by the prefixes that replace "model." and "lm_head.": as a
-// causal LM saves them, or under a multimodal model's language model (as the original checkpoints have it, and as
-// transformers 5 lays it out).
+// Where a checkpoint keeps the text model's tensors, by the prefixes that replace the base model's and "lm_head.":
+// as a causal LM saves them, under a multimodal model's language model (as the original checkpoints have it, and
+// as transformers 5 lays it out), or as the base model alone saves them (GPT-2's original checkpoints). The base
+// model's prefix ("model.", "transformer.", "gpt_neox.") is the first part of the embeddings' name.
 struct TensorPrefixes {
-  std::string model, lm_head;
+  std::string base, model, lm_head;
 };
 
 TensorPrefixes text_model_prefixes(const Checkpoint& checkpoint, const std::string& embed_name) {
-  const std::string rest = embed_name.substr(embed_name.find('.') + 1);
-  for (const TensorPrefixes& p : {TensorPrefixes{"model.", "lm_head."},
-                                  TensorPrefixes{"language_model.model.", "language_model.lm_head."},
-                                  TensorPrefixes{"model.language_model.", "lm_head."}})
+  const std::string base = embed_name.substr(0, embed_name.find('.') + 1);
+  const std::string rest = embed_name.substr(base.size());
+  for (const TensorPrefixes& p : {TensorPrefixes{base, base, "lm_head."},
+                                  TensorPrefixes{base, "language_model." + base, "language_model.lm_head."},
+                                  TensorPrefixes{base, "model.language_model.", "lm_head."},
+                                  TensorPrefixes{base, "", "lm_head."}})
     if (checkpoint.find(p.model + rest) != nullptr) return p;
-  return {"model.", "lm_head."};  // the error then names the tensor as a causal LM holds it
+  return {base, base, "lm_head."};  // the error then names the tensor as a causal LM holds it
 }
 
 std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
-  for (const auto& [plain, stored] : {std::pair<std::string, std::string>{"model.", p.model}, {"lm_head.", p.lm_head}})
+  for (const auto& [plain, stored] : {std::pair<std::string, std::string>{p.base, p.model}, {"lm_head.", p.lm_head}})
     if (name.rfind(plain, 0) == 0) return stored + name.substr(plain.size());
   return name;
 }
@@ -89,7 +92,7 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
     if (!adapter) return stored(spec.name, spec.name);
     if (untie && spec.name == lm_head_name && !adapter->replaces(lm_head_name))  // the embeddings, without their update
       return adapter->apply(lm_head_name, adapter->base(embed_name, stored(embed_name, embed_name)));
-    return adapter->apply(spec.name, stored(spec.name, spec.name));
+    return adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
   };
   ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
   if (adapter) adapter->check_all_applied();

@@ -152,13 +152,13 @@ at::Tensor LoraAdapter::base(const std::string& name, const at::Tensor& checkpoi
   return whole;
 }
 
-at::Tensor LoraAdapter::apply(const std::string& name, const at::Tensor& checkpoint_tensor) {
+at::Tensor LoraAdapter::apply(const std::string& name, const at::Tensor& checkpoint_tensor, bool stored_in_out) {
   const at::Tensor weight = base(name, checkpoint_tensor);
   auto it = deltas_.find(name);
   if (it == deltas_.end()) return weight;
   const Delta& d = it->second;
   at::Tensor delta = at::matmul(file_.view(d.b).to(at::kFloat), file_.view(d.a).to(at::kFloat));
-  if (d.transpose) delta = delta.t();
+  if (d.transpose != stored_in_out) delta = delta.t();
   if (delta.sizes() != weight.sizes())
     throw std::invalid_argument(fmt::format("adapter '{}': the update of '{}' has shape [{}], the tensor [{}]", dir_,
                                             name, fmt::join(delta.sizes(), ", "), fmt::join(weight.sizes(), ", ")));

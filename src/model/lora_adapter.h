@@ -28,7 +28,8 @@ class LoraAdapter {
   at::Tensor base(const std::string& name, const at::Tensor& checkpoint_tensor);
   // `name` as the adapter makes it: base() plus its LoRA update if it has one (then a new float32 tensor). Both
   // record that the adapter's tensors for `name` were used.
-  at::Tensor apply(const std::string& name, const at::Tensor& checkpoint_tensor);
+  // `stored_in_out`: the tensor is a projection stored [in, out] (GPT-2's Conv1D), its update B A transposed.
+  at::Tensor apply(const std::string& name, const at::Tensor& checkpoint_tensor, bool stored_in_out = false);
   // Throws std::invalid_argument naming an adapter tensor that apply() never took (it targets a tensor the model
   // does not have).
   void check_all_applied() const;

@@ -144,7 +144,7 @@ at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tens
     v = cache->layer(index).values;
   }
   const at::Tensor& mask = sliding ? in.sliding_mask : in.mask;
-  const ScoreOptions scores{c.attention_scale(), c.attn_softcap};
+  const ScoreOptions scores{c.layer_attention_scale(index), c.attn_softcap};
   const at::Tensor heads =
       shared == nullptr
           ? attend(q, k, v, mask, scores)
@@ -262,8 +262,10 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
   at::manual_seed(options.seed);
   auto source = [&config](const TensorSpec& spec, c10::Device device) {
     const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
-    if (spec.shape.size() == 1) {  // norms start as the identity (w = 1, or 0 in (1 + w)), biases at zero
-      const bool is_norm = spec.name.find("norm") != std::string::npos;
+    if (spec.shape.size() == 1) {  // norms (1-D weights) start as the identity (w = 1, or 0 in (1 + w)), biases at zero
+      const std::string suffix = ".weight";
+      const bool is_norm = spec.name.size() > suffix.size() &&
+                           spec.name.compare(spec.name.size() - suffix.size(), suffix.size(), suffix) == 0;
       return is_norm && !config.norm_plus_one ? at::ones(spec.shape, opts) : at::zeros(spec.shape, opts);
     }
     return at::randn(spec.shape, opts) * 0.02;
@@ -289,6 +291,17 @@ at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::T
                               cache == nullptr ? 0 : cache->slots(), score_rows.numel()));
     throw;
   }
+}
+
+at::Tensor Model::position_embeddings(const at::Tensor& positions, const at::Tensor& valid, c10::Device device) const {
+  const int64_t table = config_.max_position_embeddings;
+  const at::Tensor seen = positions.masked_select(valid);
+  if (seen.numel() > 0 && (seen.max().item<int64_t>() >= table || seen.min().item<int64_t>() < 0))
+    throw std::invalid_argument(fmt::format(
+        "forward: position {} is outside the model's {} learned positions (max_position_embeddings); score or "
+        "generate at most {} tokens a sequence", seen.max().item<int64_t>(), table, table));
+  // Padding takes position 0: its output is never read.
+  return weights_->position_embed.index_select(0, upload(positions.masked_fill(valid.logical_not(), 0).reshape({-1}), device));
 }
 
 at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
@@ -362,7 +375,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     in.device = device;
     if (config_.has_full_attention()) in.mask = mask_for(0);
     if (config_.has_window()) in.sliding_mask = mask_for(config_.sliding_window);
-    in.rotary = rotary_tables(upload(inv_freq_, device), device_positions, dtype_, config_.rope.attention_factor);
+    if (!config_.learned_positions)
+      in.rotary = rotary_tables(upload(inv_freq_, device), device_positions, dtype_, config_.rope.attention_factor);
     if (sliding_inv_freq_.defined())
       in.sliding_rotary = rotary_tables(upload(sliding_inv_freq_, device), device_positions, dtype_,
                                         config_.sliding_rope->attention_factor);
@@ -379,6 +393,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     x = x * at::scalar_tensor(scale, x.options().dtype(at::kFloat)).to(x.scalar_type());
   }
   if (config_.embedding_multiplier != 1) x = x * config_.embedding_multiplier;
+  if (config_.learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);

@@ -42,12 +42,30 @@ T get_or(const json& j, const char* key, T fallback) {
   }
 }
 
+bool has_field(const json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
+
 template <typename T>
 T require(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null())
     throw std::invalid_argument(fmt::format("config.json: required field '{}' is missing", key));
   return get_or<T>(j, key, T{});
+}
+
+// A size under the family's key, or under transformers' usual name (which GPT-2's config maps onto its own).
+int64_t size_field(const json& j, const char* key, const char* usual) {
+  return has_field(j, key) ? get_or<int64_t>(j, key, 0) : require<int64_t>(j, usual);
+}
+
+// GPT-2: learned positions instead of rope, and its attention options as GPT2Attention reads them (the eager-only
+// reorder_and_upcast_attn changes no number in fp32 and is ignored, as transformers' default SDPA path does).
+void parse_gpt2_attention(const json& j, ModelConfig& c) {
+  if (get_or<bool>(j, "add_cross_attention", false))
+    throw std::invalid_argument("config.json: 'add_cross_attention' is not supported (decoder-only models are)");
+  c.learned_positions = true;
+  c.rope_layers.assign(std::max<int64_t>(c.num_layers, 0), false);
+  if (!get_or<bool>(j, "scale_attn_weights", true)) c.attention_multiplier = 1.0;
+  c.scale_by_inverse_layer = get_or<bool>(j, "scale_attn_by_inverse_layer_idx", false);
 }
 
 // One rope's settings from a dict of rope_type (or type), rope_theta, factor, the llama3 and the longrope keys.
@@ -139,7 +157,7 @@ std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int6
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
-    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b";
+    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2";
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
 void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
@@ -222,16 +240,21 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
       get_or<std::string>(j, family.activation_key, std::string(to_string(family.default_activation)));
   c.activation = family.gelu_means_tanh && activation == "gelu" ? Activation::kGeluTanh : parse_activation(activation);
 
+  const SizeKeys& keys = family.sizes;
   c.vocab_size = require<int64_t>(j, "vocab_size");
-  c.hidden_size = require<int64_t>(j, "hidden_size");
-  c.intermediate_size = require<int64_t>(j, "intermediate_size");
-  c.num_layers = require<int64_t>(j, "num_hidden_layers");
-  c.num_heads = require<int64_t>(j, "num_attention_heads");
+  c.hidden_size = size_field(j, keys.hidden, "hidden_size");
+  const bool intermediate_given = has_field(j, keys.intermediate) || has_field(j, "intermediate_size");
+  c.intermediate_size = keys.default_intermediate_factor > 0 && !intermediate_given
+                            ? keys.default_intermediate_factor * c.hidden_size
+                            : size_field(j, keys.intermediate, "intermediate_size");
+  c.num_layers = size_field(j, keys.layers, "num_hidden_layers");
+  c.num_heads = size_field(j, keys.heads, "num_attention_heads");
   c.num_kv_heads = get_or<int64_t>(j, "num_key_value_heads", c.num_heads);
   const int64_t default_head_dim =
       family.default_head_dim > 0 ? family.default_head_dim : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
   c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
-  c.max_position_embeddings = get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings);
+  c.max_position_embeddings = get_or<int64_t>(
+      j, keys.positions, get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings));
   c.rms_norm_eps = get_or<double>(j, family.eps_key, family.layer_norm ? 1e-5 : c.rms_norm_eps);
   c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", family.tied_by_default);
   parse_rope(j, family, c);
@@ -241,7 +264,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.o_bias = family.attention_bias_on_o && attention_bias;
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
   if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, true);
-  if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = c.lm_head_bias = true;
+  if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.lm_head_bias = family.output_layer_bias;
+  if (family.position_embed != nullptr) parse_gpt2_attention(j, c);
   if (family.parallel_block && get_or<bool>(j, "qk_layernorm", false))
     throw std::invalid_argument("config.json: 'qk_layernorm' is not supported");
   if (family.neox_biases) {
@@ -354,6 +379,12 @@ double ModelConfig::attention_scale() const {
   return query_pre_attn_scalar > 0 ? 1.0 / std::sqrt(query_pre_attn_scalar) : 0.0;
 }
 
+double ModelConfig::layer_attention_scale(int64_t layer) const {
+  if (!scale_by_inverse_layer) return attention_scale();
+  const double scale = attention_scale() > 0 ? attention_scale() : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  return scale / static_cast<double>(layer + 1);
+}
+
 int64_t ModelConfig::layer_window(int64_t layer) const {
   return layer_kinds.empty() || layer_kinds.at(layer) == LayerKind::kSlidingAttention ? sliding_window : 0;
 }
@@ -411,6 +442,16 @@ std::string ModelConfig::to_json() const {
             {"rope_parameters", rope_parameters},
             {"rope_scaling", rope.type == RopeType::kDefault ? json() : rope_parameters}};
   const ModelFamily& family = model_family(model_type);
+  const SizeKeys& keys = family.sizes;
+  j[keys.hidden] = hidden_size;
+  j[keys.intermediate] = intermediate_size;
+  j[keys.layers] = num_layers;
+  j[keys.heads] = num_heads;
+  j[keys.positions] = max_position_embeddings;
+  if (learned_positions) {
+    j["scale_attn_weights"] = attention_multiplier == 0;
+    j["scale_attn_by_inverse_layer_idx"] = scale_by_inverse_layer;
+  }
   j[family.activation_key] = std::string(to_string(activation));
   if (family.attention_bias_on_o) j["attention_bias"] = qkv_bias;
   j[family.eps_key] = rms_norm_eps;
@@ -567,6 +608,11 @@ json synthetic_keys(const std::string& name) {
     json j = shape("starcoder2", 49152, 3072, 12288, 30, 24, 2, 128, 16384);
     j.update({{"norm_epsilon", 1e-5}, {"sliding_window", 4096}, {"rope_theta", 999999.4420358813},
               {"use_bias", true}, {"tie_word_embeddings", true}});
+    return j;
+  }
+  if (name == "gpt2") {  // openai-community/gpt2 (124M)
+    json j = shape("gpt2", 50257, 768, 3072, 12, 12, 12, 64, 1024);
+    j.update({{"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"}, {"tie_word_embeddings", true}});
     return j;
   }
   throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));

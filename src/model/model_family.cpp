@@ -88,6 +88,7 @@ std::vector<ModelFamily> make_families() {
   granite.attention_bias_on_o = granite.reads_mlp_bias = granite.granite_multipliers = true;
   ModelFamily phi3 = family("phi3");
   phi3.fused_projections = phi3.always_windowed = phi3.phi3_rope_keys = true;
+  phi3.fused_qkv = "qkv_proj";
   ModelFamily starcoder2 = family("starcoder2");
   starcoder2.default_activation = Activation::kGeluTanh;
   starcoder2.tied_by_default = starcoder2.always_windowed = starcoder2.layer_norm = true;
@@ -97,7 +98,7 @@ std::vector<ModelFamily> make_families() {
   starcoder2.mlp_down = "c_proj";
   ModelFamily phi = family("phi");
   phi.default_activation = Activation::kGeluTanh;
-  phi.layer_norm = phi.parallel_block = phi.always_biased = true;
+  phi.layer_norm = phi.parallel_block = phi.always_biased = phi.output_layer_bias = true;
   phi.eps_key = "layer_norm_eps";
   phi.mlp_up = "fc1";
   phi.mlp_down = "fc2";
@@ -120,6 +121,23 @@ std::vector<ModelFamily> make_families() {
   gpt_neox.partial_rotary_key = "rotary_pct";
   gpt_neox.default_partial_rotary = 0.25;
   gpt_neox.theta_key = "rotary_emb_base";
+  ModelFamily gpt2 = family("gpt2");
+  gpt2.sizes = {"n_embd", "n_inner", "n_layer", "n_head", "n_positions", 4};
+  gpt2.activation_key = "activation_function";
+  gpt2.default_activation = Activation::kGeluTanh;  // gelu_new
+  gpt2.tied_by_default = gpt2.layer_norm = gpt2.always_biased = gpt2.conv1d_weights = true;
+  gpt2.eps_key = "layer_norm_epsilon";
+  gpt2.embed = "transformer.wte";
+  gpt2.position_embed = "transformer.wpe";
+  gpt2.layers = "transformer.h";
+  gpt2.attn = "attn";
+  gpt2.input_norm = "ln_1";
+  gpt2.post_norm = "ln_2";
+  gpt2.fused_qkv = "c_attn";
+  gpt2.o_proj = "c_proj";
+  gpt2.mlp_up = "c_fc";
+  gpt2.mlp_down = "c_proj";
+  gpt2.final_norm = "transformer.ln_f";
   ModelFamily mixtral = family("mixtral");
   mixtral.always_windowed = true;
   mixtral.experts = mixtral_experts();
@@ -130,7 +148,7 @@ std::vector<ModelFamily> make_families() {
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
   return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
-          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, gpt_neox, mixtral, qwen2_moe, qwen3_moe};
+          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, gpt_neox, gpt2, mixtral, qwen2_moe, qwen3_moe};
 }
 
 const std::vector<ModelFamily>& families() {

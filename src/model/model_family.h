@@ -39,9 +39,20 @@ struct AlternatingWindows {
   double default_final_softcap = 0; // final_logit_softcapping when absent
 };
 
+// The config.json keys of the model's sizes (GPT-2 has its own; transformers maps the usual names onto them).
+struct SizeKeys {
+  const char* hidden = "hidden_size";
+  const char* intermediate = "intermediate_size";
+  const char* layers = "num_hidden_layers";
+  const char* heads = "num_attention_heads";
+  const char* positions = "max_position_embeddings";
+  int64_t default_intermediate_factor = 0;  // intermediate size as this many times hidden when absent (0: required)
+};
+
 struct ModelFamily {
   const char* model_type = "";
   // Config keys and their defaults.
+  SizeKeys sizes;
   const char* activation_key = "hidden_act";   // gemma2 and gemma3 read hidden_activation
   Activation default_activation = Activation::kSilu;
   bool gelu_means_tanh = false;                // gemma's "gelu" is the tanh approximation
@@ -74,18 +85,27 @@ struct ModelFamily {
   // An ungated MLP, down(act(up(x))): its projections' names after "mlp." (c_fc and c_proj); nullptr: gated.
   const char* mlp_up = nullptr;
   const char* mlp_down = nullptr;
-  // Phi: attention and MLP in parallel on one LayerNorm, biases on every projection and the output layer, and its
-  // own names for the output projection and the final norm.
+  // Phi: attention and MLP in parallel on one LayerNorm, biases on every projection (and the output layer), and
+  // its own names for the output projection and the final norm.
   bool parallel_block = false;
   bool always_biased = false;
+  bool output_layer_bias = false;
   const char* o_proj = "o_proj";
   const char* final_norm = "model.norm";
-  // Checkpoint names: the embeddings, the layers, each layer's attention module, the output layer (without
-  // ".weight"); GPT-NeoX's differ from Llama's throughout.
+  // Checkpoint names: the embeddings, the layers, each layer's attention module and norms, the output layer
+  // (without ".weight"); GPT-NeoX's and GPT-2's differ from Llama's throughout.
   const char* embed = "model.embed_tokens";
   const char* layers = "model.layers";
   const char* attn = "self_attn";
   const char* lm_head = "lm_head";
+  const char* input_norm = "input_layernorm";
+  const char* post_norm = "post_attention_layernorm";
+  // q, k and v in one tensor, rows q then k then v, under this name after the attention module (phi3, gpt2).
+  const char* fused_qkv = nullptr;
+  // GPT-2: learned absolute position embeddings (this tensor) instead of rope; every projection stored as Conv1D
+  // saves it, [in, out]; scale_attn_weights and scale_attn_by_inverse_layer_idx read.
+  const char* position_embed = nullptr;
+  bool conv1d_weights = false;
   // GPT-NeoX: q, k and v fused in one tensor by head (head 0's q, k, v rows, then head 1's, ...), attention biases
   // from attention_bias (true by default), MLP biases always, attention and MLP in parallel on their own norms unless
   // use_parallel_residual is false, a quarter of each head rotated (rotary_pct), rope_theta as rotary_emb_base.

@@ -38,11 +38,20 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
   std::vector<WeightSlot> slots;
   slots.push_back({{std::string(family.embed) + ".weight", {c.vocab_size, h}}, -1,
                    [](ModelWeights& w, const at::Tensor& t) { w.embed = t; }});
+  if (c.learned_positions)
+    slots.push_back({{std::string(family.position_embed) + ".weight", {c.max_position_embeddings, h}}, -1,
+                     [](ModelWeights& w, const at::Tensor& t) { w.position_embed = t; }});
+  const std::string input_norm = std::string(family.input_norm) + ".", post_norm = std::string(family.post_norm) + ".";
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    // A tensor, or rows of one fused tensor split among several (q, k, v; gate, up), in order.
+    // A tensor, or rows of one fused tensor split among several (q, k, v; gate, up), in order. A projection stored
+    // [in, out] (Conv1D) is transposed to [out, in] first.
     auto add_split = [&](const std::string& suffix, std::vector<int64_t> shape,
                          std::vector<std::pair<LayerTensor, int64_t>> parts) {
-      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i, [i, parts](ModelWeights& w, const at::Tensor& t) {
+      const bool in_out = family.conv1d_weights && shape.size() == 2;
+      if (in_out) std::swap(shape[0], shape[1]);
+      slots.push_back({{layer_name(family, i, suffix), std::move(shape), in_out}, i,
+                       [i, parts, in_out](ModelWeights& w, const at::Tensor& stored) {
+                         const at::Tensor t = in_out ? stored.t().contiguous() : stored;
                          int64_t row = 0;
                          for (const auto& [member, rows] : parts) {
                            w.layers[i].*member = parts.size() == 1 ? t : t.narrow(0, row, rows);
@@ -73,15 +82,15 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       slots.push_back({{layer_name(family, i, name), std::move(shape)}, i, nullptr,
                        [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
     };
-    if (!c.output_norms_only) add("input_layernorm.weight", {h}, &LayerWeights::input_norm);
-    if (c.layer_norm) add("input_layernorm.bias", {h}, &LayerWeights::input_norm_bias);
+    if (!c.output_norms_only) add(input_norm + "weight", {h}, &LayerWeights::input_norm);
+    if (c.layer_norm) add(input_norm + "bias", {h}, &LayerWeights::input_norm_bias);
     if (c.sandwich_norms || c.output_norms_only) {  // post_attention_layernorm is on the attention's output there
       add("post_attention_layernorm.weight", {h}, &LayerWeights::attn_out_norm);
       if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
       add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
     } else if (!family.parallel_block) {  // phi's MLP takes the input norm's output
-      add("post_attention_layernorm.weight", {h}, &LayerWeights::post_norm);
-      if (c.layer_norm) add("post_attention_layernorm.bias", {h}, &LayerWeights::post_norm_bias);
+      add(post_norm + "weight", {h}, &LayerWeights::post_norm);
+      if (c.layer_norm) add(post_norm + "bias", {h}, &LayerWeights::post_norm_bias);
     }
     const bool moe = c.is_moe_layer(i);
     if (family.qkv_by_head != nullptr) {
@@ -90,10 +99,17 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       if (c.qkv_bias)
         add_by_head(fused + ".bias", {3 * q_out}, {&LayerWeights::q_bias, &LayerWeights::k_bias, &LayerWeights::v_bias});
       if (!moe) add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
-    } else if (c.fused_projections) {  // rows: q, then k, then v; gate, then up
-      add_split(attn + "qkv_proj.weight", {q_out + 2 * kv_out, h},
+    } else if (family.fused_qkv != nullptr) {  // rows: q, then k, then v; gate, then up
+      const std::string fused = attn + family.fused_qkv;
+      add_split(fused + ".weight", {q_out + 2 * kv_out, h},
                 {{&LayerWeights::q, q_out}, {&LayerWeights::k, kv_out}, {&LayerWeights::v, kv_out}});
-      if (!moe) add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
+      if (c.qkv_bias)
+        add_split(fused + ".bias", {q_out + 2 * kv_out},
+                  {{&LayerWeights::q_bias, q_out}, {&LayerWeights::k_bias, kv_out}, {&LayerWeights::v_bias, kv_out}});
+      if (!moe && c.fused_projections)
+        add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
+      else if (!moe)
+        add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else {
       add(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
       add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
@@ -106,7 +122,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       }
     }
     add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
-    if (c.qkv_bias && family.qkv_by_head == nullptr) {
+    if (c.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
       add(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
       add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
       add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
@@ -179,12 +195,13 @@ std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
 WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
   WeightBytes bytes;
   bytes.layers.assign(config.num_layers, 0);
-  for (const WeightSlot& slot : checkpoint_layout(config)) {
+  const std::vector<WeightSlot> layout = checkpoint_layout(config);
+  for (const WeightSlot& slot : layout) {
     int64_t size = c10::elementSize(dtype);
     for (const int64_t extent : slot.spec.shape) size *= extent;
     if (slot.layer < 0) {
       bytes.first += size;
-      if (config.tie_word_embeddings) bytes.last += size;
+      if (config.tie_word_embeddings && &slot == &layout.front()) bytes.last += size;  // the embeddings' copy
     } else {
       (slot.layer < config.num_layers ? bytes.layers[slot.layer] : bytes.last) += size;
     }

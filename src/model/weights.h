@@ -42,6 +42,7 @@ struct LayerWeights {
 
 struct ModelWeights {
   at::Tensor embed;       // on the first layer's device
+  at::Tensor position_embed;  // gpt2's learned positions [max_position_embeddings, hidden], there too; else undefined
   std::vector<LayerWeights> layers;
   at::Tensor final_norm;  // on the last layer's device
   at::Tensor final_norm_bias;  // LayerNorm's (starcoder2); else undefined
@@ -58,7 +59,8 @@ OutputLayerNames output_layer_names(const ModelConfig& config);
 // A tensor a checkpoint must provide, under its Hugging Face name.
 struct TensorSpec {
   std::string name;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  // as stored
+  bool stored_in_out = false;  // a projection stored [in, out], as GPT-2's Conv1D saves it (transposed at load)
 };
 
 // Every tensor `config` needs, in a fixed order.

@@ -63,7 +63,7 @@ ScoringResult score_plain_part(const Model& model, const std::vector<Request>& r
 
 ScoringResult score_plain(const Model& model, const std::vector<Request>& requests, const ScoringOptions& options,
                           const PlainPathOptions& path) {
-  validate_options(options);
+  validate_options(options, model.config());
   const std::optional<Model> long_model = model.config().rope.type == RopeType::kLongRope
                                               ? std::optional<Model>(model.with_long_rope())
                                               : std::nullopt;

@@ -32,9 +32,13 @@ void validate_requests(const std::vector<Request>& requests, int64_t vocab_size)
   }
 }
 
-void validate_options(const ScoringOptions& o) {
+void validate_options(const ScoringOptions& o, const ModelConfig& config) {
   if (o.max_length < 0 || o.max_length > kAbsurdLength)
     throw std::invalid_argument(fmt::format("max_length must be in [0, {}], got {}", kAbsurdLength, o.max_length));
+  if (config.learned_positions && config.window(o.max_length) > config.max_position_embeddings)
+    throw std::invalid_argument(fmt::format("max_length {} is past the model's {} learned positions "
+                                            "(max_position_embeddings); use at most that", o.max_length,
+                                            config.max_position_embeddings));
   if (o.max_batch_tokens <= 0 || o.max_batch_tokens > kAbsurdLength * 64)
     throw std::invalid_argument(fmt::format("max_batch_tokens must be positive and sane, got {}", o.max_batch_tokens));
   if (o.max_batch_rows <= 0 || o.max_batch_rows > kAbsurdLength)

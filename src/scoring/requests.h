@@ -1,6 +1,7 @@
 #pragma once
 // Checks on requests and options, and the lm-evaluation-harness input window of a request.
 
+#include "prefix_scorer/model_config.h"
 #include "prefix_scorer/types.h"
 
 #include <string>
@@ -15,8 +16,9 @@ void check_token_ids(const TokenIds& ids, int64_t vocab_size, const std::string&
 // Throws std::invalid_argument naming the first request that is empty or holds an id outside [0, vocab_size).
 void validate_requests(const std::vector<Request>& requests, int64_t vocab_size);
 
-// Throws std::invalid_argument for a negative or absurd option.
-void validate_options(const ScoringOptions& options);
+// Throws std::invalid_argument for a negative or absurd option, or a max_length past the learned positions of
+// a model that has them (gpt2).
+void validate_options(const ScoringOptions& options, const ModelConfig& config);
 
 // What a forward sees for one request: (context + continuation)[-(max_length + 1):][:-1], and the
 // continuation tokens it predicts at its last positions.

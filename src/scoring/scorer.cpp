@@ -91,8 +91,8 @@ class LoglikelihoodCall {
   int64_t done_ = 0;  // rows scored so far
 };
 
-void validate_prefix_options(const PrefixScorerOptions& o) {
-  validate_options(o);
+void validate_prefix_options(const PrefixScorerOptions& o, const ModelConfig& config) {
+  validate_options(o, config);
   if (o.tree_max_branches < 0)
     throw std::invalid_argument(fmt::format("tree_max_branches must be >= 0, got {}", o.tree_max_branches));
   if (o.max_batch_bytes < 0) throw std::invalid_argument(fmt::format("max_batch_bytes must be >= 0, got {}", o.max_batch_bytes));
@@ -110,7 +110,7 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
       options_(std::move(options)),
       cache_(std::make_unique<PrefixCache>(options_.max_cache_bytes, options_.max_cache_entries)) {
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
-  validate_prefix_options(options_);
+  validate_prefix_options(options_, model_->config());
   if (options_.max_batch_bytes == 0) {
     std::vector<c10::Device> devices;
     for (int64_t l = 0; l < model_->config().num_layers; ++l) devices.push_back(model_->layer_device(l));

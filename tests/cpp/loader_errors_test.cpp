@@ -17,10 +17,11 @@ std::map<std::string, at::Tensor> fixture_tensors(const std::string& name) {
   return tensors;
 }
 
-// A copy of the llama3 fixture whose weights are `tensors`.
-std::string checkpoint_with(const std::map<std::string, at::Tensor>& tensors, const std::string& tag) {
+// A copy of a fixture (llama3 by default) whose weights are `tensors`.
+std::string checkpoint_with(const std::map<std::string, at::Tensor>& tensors, const std::string& tag,
+                            const std::string& fixture = "llama3") {
   const std::string dir = make_temp_dir(tag);
-  copy_model("llama3", dir);
+  copy_model(fixture, dir);
   write_safetensors(dir + "/model.safetensors", tensors);
   return dir;
 }
@@ -110,6 +111,35 @@ TEST(Loader, ShardedCheckpointEqualsSingleFile) {
   std::filesystem::remove(dir + "/model-00002-of-00002.safetensors");
   EXPECT_NE(message_of<std::runtime_error>([&] { Model::load(dir); }).find("model-00002-of-00002"),
             std::string::npos);
+}
+
+// GPT-2's original checkpoints save the base model alone: no "transformer." prefix, and the attention's mask
+// buffers beside the weights. transformers loads them into GPT2LMHeadModel; so does the loader.
+TEST(Loader, BaseModelCheckpointWithoutItsPrefixLoads) {
+  std::map<std::string, at::Tensor> bare;
+  for (const auto& [name, tensor] : fixture_tensors("gpt2")) bare[name.substr(std::string("transformer.").size())] = tensor;
+  bare["h.0.attn.bias"] = at::ones({1, 1, 256, 256}).tril();
+  const Model model = Model::load(checkpoint_with(bare, "bare", "gpt2"));
+  EXPECT_TRUE(at::equal(full_logprobs(model, kTokens), full_logprobs(Model::load(model_dir("gpt2")), kTokens)));
+}
+
+// Learned positions end at max_position_embeddings (256 in the gpt2 fixture): a longer forward or a longer scoring
+// window is refused by name, not read past the table.
+TEST(Loader, LearnedPositionsEndAtTheirTable) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir("gpt2")));
+  TokenIds tokens(256, 7);
+  EXPECT_EQ(full_logprobs(*model, tokens).size(0), 256);
+  tokens.push_back(7);
+  const std::string message = message_of<std::invalid_argument>([&] { full_logprobs(*model, tokens); });
+  EXPECT_NE(message.find("position 256 is outside the model's 256 learned positions"), std::string::npos) << message;
+  PrefixScorerOptions options;
+  options.max_length = 257;
+  EXPECT_NE(message_of<std::invalid_argument>([&] { PrefixScorer(model, options); }).find("max_length 257"),
+            std::string::npos);
+  options.max_length = 256;
+  EXPECT_NO_THROW(PrefixScorer(model, options));
+  options.max_length = 4096;  // rope models have no table to run past
+  EXPECT_NO_THROW(PrefixScorer(std::make_shared<const Model>(Model::load(model_dir("llama3"))), options));
 }
 
 }  // namespace

@@ -348,7 +348,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 20u);
+  EXPECT_EQ(types.size(), 21u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -382,6 +382,50 @@ TEST(ConfigJson, GptNeoxReadsItsOwnRopeKeys) {
   EXPECT_TRUE(sequential.mlp_bias);
   for (const ModelConfig& c : {pythia, defaults, sequential})
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+}
+
+// GPT-2's config.json as published: its own size keys (n_embd, n_layer, n_head, n_positions; n_inner null for 4x),
+// activation_function, layer_norm_epsilon, tied embeddings, biases everywhere but lm_head, learned positions; and
+// its attention options.
+TEST(ConfigJson, Gpt2ReadsItsOwnKeys) {
+  const std::string gpt2 = R"("model_type": "gpt2", "vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12,
+      "n_positions": 1024, "n_inner": null, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05)";
+  const ModelConfig c = ModelConfig::from_json("{" + gpt2 + "}");
+  EXPECT_EQ(c.hidden_size, 768);
+  EXPECT_EQ(c.intermediate_size, 3072);
+  EXPECT_EQ(c.num_layers, 12);
+  EXPECT_EQ(c.num_heads, 12);
+  EXPECT_EQ(c.num_kv_heads, 12);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.max_position_embeddings, 1024);
+  EXPECT_EQ(c.activation, Activation::kGeluTanh);
+  EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-5);
+  EXPECT_TRUE(c.tie_word_embeddings && c.layer_norm && c.learned_positions && !c.gated_mlp);
+  EXPECT_TRUE(c.qkv_bias && c.o_bias && c.mlp_bias && !c.lm_head_bias);
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
+    EXPECT_FALSE(c.layer_uses_rope(layer));
+    EXPECT_EQ(c.layer_attention_scale(layer), 0.0);  // the default 1 / sqrt(head_dim)
+  }
+  const ModelConfig options = ModelConfig::from_json(
+      "{" + gpt2 + R"(, "n_inner": 1000, "scale_attn_weights": false, "scale_attn_by_inverse_layer_idx": true})");
+  EXPECT_EQ(options.intermediate_size, 1000);
+  EXPECT_DOUBLE_EQ(options.layer_attention_scale(0), 1.0);
+  EXPECT_DOUBLE_EQ(options.layer_attention_scale(3), 0.25);
+  const ModelConfig by_layer =
+      ModelConfig::from_json("{" + gpt2 + R"(, "scale_attn_by_inverse_layer_idx": true})");
+  EXPECT_DOUBLE_EQ(by_layer.layer_attention_scale(1), 0.125 / 2);
+  // transformers maps the usual names onto GPT-2's keys; a config written with them reads the same.
+  const ModelConfig usual = ModelConfig::from_json(R"({"model_type": "gpt2", "vocab_size": 100, "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 128})");
+  EXPECT_EQ(usual.hidden_size, 64);
+  EXPECT_EQ(usual.intermediate_size, 256);
+  EXPECT_EQ(usual.max_position_embeddings, 128);
+  for (const ModelConfig& written : {c, options, by_layer, usual})
+    EXPECT_EQ(ModelConfig::from_json(written.to_json()).to_json(), written.to_json());
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json("{" + gpt2 + R"(, "add_cross_attention": true})");
+            }).find("add_cross_attention"),
+            std::string::npos);
 }
 
 // A multimodal checkpoint's config is its text model's: text_config (its model_type defaulted by the wrapper), the

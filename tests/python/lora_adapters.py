@@ -15,6 +15,8 @@ ADAPTERS = {
     "embeddings-of-tied": ("llama3", dict(r=4, lora_alpha=16, target_modules=["embed_tokens", "down_proj"])),
     "fused-projections": ("phi3", dict(r=4, lora_alpha=16, target_modules=["qkv_proj", "gate_up_proj"],
                                        fan_in_fan_out=True)),
+    # GPT-2's Conv1D layers store weights [in, out]: their update is B A transposed (c_proj is attention's and MLP's).
+    "conv1d": ("gpt2", dict(r=4, lora_alpha=16, target_modules=["c_attn", "c_proj", "c_fc"], fan_in_fan_out=True)),
 }
 
 

@@ -4,8 +4,10 @@ cached and packed as trees. The committed numbers (expected_*) are checked by th
 
 import json
 import pathlib
+import shutil
 
 import pytest
+import safetensors.torch
 import torch
 
 import prefix_scorer
@@ -48,6 +50,29 @@ def test_native_scores_equal_transformers(family):
         got = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, **options).loglikelihood(pairs)
         assert [g[1] for g in got] == [w[1] for w in want], options
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+
+
+@pytest.mark.parametrize("options", [dict(scale_attn_weights=False), dict(scale_attn_by_inverse_layer_idx=True)])
+def test_gpt2_attention_options_score_as_transformers(tmp_path, options):
+    """GPT-2's unscaled attention scores and its scores divided by the layer's index + 1, on the fixture's weights
+    with q, k and v scaled up (random weights give attention scores too small for the options to show)."""
+    shutil.copytree(MODELS / "gpt2", tmp_path, dirs_exist_ok=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(dict(config, **options)))
+    tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
+    for name in tensors:
+        if name.endswith("c_attn.weight"):
+            tensors[name] *= 12
+    safetensors.torch.save_file(tensors, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    rows = json.loads((MODELS / "gpt2" / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    want = hf_scores(tmp_path, pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    default = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
+    assert max(abs(g[0] - d[0]) for g, d in zip(got, default)) > 1e-2  # the option changes the numbers
 
 
 @pytest.mark.parametrize("family", FAMILIES)

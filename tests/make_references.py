@@ -103,6 +103,14 @@ FAMILIES = {
     # with biases, gelu_new, tied embeddings; its own config keys (n_embd, n_layer, ... mapped from these names).
     "gpt2": dict(model_type="gpt2", n_inner=128, num_hidden_layers=2, num_attention_heads=4, layer_norm_epsilon=1e-5,
                  activation_function="gelu_new", seed=1, max_position_embeddings=256),
+    # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
+    # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
+    # whose limit (0.1) the tiny weights reach.
+    "gpt_oss": dict(model_type="gpt_oss", intermediate_size=32, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=2,
+                    sliding_window=16, swiglu_limit=0.1, tie_word_embeddings=False,
+                    rope_parameters=dict(rope_type="yarn", rope_theta=150000.0, factor=32.0, beta_fast=32.0,
+                                         beta_slow=1.0, truncate=False, original_max_position_embeddings=64)),
     # Multimodal checkpoints: the text model is what is scored; a tiny vision tower is saved beside it, not loaded.
     "gemma3": dict(model_type="gemma3", mm_tokens_per_image=4, boi_token_index=500, eoi_token_index=501,
                    image_token_index=502,
@@ -172,10 +180,10 @@ def make_model(family):
         for name, p in model.named_parameters():
             if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
-            elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight")):
+            elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
-            elif name.endswith(".bias"):
-                p.normal_(0.0, 0.05)
+            elif name.endswith(("bias", "sinks")):
+                p.normal_(0.0, 0.05 if name.endswith("bias") else 1.0)
     return model
 
 

@@ -12,8 +12,8 @@ namespace prefix_scorer {
 
 // The MLP gate's activation: silu, gelu_pytorch_tanh or gelu (erf), as config.json names them.
 enum class Activation { kSilu, kGeluTanh, kGelu };
-// The rope's frequencies: rope_type default, linear, llama3 or longrope.
-enum class RopeType { kDefault, kLinear, kLlama3, kLongRope };
+// The rope's frequencies: rope_type default, linear, llama3, longrope or yarn.
+enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn };
 // A layer's attention: layer_types' full_attention or sliding_attention.
 enum class LayerKind { kFullAttention, kSlidingAttention };
 
@@ -28,10 +28,12 @@ struct RopeConfig {
   double factor = 1.0;  // linear, llama3 and longrope
   double low_freq_factor = 1.0;  // llama3
   double high_freq_factor = 4.0;  // llama3
-  int64_t original_max_position_embeddings = 8192;  // llama3 and longrope
+  int64_t original_max_position_embeddings = 8192;  // llama3, longrope and yarn
   // longrope: frequency divisors for a forward of up to original_max_position_embeddings tokens, and beyond.
   std::vector<double> short_factor, long_factor;
-  double attention_factor = 1.0;       // longrope: cos and sin scaled by it
+  double attention_factor = 1.0;       // longrope and yarn: cos and sin scaled by it
+  double beta_fast = 32.0, beta_slow = 1.0;  // yarn: the rotation counts that bound its ramp
+  bool truncate = true;                      // yarn: the ramp's bounds rounded outwards to whole dimensions
   double partial_rotary_factor = 1.0;  // the share of each head that is rotated (phi3); the rest passes as it is
 
   // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it.
@@ -88,6 +90,12 @@ struct ModelConfig {
   bool routing_weights_fp32 = false;            // they stay float32 through the experts' sum (mixtral)
   int64_t shared_expert_intermediate_size = 0;  // qwen2_moe: a shared expert behind a sigmoid gate; 0: none
   std::vector<bool> moe_layers;                 // which layers are MoE (empty: all, when num_experts > 0)
+  // gpt_oss: biases on the router and every expert, routing weights a softmax over the chosen experts' logits, and
+  // experts down((clamp(up, ±limit) + 1) * g * sigmoid(alpha * g)) with g = min(gate, limit).
+  bool expert_biases = false;
+  bool softmax_over_chosen = false;
+  double swiglu_alpha = 0, swiglu_limit = 0;  // limit 0: experts gate by the config's activation
+  bool attention_sinks = false;  // a learned logit per head joins each softmax; no value takes its weight (gpt_oss)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3, olmo3)
   std::vector<bool> rope_layers;            // which layers rotate q and k; empty: all (smollm3's no-rope layers)
@@ -106,6 +114,7 @@ struct ModelConfig {
   double layer_attention_scale(int64_t layer) const;
   // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,
   // no soft-capping.
+  // Attention sinks join either way: cascade folds them into its log-sum-exp merge.
   bool cascade_exact() const { return !has_window() && attn_softcap == 0; }
   // Whether a forward of `fed_length` tokens takes the longrope long factors, as transformers picks them for a
   // sequence scored alone (longer than original_max_position_embeddings).

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
+#include <tuple>
 #include <algorithm>
 #include <atomic>
 #include <utility>
@@ -35,7 +37,18 @@ at::Tensor unfold_groups(const at::Tensor& out, int64_t heads) {
   return out.reshape({b, heads, -1, dim});
 }
 
+// Per-head sink logits [heads] laid out as folded queries' rows: [1, kv_heads, group * queries, 1] fp32.
+at::Tensor folded_sinks(const at::Tensor& sinks, int64_t kv_heads, int64_t queries) {
+  const int64_t group = sinks.size(0) / kv_heads;
+  return sinks.to(at::kFloat).view({1, kv_heads, group, 1}).expand({1, kv_heads, group, queries})
+      .reshape({1, kv_heads, group * queries, 1});
+}
+
 }  // namespace
+
+// Attention with sinks, by the cascade's kernels (below), which give the log-sum-exp the sinks join.
+at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                             const ScoreOptions& options);
 
 at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
                           const at::Tensor& key_valid, int64_t sliding_window) {
@@ -73,13 +86,17 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
   if (options.softcap > 0) scores = at::tanh(scores / options.softcap) * options.softcap;
   // The lowest finite score, not -inf: a query that sees no key (padding) gets finite weights, never NaN.
   scores = scores.to(at::kFloat).masked_fill(mf.logical_not(), std::numeric_limits<float>::lowest());
-  const at::Tensor probs = at::softmax(scores, -1).to(q.scalar_type());
-  return unfold_groups(at::matmul(probs, v), heads);
+  if (!options.sinks.defined()) return unfold_groups(at::matmul(at::softmax(scores, -1).to(q.scalar_type()), v), heads);
+  // The sink as one more key column, dropped after the softmax.
+  const at::Tensor sinks = folded_sinks(options.sinks, kv_heads, q.size(2)).expand({scores.size(0), -1, -1, 1});
+  const at::Tensor probs = at::softmax(at::cat({scores, sinks}, -1), -1).narrow(-1, 0, scores.size(-1));
+  return unfold_groups(at::matmul(probs.to(q.scalar_type()), v), heads);
 }
 
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                   const ScoreOptions& options) {
   if (options.softcap > 0) return attend_reference(q, k, v, mask, options);
+  if (options.sinks.defined()) return attend_with_sinks(q, k, v, mask, options);
   const std::optional<double> scale = options.scale > 0 ? std::optional<double>(options.scale) : std::nullopt;
   if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale, true);
   const int64_t heads = q.size(1), kv_heads = k.size(1);
@@ -118,7 +135,34 @@ std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const 
   return {out, lse};
 }
 
+CascadeKernel kernel_for(const at::Tensor& q, CascadeKernel kernel) {
+  if (kernel != CascadeKernel::kByDevice) return kernel;
+  return q.device().is_cpu() && !matmul_everywhere ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
+}
+
+// A part's (out, lse) with the sinks joined: a key of logit s whose value is zero adds e^s to the softmax sum and
+// nothing to the output.
+std::pair<at::Tensor, at::Tensor> with_sinks(const at::Tensor& out, const at::Tensor& lse, const at::Tensor& sinks,
+                                             int64_t queries) {
+  const at::Tensor total = at::logaddexp(lse, folded_sinks(sinks, out.size(1), queries));
+  return {out * at::exp(lse - total), total};
+}
+
 }  // namespace
+
+at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                             const ScoreOptions& options) {
+  const int64_t heads = q.size(1), kv_heads = k.size(1);
+  const at::Tensor visible = mask.defined() ? mask
+                                            : at::ones({q.size(2), k.size(2)}, q.options().dtype(at::kBool))
+                                                  .tril()
+                                                  .view({1, 1, q.size(2), k.size(2)});
+  const auto [out, lse] = partial_attention(fold_groups(q, kv_heads), k, v,
+                                            fold_mask(visible.to(q.device()), heads / kv_heads),
+                                            score_scale_or_default(options.scale, q.size(-1)),
+                                            kernel_for(q, CascadeKernel::kByDevice));
+  return unfold_groups(with_sinks(out, lse, options.sinks, q.size(2)).first.to(q.scalar_type()), heads);
+}
 
 void take_matmul_cascade_everywhere(bool on) { matmul_everywhere = on; }
 
@@ -142,17 +186,18 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
-                          double score_scale, CascadeKernel kernel) {
-  if (kernel == CascadeKernel::kByDevice)
-    kernel = q.device().is_cpu() && !matmul_everywhere ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
-  const int64_t b = q.size(0), heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
+                          const ScoreOptions& scores, CascadeKernel kernel) {
+  if (scores.softcap > 0) throw std::invalid_argument("cascade attention does not support soft-capped scores");
+  kernel = kernel_for(q, kernel);
+  const int64_t heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
   const int64_t group = heads / kv_heads, folded = group * q.size(2);
   const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
-  const double scale = score_scale_or_default(score_scale, dim);
+  const double scale = score_scale_or_default(scores.scale, dim);
   const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
 
-  // Suffix part: each row over its own keys, under the causal / validity mask.
+  // Suffix part: each row over its own keys, under the causal / validity mask; the sinks join it.
   auto [out_s, lse_s] = partial_attention(qf, k, v, fold_mask(mask.to(q.device()), group), scale, kernel);
+  if (scores.sinks.defined()) std::tie(out_s, lse_s) = with_sinks(out_s, lse_s, scores.sinks, q.size(2));
 
   // Prefix part: the queries of a prefix's rows side by side as one sequence, every prefix slot visible.
   const at::Tensor qp = qf.index_select(0, groups.slot_rows)

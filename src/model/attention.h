@@ -23,16 +23,18 @@ at::Tensor packed_attention_mask(const at::Tensor& query_positions, const at::Te
                                  const at::Tensor& key_valid, int64_t sliding_window, const PackedKeys& packed);
 
 // How attention scores are formed: q . k times `scale` (0: 1 / sqrt(dim)), then, for `softcap` > 0, soft-capped
-// to softcap * tanh(score / softcap) (gemma2).
+// to softcap * tanh(score / softcap) (gemma2). `sinks` [heads], when defined, are a logit per head that joins each
+// query's softmax as a key whose value is zero (gpt_oss): the weights of the real keys sum to less than one.
 struct ScoreOptions {
   double scale = 0;
   double softcap = 0;
+  at::Tensor sinks;
 };
 
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
 // returns [batch, heads, queries, dim], through at::scaled_dot_product_attention (through matmul and softmax when
-// soft-capped, as transformers' eager attention). An undefined mask means plain causal attention over as many
-// keys as queries.
+// soft-capped, as transformers' eager attention; with sinks, through the cascade's kernels, whose log-sum-exp
+// takes them in). An undefined mask means plain causal attention over as many keys as queries.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                   const ScoreOptions& scores = {});
 
@@ -50,8 +52,8 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
 // Cascade attention: q [batch, heads, queries, dim] attends to its row's shared prefix (prefix_keys and
 // prefix_values [prefixes, kv_heads, longest, dim], every prefix slot visible) and to its own k and v under
 // `mask`, exactly as one attention over the concatenation would. The prefix part runs once per prefix with
-// all its rows' queries as one sequence; the two parts merge by log-sum-exp in fp32. Scores scale by
-// `score_scale` (0: 1 / sqrt(dim)); soft-capped scores are not supported.
+// all its rows' queries as one sequence; the two parts (and the sinks, if any) merge by log-sum-exp in fp32.
+// Scores scale by `scores.scale` (0: 1 / sqrt(dim)); soft-capped scores are not supported.
 // How each part of a cascade is computed: torch's fused CPU flash kernel (no score matrix), or matmuls with the
 // scores in fp32 (any device; what CUDA runs, and CPU tests take it too). kByDevice: fused on the CPU, else matmul
 // (or matmul everywhere while a test asks for it).
@@ -62,7 +64,7 @@ void take_matmul_cascade_everywhere(bool on);
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
-                          double score_scale = 0, CascadeKernel kernel = CascadeKernel::kByDevice);
+                          const ScoreOptions& scores = {}, CascadeKernel kernel = CascadeKernel::kByDevice);
 
 // The same through matmul and softmax: the test oracle for attend and attend_cascade.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

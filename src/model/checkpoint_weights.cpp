@@ -2,6 +2,7 @@
 
 #include "model/checkpoint.h"
 #include "model/lora_adapter.h"
+#include "model/mxfp4.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,6 +39,25 @@ std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
   return name;
 }
 
+// A tensor's shape as the checkpoint stores it: the tensor itself, or MXFP4 blocks and scales beside its name that
+// dequantize to it (gpt_oss's experts); nullopt when it has neither.
+std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, const std::string& name) {
+  if (const TensorInfo* info = checkpoint.find(name)) return info->shape;
+  const TensorInfo* blocks = checkpoint.find(name + "_blocks");
+  const TensorInfo* scales = checkpoint.find(name + "_scales");
+  if (blocks == nullptr || scales == nullptr) return std::nullopt;
+  try {
+    return mxfp4_dequantized_shape(blocks->shape, scales->shape);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("tensor '{}': {}", name, e.what()));
+  }
+}
+
+at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name) {
+  if (checkpoint.find(name) != nullptr) return checkpoint.view(name);
+  return dequantize_mxfp4(checkpoint.view(name + "_blocks"), checkpoint.view(name + "_scales"));
+}
+
 }  // namespace
 
 ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config, const ModelOptions& options,
@@ -64,19 +84,19 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   const int64_t stored_vocab = config.vocab_size;
   for (const auto& spec : expected_tensors(config)) {
     const std::string name = stored_name(spec.name);
-    const TensorInfo* info = checkpoint.find(name);
-    if (info == nullptr)
+    const std::optional<std::vector<int64_t>> shape = stored_shape(checkpoint, name);
+    if (!shape)
       throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", dir, name,
                                            fmt::join(spec.shape, ", ")));
-    if (info->shape != spec.shape)
+    if (*shape != spec.shape)
       throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape [{}], expected [{}]", dir, name,
-                                           fmt::join(info->shape, ", "), fmt::join(spec.shape, ", ")));
+                                           fmt::join(*shape, ", "), fmt::join(spec.shape, ", ")));
   }
   if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
 
   // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.
   auto stored = [&](const std::string& name, const std::string& adapted_as) {
-    at::Tensor t = checkpoint.view(stored_name(name));
+    at::Tensor t = stored_tensor(checkpoint, stored_name(name));
     if (!by_vocab(adapted_as) || config.vocab_size == stored_vocab) return t;
     if (config.vocab_size < stored_vocab) return t.narrow(0, 0, config.vocab_size);
     if (!adapter || !adapter->replaces(adapted_as))

@@ -21,7 +21,8 @@ const Names<Activation> kActivations{
 const Names<RopeType> kRopeTypes{{RopeType::kDefault, "default"},
                                  {RopeType::kLinear, "linear"},
                                  {RopeType::kLlama3, "llama3"},
-                                 {RopeType::kLongRope, "longrope"}};
+                                 {RopeType::kLongRope, "longrope"},
+                                 {RopeType::kYarn, "yarn"}};
 const Names<LayerKind> kLayerKinds{{LayerKind::kSlidingAttention, "sliding_attention"},
                                    {LayerKind::kFullAttention, "full_attention"}};
 

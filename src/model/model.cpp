@@ -17,6 +17,7 @@
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace prefix_scorer {
@@ -144,14 +145,26 @@ at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tens
     v = cache->layer(index).values;
   }
   const at::Tensor& mask = sliding ? in.sliding_mask : in.mask;
-  const ScoreOptions scores{c.layer_attention_scale(index), c.attn_softcap};
+  const ScoreOptions scores{c.layer_attention_scale(index), c.attn_softcap, l.sinks};
   const at::Tensor heads =
       shared == nullptr
           ? attend(q, k, v, mask, scores)
-          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups,
-                           scores.scale);
+          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups, scores);
   return at::linear(heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim}), l.o, l.o_bias);
 }
+
+// gpt_oss's clamped SwiGLU: (clamp(up, ±limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
+at::Tensor clamped_swiglu(const ModelConfig& c, const at::Tensor& gate, const at::Tensor& up) {
+  const at::Tensor g = gate.clamp_max(c.swiglu_limit);
+  return (up.clamp(-c.swiglu_limit, c.swiglu_limit) + 1) * (g * at::sigmoid(g * c.swiglu_alpha));
+}
+
+// Each (token, choice) row's bias of its expert: the [experts, out] biases gathered by the sorted rows' experts.
+at::Tensor expert_bias(const at::Tensor& bias, const at::Tensor& sorted_experts) {
+  return bias.defined() ? bias.index_select(0, sorted_experts) : bias;
+}
+
+at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defined() ? x + bias : x; }
 
 at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at::Tensor& x) {
   return at::linear(activate(at::linear(x, e.gate), c.activation) * at::linear(x, e.up), e.down);
@@ -164,10 +177,16 @@ at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at
 // fallback elsewhere, which reads the bounds on the host itself).
 at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
   const at::Tensor x = g.reshape({-1, g.size(-1)});
-  const at::Tensor probs = at::softmax(at::linear(x, l.router).to(at::kFloat), -1);
-  auto [weights, chosen] = probs.topk(c.experts_per_token, -1);
-  if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
-  if (!c.routing_weights_fp32) weights = weights.to(x.scalar_type());
+  const at::Tensor logits = at::linear(x, l.router, l.router_bias);
+  at::Tensor weights, chosen;
+  if (c.softmax_over_chosen) {  // gpt_oss: the top logits, then a softmax over them in the model dtype
+    std::tie(weights, chosen) = logits.topk(c.experts_per_token, -1);
+    weights = at::softmax(weights, -1);
+  } else {
+    std::tie(weights, chosen) = at::softmax(logits.to(at::kFloat), -1).topk(c.experts_per_token, -1);
+    if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
+    if (!c.routing_weights_fp32) weights = weights.to(x.scalar_type());
+  }
   const auto [sorted_experts, order] = at::sort(chosen.reshape(-1), /*stable=*/true, /*dim=*/0, /*descending=*/false);
   const at::Tensor run_ends =
       at::searchsorted(sorted_experts, at::arange(c.num_experts, sorted_experts.options()), /*out_int32=*/true,
@@ -175,9 +194,11 @@ at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor
   const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
   const at::Tensor rows = x.index_select(0, tokens);
   const StackedExperts& e = l.experts;
-  const at::Tensor gate = activate(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), c.activation);
-  const at::Tensor hidden = gate * at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends);
-  const at::Tensor y = at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends) *
+  const at::Tensor gate = plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), expert_bias(e.gate_bias, sorted_experts));
+  const at::Tensor up = plus(at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends), expert_bias(e.up_bias, sorted_experts));
+  const at::Tensor hidden = c.swiglu_limit > 0 ? clamped_swiglu(c, gate, up) : activate(gate, c.activation) * up;
+  const at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends),
+                            expert_bias(e.down_bias, sorted_experts)) *
                        weights.reshape(-1).index_select(0, order).unsqueeze(1);
   at::Tensor out = at::zeros_like(x).index_add_(0, tokens, y.to(x.scalar_type()));
   if (l.shared_expert_gate.defined())

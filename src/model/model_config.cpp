@@ -52,6 +52,14 @@ T require(const json& j, const char* key) {
   return get_or<T>(j, key, T{});
 }
 
+// gpt_oss's MXFP4 quantization: its experts' blocks and scales, dequantized at load as transformers does without
+// its kernels (exactly: every value is a 4-bit float times a power of two).
+bool mxfp4_experts(const json& j) {
+  const json* q = j.contains("quantization_config") && j["quantization_config"].is_object() ? &j["quantization_config"]
+                                                                                             : nullptr;
+  return q != nullptr && get_or<std::string>(*q, "quant_method", "") == "mxfp4";
+}
+
 // A size under the family's key, or under transformers' usual name (which GPT-2's config maps onto its own).
 int64_t size_field(const json& j, const char* key, const char* usual) {
   return has_field(j, key) ? get_or<int64_t>(j, key, 0) : require<int64_t>(j, usual);
@@ -68,6 +76,21 @@ void parse_gpt2_attention(const json& j, ModelConfig& c) {
   c.scale_by_inverse_layer = get_or<bool>(j, "scale_attn_by_inverse_layer_idx", false);
 }
 
+// YaRN as transformers computes it: factor (default max_position_embeddings / original), attention_factor (default
+// from mscale and mscale_all_dim, else 0.1 ln(factor) + 1), beta_fast and beta_slow (32 and 1), truncate (true).
+RopeConfig parse_yarn(const json& d, int64_t max_positions, RopeConfig rope) {
+  const auto original = static_cast<double>(rope.original_max_position_embeddings);
+  rope.factor = get_or<double>(d, "factor", original > 0 ? static_cast<double>(max_positions) / original : 1.0);
+  auto mscale = [&](double m) { return rope.factor <= 1 ? 1.0 : 0.1 * m * std::log(rope.factor) + 1.0; };
+  const double m = get_or<double>(d, "mscale", 0), m_all = get_or<double>(d, "mscale_all_dim", 0);
+  rope.attention_factor = get_or<double>(d, "attention_factor", m != 0 && m_all != 0 ? mscale(m) / mscale(m_all) : mscale(1));
+  // transformers takes a zero beta as unset
+  rope.beta_fast = get_or<double>(d, "beta_fast", 0) != 0 ? get_or<double>(d, "beta_fast", 0) : 32.0;
+  rope.beta_slow = get_or<double>(d, "beta_slow", 0) != 0 ? get_or<double>(d, "beta_slow", 0) : 1.0;
+  rope.truncate = get_or<bool>(d, "truncate", true);
+  return rope;
+}
+
 // One rope's settings from a dict of rope_type (or type), rope_theta, factor, the llama3 and the longrope keys.
 // `top` is the whole config, for the keys that phi3 keeps outside the dict.
 RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const ModelFamily& family) {
@@ -82,15 +105,17 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   // transformers: phi3 keeps original_max_position_embeddings at the top level (4096 when absent) and its
   // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
-  const bool longrope = rope.type == RopeType::kLongRope;
+  const bool longrope = rope.type == RopeType::kLongRope, yarn = rope.type == RopeType::kYarn;
   rope.partial_rotary_factor = get_or<double>(
       d, "partial_rotary_factor", get_or<double>(top, family.partial_rotary_key, family.default_partial_rotary));
   if (phi3) {
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
   } else {
     rope.original_max_position_embeddings = get_or<int64_t>(
-        d, "original_max_position_embeddings", longrope ? max_positions : rope.original_max_position_embeddings);
+        d, "original_max_position_embeddings",
+        longrope || yarn ? max_positions : rope.original_max_position_embeddings);
   }
+  if (yarn) return parse_yarn(d, max_positions, rope);
   // longrope's factor defaults to max_position_embeddings / original, its attention factor to
   // sqrt(1 + ln(factor) / ln(original)).
   const auto original = static_cast<double>(rope.original_max_position_embeddings);
@@ -123,8 +148,9 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
                                      family.local_rope_base ? 10000.0 : theta, j, family);
     return;
   }
-  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : json::object(), theta, j, family);
-  if (family.windows.present && !family.local_rope_base && c.rope.type != RopeType::kDefault) {
+  const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
+  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : fallback, theta, j, family);
+  if (family.sliding_rope_unscaled && c.rope.type != RopeType::kDefault) {
     RopeConfig unscaled;  // olmo3 in the older spelling: rope_scaling is the full-attention layers' alone
     unscaled.theta = theta;
     c.sliding_rope = unscaled;
@@ -166,6 +192,11 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
                                           : get_or<int64_t>(j, "moe_intermediate_size", e.default_size);
   c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", false);
   c.routing_weights_fp32 = e.routing_fp32;
+  if (e.gpt_oss) {
+    c.expert_biases = c.softmax_over_chosen = true;
+    c.swiglu_alpha = get_or<double>(j, "swiglu_alpha", 1.702);
+    c.swiglu_limit = get_or<double>(j, "swiglu_limit", 7.0);
+  }
   if (e.default_shared_size > 0)
     c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", e.default_shared_size);
   if (!e.sparse_step) return;
@@ -229,10 +260,12 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   }
   const ModelFamily& family = model_family(c.model_type);
   for (const char* key : {"quantization_config", "vision_config"}) {
+    if (family.experts.gpt_oss && std::string(key) == "quantization_config" && mxfp4_experts(j)) continue;
     if (j.contains(key) && !j[key].is_null())
       throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
                                               c.model_type));
   }
+  c.attention_sinks = family.attention_sinks;
   if (get_or<bool>(j, "use_bidirectional_attention", false))
     throw std::invalid_argument("config.json: 'use_bidirectional_attention' is not supported (causal models are)");
 
@@ -259,7 +292,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", family.tied_by_default);
   parse_rope(j, family, c);
 
-  const bool attention_bias = get_or<bool>(j, "attention_bias", false);
+  const bool attention_bias = get_or<bool>(j, "attention_bias", family.attention_bias_default);
   c.qkv_bias = family.qkv_bias || attention_bias;
   c.o_bias = family.attention_bias_on_o && attention_bias;
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
@@ -347,6 +380,8 @@ void ModelConfig::validate() const {
     if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
       throw std::invalid_argument(fmt::format("config: partial_rotary_factor {} rotates {} of {} dimensions (must be "
                                               "even and at least 2)", r->partial_rotary_factor, rotary, head_dim));
+    if (r->type == RopeType::kYarn && r->original_max_position_embeddings < 1)
+      throw std::invalid_argument("config: yarn needs original_max_position_embeddings >= 1");
     if (r->type != RopeType::kLongRope) continue;
     using Factors = std::pair<const char*, const std::vector<double>*>;
     for (const auto& [key, factors] : {Factors{"short_factor", &r->short_factor}, Factors{"long_factor", &r->long_factor}}) {
@@ -408,6 +443,13 @@ json rope_json(const RopeConfig& rope) {
   if (rope.type == RopeType::kLlama3) {
     parameters["low_freq_factor"] = rope.low_freq_factor;
     parameters["high_freq_factor"] = rope.high_freq_factor;
+    parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+  }
+  if (rope.type == RopeType::kYarn) {
+    parameters["attention_factor"] = rope.attention_factor;
+    parameters["beta_fast"] = rope.beta_fast;
+    parameters["beta_slow"] = rope.beta_slow;
+    parameters["truncate"] = rope.truncate;
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
   if (rope.type == RopeType::kLongRope) {
@@ -489,6 +531,10 @@ std::string ModelConfig::to_json() const {
     json types = json::array();
     for (LayerKind kind : layer_kinds) types.push_back(std::string(to_string(kind)));
     j["layer_types"] = types;
+  }
+  if (family.experts.gpt_oss) {
+    j["swiglu_alpha"] = swiglu_alpha;
+    j["swiglu_limit"] = swiglu_limit;
   }
   if (family.experts.present) {  // also with none (num_experts 0), which reads back as none, not as the default
     j["num_local_experts"] = num_experts;

@@ -61,6 +61,17 @@ ExpertTraits mixtral_experts() {
   return e;
 }
 
+ExpertTraits gpt_oss_experts() {
+  ExpertTraits e;
+  e.present = e.dense_sized = e.gpt_oss = true;
+  e.default_experts = 128;
+  e.default_per_token = 4;
+  e.router = "mlp.router";
+  e.gate = e.up = "mlp.experts.gate_up_proj";
+  e.down = "mlp.experts.down_proj";
+  return e;
+}
+
 std::vector<ModelFamily> make_families() {
   ModelFamily llama = family("llama");
   llama.attention_bias_on_o = llama.reads_mlp_bias = true;
@@ -81,6 +92,7 @@ std::vector<ModelFamily> make_families() {
   ModelFamily olmo3 = olmo2;  // olmo2 with every fourth layer full, the others sliding, each kind its own rope
   olmo3.model_type = "olmo3";
   olmo3.windows = {true, 4096, 4, nullptr, 0.0, 0.0};
+  olmo3.sliding_rope_unscaled = true;
   ModelFamily smollm3 = family("smollm3");
   smollm3.tied_by_default = smollm3.attention_bias_on_o = smollm3.reads_mlp_bias = smollm3.nope_layers = true;
   smollm3.default_rope_theta = 2e6;
@@ -138,6 +150,13 @@ std::vector<ModelFamily> make_families() {
   gpt2.mlp_up = "c_fc";
   gpt2.mlp_down = "c_proj";
   gpt2.final_norm = "transformer.ln_f";
+  ModelFamily gpt_oss = family("gpt_oss");
+  gpt_oss.attention_bias_default = gpt_oss.attention_bias_on_o = gpt_oss.norm_in_fp32 = gpt_oss.attention_sinks = true;
+  gpt_oss.default_rope_theta = 150000.0;
+  gpt_oss.default_rope_scaling = R"({"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                     "truncate": false, "original_max_position_embeddings": 4096})";
+  gpt_oss.windows = {true, 128, 2, nullptr, 0.0, 0.0};  // even layers slide, odd ones attend in full
+  gpt_oss.experts = gpt_oss_experts();
   ModelFamily mixtral = family("mixtral");
   mixtral.always_windowed = true;
   mixtral.experts = mixtral_experts();
@@ -148,7 +167,7 @@ std::vector<ModelFamily> make_families() {
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
   return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
-          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, gpt_neox, gpt2, mixtral, qwen2_moe, qwen3_moe};
+          olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, gpt_neox, gpt2, gpt_oss, mixtral, qwen2_moe, qwen3_moe};
 }
 
 const std::vector<ModelFamily>& families() {

@@ -22,6 +22,10 @@ struct ExpertTraits {
   bool always_normalized = false; // routing weights renormalized whatever norm_topk_prob says (mixtral)
   bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
   bool sparse_step = false;       // decoder_sparse_step and mlp_only_layers choose the MoE layers
+  // gpt_oss: experts stacked in one tensor per projection, gate and up interleaved in gate_up_proj ([experts,
+  // hidden, 2 x ff]; down_proj [experts, ff, hidden]), biases on them and on the router (mlp.router), softmax over
+  // the chosen experts' logits, a clamped SwiGLU (swiglu_alpha, swiglu_limit); MXFP4 blocks dequantized at load.
+  bool gpt_oss = false;
   // Checkpoint names after "model.layers.N.": the router, and expert e's projections (with {} for e).
   const char* router = "";
   const char* gate = "";
@@ -65,7 +69,8 @@ struct ModelFamily {
   bool always_windowed = false;    // sliding_window applies without use_sliding_window (mistral, mixtral, phi3)
   bool nope_layers = false;        // no_rope_layers (1: the layer rotates) or every no_rope_layer_interval-th layer
                                    // without rope; with use_sliding_window, the no-rope layers slide (smollm3)
-  // Biases: q, k and v always; attention_bias also on o; mlp_bias read.
+  // Biases: q, k and v always; attention_bias also on o (its default: attention_bias_default); mlp_bias read.
+  bool attention_bias_default = false;
   bool qkv_bias = false;
   bool attention_bias_on_o = false;
   bool reads_mlp_bias = false;
@@ -116,6 +121,11 @@ struct ModelFamily {
   double default_partial_rotary = 1.0;
   const char* theta_key = "rope_theta";
   double default_query_pre_attn_scalar = 0;  // read from query_pre_attn_scalar when alternating windows are present
+  // The rope when the config gives neither rope_parameters nor rope_scaling (gpt_oss: yarn), as JSON; nullptr: none.
+  const char* default_rope_scaling = nullptr;
+  // Older configs' rope_scaling is the full-attention layers' alone; sliding layers rotate unscaled (olmo3).
+  bool sliding_rope_unscaled = false;
+  bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   AlternatingWindows windows;
   ExpertTraits experts;
 };

@@ -1,8 +1,36 @@
 #include "model/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace prefix_scorer {
+
+namespace {
+
+// YaRN: frequencies that turn fewer than beta_slow times over the original context are interpolated (divided by
+// factor), those that turn more than beta_fast times kept, a linear ramp between; in transformers' float32 steps.
+at::Tensor yarn_frequencies(const RopeConfig& rope, int64_t dim) {
+  const double original = static_cast<double>(rope.original_max_position_embeddings);
+  auto correction_dim = [&](double rotations) {
+    return static_cast<double>(dim) * std::log(original / (rotations * 2 * M_PI)) / (2 * std::log(rope.theta));
+  };
+  double low = correction_dim(rope.beta_fast), high = correction_dim(rope.beta_slow);
+  if (rope.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, static_cast<double>(dim - 1));
+  if (low == high) high += 0.001;
+  const at::Tensor pos_freqs = at::pow(rope.theta, at::arange(0, dim, 2, at::kLong).to(at::kFloat) / static_cast<double>(dim));
+  const at::Tensor extrapolation = 1.0 / pos_freqs;
+  const at::Tensor interpolation = 1.0 / (rope.factor * pos_freqs);
+  const at::Tensor ramp = at::clamp((at::arange(dim / 2, at::kFloat) - low) / (high - low), 0, 1);
+  const at::Tensor extrapolation_factor = 1 - ramp;
+  return interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor;
+}
+
+}  // namespace
 
 at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool long_factors) {
   const int64_t dim = rope.rotary_dim(head_dim);
@@ -14,6 +42,7 @@ at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool lo
   }
   at::Tensor inv_freq = 1.0 / at::pow(rope.theta, exponents);
   if (rope.type == RopeType::kLinear) return inv_freq / rope.factor;
+  if (rope.type == RopeType::kYarn) return yarn_frequencies(rope, dim);
   if (rope.type != RopeType::kLlama3) return inv_freq;
 
   // Llama 3: long wavelengths are divided by `factor`, short ones kept, the band between interpolated.

@@ -28,6 +28,31 @@ struct WeightSlot {
 
 using LayerTensor = at::Tensor LayerWeights::*;
 
+// gpt_oss's experts of layer `i` (checkpoint names after `layer`): the router with its bias; gate_up_proj [experts,
+// hidden, 2 x ff] with gate and up interleaved by column, and its bias; down_proj [experts, ff, hidden] and its bias.
+// Each is split and transposed to the [experts, out, in] stacks the grouped matmuls take.
+void add_stacked_experts(std::vector<WeightSlot>& slots, const ModelConfig& c, int64_t i, const std::string& layer) {
+  const int64_t e = c.num_experts, ff = c.moe_intermediate_size, h = c.hidden_size;
+  const std::string router = layer + "mlp.router.", experts = layer + "mlp.experts.";
+  slots.push_back({{router + "weight", {e, h}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router = t; }});
+  slots.push_back({{router + "bias", {e}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router_bias = t; }});
+  slots.push_back({{experts + "gate_up_proj", {e, h, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+                     StackedExperts& x = w.layers[i].experts;
+                     x.gate = t.slice(2, 0, t.size(2), 2).transpose(1, 2).contiguous();
+                     x.up = t.slice(2, 1, t.size(2), 2).transpose(1, 2).contiguous();
+                   }});
+  slots.push_back({{experts + "gate_up_proj_bias", {e, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+                     StackedExperts& x = w.layers[i].experts;
+                     x.gate_bias = t.slice(1, 0, t.size(1), 2).contiguous();
+                     x.up_bias = t.slice(1, 1, t.size(1), 2).contiguous();
+                   }});
+  slots.push_back({{experts + "down_proj", {e, ff, h}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+                     w.layers[i].experts.down = t.transpose(1, 2).contiguous();
+                   }});
+  slots.push_back({{experts + "down_proj_bias", {e, h}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down_bias = t; }});
+}
+
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
 // where it goes: the one list of checkpoint names.
 std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
@@ -128,6 +153,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
     }
     if (c.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
+    if (c.attention_sinks) add(attn + "sinks", {c.num_heads}, &LayerWeights::sinks);
     if (c.qk_norm || c.qk_norm_full_width) {  // over each head, or over the whole projection
       add(attn + "q_norm.weight", {c.qk_norm ? c.head_dim : q_out}, &LayerWeights::q_norm);
       add(attn + "k_norm.weight", {c.qk_norm ? c.head_dim : kv_out}, &LayerWeights::k_norm);
@@ -151,6 +177,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     const ExpertTraits& names = family.experts;
     const int64_t eff = c.moe_intermediate_size, sff = c.shared_expert_intermediate_size;
+    if (names.gpt_oss) {
+      add_stacked_experts(slots, c, i, layer_name(family, i, ""));
+      continue;
+    }
     add(names.router, {c.num_experts, h}, &LayerWeights::router);
     for (int64_t e = 0; e < c.num_experts; ++e) {
       add_expert(fmt::format(fmt::runtime(names.gate), e), {eff, h}, e, &StackedExperts::gate);
@@ -217,7 +247,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
   w.layers.resize(config.num_layers);
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
-    if (config.is_moe_layer(i)) {
+    if (config.is_moe_layer(i) && !model_family(config.model_type).experts.gpt_oss) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
       const int64_t e = config.num_experts, ff = config.moe_intermediate_size, h = config.hidden_size;
       w.layers[i].experts = {at::empty({e, ff, h}, options), at::empty({e, ff, h}, options), at::empty({e, h, ff}, options)};

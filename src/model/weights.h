@@ -20,6 +20,7 @@ struct ExpertWeights {
 // A layer's routed experts, stacked for grouped matmuls: [experts, ff, hidden] (gate, up), [experts, hidden, ff].
 struct StackedExperts {
   at::Tensor gate, up, down;
+  at::Tensor gate_bias, up_bias, down_bias;  // [experts, ff], [experts, ff], [experts, hidden] (gpt_oss); else undefined
 };
 
 struct LayerWeights {
@@ -31,10 +32,12 @@ struct LayerWeights {
   at::Tensor q, k, v, o;                   // projection weights [out, in]
   at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
   at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
+  at::Tensor sinks;                        // [heads]: each head's sink logit (gpt_oss); else undefined
   at::Tensor gate, up, down;  // gate undefined in an ungated MLP
   at::Tensor gate_bias, up_bias, down_bias;
   // MoE layers instead of gate, up and down:
   at::Tensor router;                   // [experts, hidden]
+  at::Tensor router_bias;              // [experts] (gpt_oss); else undefined
   StackedExperts experts;              // undefined tensors in dense layers
   ExpertWeights shared_expert;         // qwen2_moe, with its gate [1, hidden]
   at::Tensor shared_expert_gate;

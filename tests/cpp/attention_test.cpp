@@ -45,7 +45,7 @@ TEST_P(GroupedAttention, MatchesRepeatedHeads) {
 
 // The largest difference between cascade (by `kernel`, in `dtype`) and one reference attention in fp32 over the
 // concatenation of each row's prefix and its own keys, on inputs rounded to `dtype`.
-double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtype) {
+double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtype, bool sinks = false) {
   // Rows 0 and 2 continue prefix 0 (5 slots), row 1 prefix 1 (3 of its 5 slots real), row 3 no prefix.
   const int64_t b = 4, heads = 4, t = 3, longest = 5, d = 8;
   at::manual_seed(5);
@@ -57,8 +57,10 @@ double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtyp
   at::Tensor own_valid = at::ones({b, t}, at::kBool);
   own_valid[2][2] = false;  // padding in row 2's suffix
   const at::Tensor own_pos = at::arange(t, at::kLong).expand({b, t}) + 10;
+  ScoreOptions scores;
+  if (sinks) scores.sinks = at::randn({heads}) * 2;
   const at::Tensor got = attend_cascade(q, k, v, attention_mask(own_pos, own_pos, own_valid, 0), pk, pv,
-                                        prefix_groups(lengths, row_prefix, longest), 0, kernel);
+                                        prefix_groups(lengths, row_prefix, longest), scores, kernel);
   EXPECT_EQ(got.scalar_type(), dtype);
 
   // The same rows as one attention each over [its prefix slots, its own keys].
@@ -68,7 +70,7 @@ double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtyp
   const at::Tensor prefix_valid = prefix_pos < lengths.index_select(0, row_prefix).unsqueeze(1);
   const at::Tensor mask = attention_mask(own_pos, at::cat({prefix_pos, own_pos}, 1),
                                          at::cat({prefix_valid, own_valid}, 1), 0);
-  const at::Tensor want = attend_reference(q.to(at::kFloat), full_k, full_v, mask);
+  const at::Tensor want = attend_reference(q.to(at::kFloat), full_k, full_v, mask, scores);
   return (got.to(at::kFloat) - want).abs().max().item<double>();
 }
 
@@ -80,6 +82,31 @@ TEST_P(GroupedAttention, CascadeEqualsAttentionOverTheConcatenation) {
     // measured at most 6.7e-3 (fused) and 8.2e-3 (matmul) over the three head layouts.
     EXPECT_LT(cascade_error(GetParam(), kernel, at::kBFloat16), 2e-2) << static_cast<int>(kernel);
   }
+}
+
+// Attention sinks (gpt_oss): a logit per head in each softmax whose key has no value. The reference appends it as a
+// key column; checked against that written out here, then attend (by the cascade's kernels) and cascade against it.
+TEST_P(GroupedAttention, SinksJoinTheSoftmaxWithoutAValue) {
+  const int64_t b = 2, heads = 4, kv_heads = GetParam(), t = 5, d = 8;
+  at::manual_seed(4);
+  const at::Tensor q = at::randn({b, heads, t, d}), k = at::randn({b, kv_heads, t, d}), v = at::randn({b, kv_heads, t, d});
+  ScoreOptions scores;
+  scores.sinks = at::randn({heads}) * 2;
+  const at::Tensor kr = k.repeat_interleave(heads / kv_heads, 1), vr = v.repeat_interleave(heads / kv_heads, 1);
+  const at::Tensor logits = (at::matmul(q, kr.transpose(-1, -2)) / std::sqrt(static_cast<double>(d)))
+                                .masked_fill(at::ones({t, t}, at::kBool).tril().logical_not(), -1e30);
+  const at::Tensor sink_column = scores.sinks.view({1, heads, 1, 1}).expand({b, heads, t, 1});
+  const at::Tensor expected = at::matmul(at::softmax(at::cat({logits, sink_column}, -1), -1).narrow(-1, 0, t), vr);
+  const at::Tensor plain = attend_reference(q, k, v, at::Tensor());
+  EXPECT_TRUE(at::allclose(attend_reference(q, k, v, at::Tensor(), scores), expected, 1e-5, 1e-5));
+  EXPECT_GT((plain - expected).abs().max().item<double>(), 1e-2);  // the sinks matter
+  for (const bool matmul : {false, true}) {
+    take_matmul_cascade_everywhere(matmul);
+    EXPECT_TRUE(at::allclose(attend(q, k, v, at::Tensor(), scores), expected, 1e-5, 1e-5)) << matmul;
+  }
+  take_matmul_cascade_everywhere(false);
+  for (const CascadeKernel kernel : {CascadeKernel::kFusedCpu, CascadeKernel::kMatmul})
+    EXPECT_LT(cascade_error(kv_heads, kernel, at::kFloat, /*sinks=*/true), 1e-5) << static_cast<int>(kernel);
 }
 
 INSTANTIATE_TEST_SUITE_P(KvHeads, GroupedAttention, testing::Values(4, 2, 1));

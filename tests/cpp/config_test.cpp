@@ -60,9 +60,9 @@ TEST(ModelConfig, UnsupportedNamesAreNamed) {
   const std::string message = message_of<std::invalid_argument>([&] { ModelConfig::from_json(falcon); });
   EXPECT_NE(message.find("'falcon'"), std::string::npos) << message;
   EXPECT_NE(message.find("--model hf"), std::string::npos) << message;
-  std::string yarn = kLlama3Hub;
-  yarn.replace(yarn.find("\"llama3\""), 8, "\"yarn\"");
-  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(yarn); }).find("'yarn'"),
+  std::string dynamic = kLlama3Hub;
+  dynamic.replace(dynamic.find("\"llama3\""), 8, "\"dynamic\"");
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(dynamic); }).find("'dynamic'"),
             std::string::npos);
   EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{\"model_type\": \"llama\"}"); })
                 .find("vocab_size"),

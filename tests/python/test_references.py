@@ -27,8 +27,9 @@ def hf_model(model_dir):
     return auto.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager").eval()
 
 
-def hf_scores(model_dir, pairs):
-    model = hf_model(model_dir)
+def hf_scores(model_dir, pairs, model=None):
+    """transformers' (summed logprob, is_greedy) of token pairs, by `model` or the fixture's hf_model."""
+    model = model or hf_model(model_dir)
     scores = []
     with torch.no_grad():
         for context, continuation in pairs:

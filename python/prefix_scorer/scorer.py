@@ -79,7 +79,7 @@ class PrefixScorer:
     ) -> "PrefixScorer":
         """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b,
         tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b, pythia-1b,
-        phi-2, starcoder2-3b, gpt2).
+        phi-2, starcoder2-3b, gpt2, gpt-oss-20b).
 
         ``options`` are the native options under their own names (``OPTION_NAMES``; README's Options table says what
         each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).

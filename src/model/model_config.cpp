@@ -183,7 +183,7 @@ std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int6
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
-    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2";
+    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b";
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
 void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
@@ -659,6 +659,14 @@ json synthetic_keys(const std::string& name) {
   if (name == "gpt2") {  // openai-community/gpt2 (124M)
     json j = shape("gpt2", 50257, 768, 3072, 12, 12, 12, 64, 1024);
     j.update({{"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"}, {"tie_word_embeddings", true}});
+    return j;
+  }
+  if (name == "gpt-oss-20b") {  // openai/gpt-oss-20b (its experts as bf16, not MXFP4)
+    json j = shape("gpt_oss", 201088, 2880, 2880, 24, 64, 8, 64, 131072);
+    j.update({{"num_local_experts", 32}, {"num_experts_per_tok", 4}, {"sliding_window", 128}, {"rope_theta", 150000},
+              {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
+                                {"truncate", false}, {"original_max_position_embeddings", 4096}}},
+              {"swiglu_limit", 7.0}, {"tie_word_embeddings", false}});
     return j;
   }
   throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));

@@ -2,6 +2,8 @@
 
 #include "test_support.h"
 
+#include "model/mxfp4.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -111,6 +113,41 @@ TEST(Loader, ShardedCheckpointEqualsSingleFile) {
   std::filesystem::remove(dir + "/model-00002-of-00002.safetensors");
   EXPECT_NE(message_of<std::runtime_error>([&] { Model::load(dir); }).find("model-00002-of-00002"),
             std::string::npos);
+}
+
+// MXFP4 by hand: byte 0x92 holds codes 2 (low nibble, 1.0) and 9 (high, -0.5); scale 128 doubles them, 126 halves.
+TEST(Loader, Mxfp4BlocksDequantizeExactly) {
+  at::Tensor blocks = at::zeros({1, 2, 1, 16}, at::kByte);  // [experts, rows, groups, 16]
+  blocks[0][0][0][0] = 0x92;
+  blocks[0][1][0][15] = 0x7F;  // codes 15 (-6) and 7 (6): the row's last two values
+  const at::Tensor scales = at::tensor({int64_t{128}, int64_t{126}}, at::kLong).to(at::kByte).view({1, 2, 1});
+  const at::Tensor out = dequantize_mxfp4(blocks, scales);  // [experts, 32, rows]
+  ASSERT_EQ(out.sizes(), at::IntArrayRef({1, 32, 2}));
+  EXPECT_EQ(out[0][0][0].item<float>(), 2.0f);
+  EXPECT_EQ(out[0][1][0].item<float>(), -1.0f);
+  EXPECT_EQ(out[0][30][1].item<float>(), -3.0f);
+  EXPECT_EQ(out[0][31][1].item<float>(), 3.0f);
+  EXPECT_EQ(out.abs().sum().item<float>(), 9.0f);  // nothing else
+  const std::string message = message_of<std::invalid_argument>([&] { dequantize_mxfp4(blocks, scales.view({1, 1, 2})); });
+  EXPECT_NE(message.find("do not pair"), std::string::npos) << message;
+}
+
+// A gpt_oss checkpoint may store each expert projection as MXFP4 blocks and scales beside its name; a pair that
+// does not dequantize to the tensor's shape is named.
+TEST(Loader, Mxfp4ExpertsOfTheWrongShapeAreNamed) {
+  auto tensors = fixture_tensors("gpt_oss");
+  const std::string name = "model.layers.1.mlp.experts.down_proj";  // [4, 32, 64]: blocks [4, 64, 1, 16]
+  tensors.erase(name);
+  tensors[name + "_blocks"] = at::zeros({4, 64, 1, 16}, at::kByte);
+  tensors[name + "_scales"] = at::full({4, 64, 1}, 127, at::kByte);
+  const std::string dir = checkpoint_with(tensors, "mxfp4", "gpt_oss");
+  EXPECT_NO_THROW(Model::load(dir));
+  tensors[name + "_blocks"] = at::zeros({4, 64, 2, 16}, at::kByte);
+  tensors[name + "_scales"] = at::full({4, 64, 2}, 127, at::kByte);
+  write_safetensors(dir + "/model.safetensors", tensors);
+  const std::string message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find(name), std::string::npos) << message;
+  EXPECT_NE(message.find("[4, 64, 64]"), std::string::npos) << message;
 }
 
 // GPT-2's original checkpoints save the base model alone: no "transformer." prefix, and the attention's mask

@@ -428,6 +428,58 @@ TEST(ConfigJson, Gpt2ReadsItsOwnKeys) {
             std::string::npos);
 }
 
+// gpt-oss-20b's config.json as published: yarn in the older rope_scaling with rope_theta beside it, MXFP4 experts,
+// alternating layer_types; and the defaults GptOssConfig fills in when keys are absent.
+TEST(ConfigJson, GptOssReadsItsPublishedConfig) {
+  const std::string sizes = R"("model_type": "gpt_oss", "vocab_size": 201088, "hidden_size": 2880,
+      "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8,
+      "head_dim": 64)";
+  const ModelConfig published = ModelConfig::from_json("{" + sizes + R"(, "attention_bias": true,
+      "max_position_embeddings": 131072, "num_local_experts": 32, "num_experts_per_tok": 4, "rms_norm_eps": 1e-05,
+      "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+        "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
+      "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+        "rope_type": "yarn", "truncate": false}, "rope_theta": 150000, "sliding_window": 128, "swiglu_limit": 7.0,
+      "tie_word_embeddings": false})");
+  const ModelConfig defaults = ModelConfig::from_json("{" + sizes + "}");
+  for (const ModelConfig& c : {published, defaults}) {
+    EXPECT_EQ(c.rope.type, RopeType::kYarn);
+    EXPECT_DOUBLE_EQ(c.rope.theta, 150000);
+    EXPECT_DOUBLE_EQ(c.rope.factor, 32);
+    EXPECT_EQ(c.rope.original_max_position_embeddings, 4096);
+    EXPECT_FALSE(c.rope.truncate);
+    EXPECT_DOUBLE_EQ(c.rope.attention_factor, 0.1 * std::log(32.0) + 1.0);
+    EXPECT_FALSE(c.sliding_rope.has_value());  // both kinds of layer rotate alike
+    EXPECT_EQ(c.sliding_window, 128);
+    EXPECT_EQ(c.layer_window(0), 128);
+    EXPECT_EQ(c.layer_window(1), 0);
+    EXPECT_TRUE(c.attention_sinks && c.qkv_bias && c.o_bias && c.norm_in_fp32 && !c.tie_word_embeddings);
+    EXPECT_TRUE(c.expert_biases && c.softmax_over_chosen);
+    EXPECT_EQ(c.moe_intermediate_size, 2880);
+    EXPECT_EQ(c.experts_per_token, 4);
+    EXPECT_DOUBLE_EQ(c.swiglu_alpha, 1.702);
+    EXPECT_DOUBLE_EQ(c.swiglu_limit, 7.0);
+    EXPECT_FALSE(c.cascade_exact());  // windows: it gathers
+    EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  }
+  EXPECT_EQ(published.num_experts, 32);
+  EXPECT_EQ(defaults.num_experts, 128);
+  EXPECT_EQ(defaults.max_position_embeddings, 2048);
+  // Other quantizations, and MXFP4 on another family, are refused.
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json("{" + sizes + R"(, "quantization_config": {"quant_method": "gptq"}})");
+            }).find("quantization_config"),
+            std::string::npos);
+  EXPECT_THROW(ModelConfig::from_json(R"({"model_type": "llama", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "quantization_config": {"quant_method": "mxfp4"}})"), std::invalid_argument);
+  // Without windows (every layer full), cascade applies: the sinks join its merge.
+  std::string all_full = R"("full_attention")";
+  for (int i = 1; i < 24; ++i) all_full += R"(, "full_attention")";
+  const ModelConfig full = ModelConfig::from_json("{" + sizes + R"(, "layer_types": [)" + all_full + "]}");
+  EXPECT_TRUE(full.cascade_exact());
+}
+
 // A multimodal checkpoint's config is its text model's: text_config (its model_type defaulted by the wrapper), the
 // top level's tie_word_embeddings over the text model's, the vision tower's config not read.
 TEST(ConfigJson, MultimodalCheckpointsReadTheirTextModel) {

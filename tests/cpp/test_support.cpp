@@ -77,6 +77,7 @@ void write_safetensors(const std::string& path, const std::map<std::string, at::
     const std::string tag = t.scalar_type() == at::kFloat      ? "F32"
                             : t.scalar_type() == at::kBFloat16 ? "BF16"
                             : t.scalar_type() == at::kHalf     ? "F16"
+                            : t.scalar_type() == at::kByte     ? "U8"
                                                                : "I64";
     const size_t begin = data.size();
     data.append(static_cast<const char*>(t.data_ptr()), t.nbytes());

@@ -33,6 +33,15 @@ TensorPrefixes text_model_prefixes(const Checkpoint& checkpoint, const std::stri
   return {base, base, "lm_head."};  // the error then names the tensor as a causal LM holds it
 }
 
+// An adapter of a multimodal checkpoint names the modules of the whole model peft wrapped: its language model under
+// model.language_model. (transformers 4.52 and later) or language_model.model. (before), and a vision tower and a
+// projector that text never reaches.
+AdapterNaming adapter_naming(const TensorPrefixes& p) {
+  if (p.model == p.base || p.model.empty()) return {};
+  return {{{"model.language_model.", p.base}, {"language_model.model.", p.base}, {"language_model.lm_head.", "lm_head."}},
+          {"model.vision_tower.", "vision_tower.", "model.multi_modal_projector.", "multi_modal_projector."}};
+}
+
 std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
   for (const auto& [plain, stored] : {std::pair<std::string, std::string>{p.base, p.model}, {"lm_head.", p.lm_head}})
     if (name.rfind(plain, 0) == 0) return stored + name.substr(plain.size());
@@ -63,17 +72,17 @@ at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name) 
 ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config, const ModelOptions& options,
                                      const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
   const Checkpoint checkpoint(dir);
+  const std::string embed_name = expected_tensors(config).front().name;
+  const TensorPrefixes prefixes = text_model_prefixes(checkpoint, embed_name);
   std::optional<LoraAdapter> adapter;
-  if (!options.adapter.empty()) adapter.emplace(options.adapter);
+  if (!options.adapter.empty()) adapter.emplace(options.adapter, adapter_naming(prefixes));
   // An adapter that changes the embeddings or the output layer of a tied model changes only the one it names (as
   // peft's unmerged layers do): the model loads untied, lm_head read from the embeddings.
-  const std::string embed_name = expected_tensors(config).front().name;
   const OutputLayerNames output = output_layer_names(config);
   const std::string& lm_head_name = output.weight;
   const bool untie = config.tie_word_embeddings && adapter &&
                      (adapter->changes(embed_name) || adapter->changes(lm_head_name));
   if (untie) config.tie_word_embeddings = false;
-  const TensorPrefixes prefixes = text_model_prefixes(checkpoint, embed_name);
   auto stored_name = [&](const std::string& name) {
     return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
   };

@@ -46,6 +46,18 @@ bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+bool starts_with_any(const std::string& text, const std::vector<std::string>& prefixes) {
+  for (const std::string& p : prefixes)
+    if (text.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+std::string renamed(const std::string& name, const std::vector<std::pair<std::string, std::string>>& prefixes) {
+  for (const auto& [from, to] : prefixes)
+    if (name.rfind(from, 0) == 0) return to + name.substr(from.size());
+  return name;
+}
+
 std::string adapter_file(const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
   struct stat st {};
@@ -73,7 +85,7 @@ const nlohmann::json* pattern_value(const nlohmann::json& patterns, const std::s
 
 }  // namespace
 
-LoraAdapter::LoraAdapter(const std::string& dir)
+LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
     : dir_(dir), file_(adapter_file(dir, "adapter_model.safetensors")) {
   const std::string config_path = adapter_file(dir, "adapter_config.json");
   const nlohmann::json config = read_config(config_path);
@@ -105,15 +117,19 @@ LoraAdapter::LoraAdapter(const std::string& dir)
   const std::string prefix = "base_model.model.";
   for (const auto& [key, info] : file_.tensors()) {
     if (key.rfind(prefix, 0) != 0) refuse(fmt::format("tensor '{}' is not under '{}'", key, prefix));
-    const std::string name = key.substr(prefix.size());
+    const std::string wrapped_name = key.substr(prefix.size());
+    if (starts_with_any(wrapped_name, naming.unused_prefixes)) continue;
+    const std::string name = renamed(wrapped_name, naming.renamed_prefixes);
     for (const auto& [a_suffix, b_suffix, transpose] : kFactorNames) {
       if (!ends_with(name, a_suffix)) continue;
       const std::string module = name.substr(0, name.size() - a_suffix.size());
-      const std::string b = prefix + module + b_suffix;
+      const std::string b = key.substr(0, key.size() - a_suffix.size()) + b_suffix;
       if (!file_.contains(b)) refuse(fmt::format("'{}' has no '{}'", key, b));
       const int64_t rank = info.shape.empty() ? 0 : info.shape[0];
       if (rank <= 0) refuse(fmt::format("'{}' has shape of rank 0", key));
-      const nlohmann::json* module_alpha = pattern_value(alpha_pattern, module);
+      // peft matches patterns against the wrapped model's module names.
+      const nlohmann::json* module_alpha =
+          pattern_value(alpha_pattern, wrapped_name.substr(0, wrapped_name.size() - a_suffix.size()));
       const double a = module_alpha != nullptr ? module_alpha->get<double>() : alpha;
       deltas_[module + ".weight"] = {key, b, a / (rslora ? std::sqrt(double(rank)) : double(rank)), transpose};
     }

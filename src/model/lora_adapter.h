@@ -11,14 +11,24 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace prefix_scorer {
+
+// How the adapter's module names (the model peft wrapped) map onto the checkpoint's text-model names: prefixes
+// renamed (a multimodal model's language model, `model.language_model.layers.0...` -> `model.layers.0...`), and
+// modules the text model does not run (a vision tower), whose factors are left out because no text input reaches them.
+struct AdapterNaming {
+  std::vector<std::pair<std::string, std::string>> renamed_prefixes;
+  std::vector<std::string> unused_prefixes;
+};
 
 class LoraAdapter {
  public:
   // Throws FileNotFound for a missing file and std::invalid_argument, naming the adapter and the setting, for what
   // cannot be merged.
-  explicit LoraAdapter(const std::string& dir);
+  explicit LoraAdapter(const std::string& dir, const AdapterNaming& naming = {});
 
   // Whether the adapter changes the checkpoint tensor `name` (a delta or a replacement).
   bool changes(const std::string& name) const;

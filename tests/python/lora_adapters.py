@@ -17,16 +17,21 @@ ADAPTERS = {
                                        fan_in_fan_out=True)),
     # GPT-2's Conv1D layers store weights [in, out]: their update is B A transposed (c_proj is attention's and MLP's).
     "conv1d": ("gpt2", dict(r=4, lora_alpha=16, target_modules=["c_attn", "c_proj", "c_fc"], fan_in_fan_out=True)),
+    # Multimodal checkpoints: peft wraps the whole model, so the factors name model.language_model.* and, where a
+    # target matches there too, the vision tower's layers (which no text input reaches).
+    "multimodal-all-linear": ("gemma3", dict(r=4, lora_alpha=16, target_modules="all-linear")),
+    "multimodal-saved-head": ("mistral3", dict(r=4, lora_alpha=16, target_modules=["q_proj", "down_proj"],
+                                               modules_to_save=["lm_head"])),
 }
 
 
 def make_adapter(model_dir: pathlib.Path, out: pathlib.Path, config_class=None, **settings) -> pathlib.Path:
     """Saves an adapter of ``model_dir`` made by peft (LoRA unless ``config_class`` says otherwise) into ``out``."""
     import peft
-    import transformers
+    from test_references import hf_model
 
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    model = hf_model(model_dir)
     config = config_class(**settings) if config_class else peft.LoraConfig(init_lora_weights=False, **settings)
     peft.get_peft_model(model, config).save_pretrained(out)
     return out

@@ -12,6 +12,7 @@ import prefix_scorer
 
 from conftest import DATA
 from lora_adapters import ADAPTERS, make_adapter
+from test_references import hf_model
 
 MODELS = DATA / "models"
 
@@ -23,10 +24,7 @@ def pairs_of(family):
 
 
 def transformers_model(family):
-    import transformers
-
-    return transformers.AutoModelForCausalLM.from_pretrained(MODELS / family, dtype=torch.float32,
-                                                             attn_implementation="eager")
+    return hf_model(MODELS / family)
 
 
 def peft_scores(family, adapter, pairs):
@@ -62,6 +60,24 @@ def test_merged_adapter_scores_as_peft(adapters, name):
     for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
         scorer = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, adapter=adapters[name], **options)
         assert [s for s, _ in scorer.loglikelihood(pairs)] == pytest.approx(want, abs=1e-4), options
+
+
+def test_multimodal_adapter_of_either_layout_scores_alike(adapters, tmp_path):
+    """Before transformers 4.52 a multimodal model kept its language model as language_model.model.* and its output
+    layer as language_model.lm_head; adapters trained then name those modules. They merge as the newer names do."""
+    from safetensors.torch import load_file
+
+    adapter = adapters["multimodal-saved-head"]
+    names = load_file(adapter / "adapter_model.safetensors")
+    assert any(".vision_tower." in n for n in names)  # the vision tower's factors are there, and left out
+    old = {"base_model.model.model.language_model.": "base_model.model.language_model.model.",
+           "base_model.model.lm_head.": "base_model.model.language_model.lm_head."}
+    renames = [(n, next((n.replace(a, b) for a, b in old.items() if n.startswith(a)), n)) for n in names]
+    older = save_with(adapter, tmp_path / "older", renames=[(a, b) for a, b in renames if a != b])
+    pairs = pairs_of("mistral3")
+    want = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "mistral3", adapter=adapter).loglikelihood(pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "mistral3", adapter=older).loglikelihood(pairs)
+    assert got == want
 
 
 def test_vocabulary_resized_as_transformers_resizes_it():

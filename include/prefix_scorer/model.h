@@ -65,7 +65,8 @@ class Model {
   bool on_cuda() const;
   // The attention kernels this model's forwards take, in words (the benchmark reports them).
   std::string attention_kernels() const;
-  // The number of weights a checkpoint of this config holds (tied embeddings once), as transformers counts them.
+  // The number of weights a checkpoint of this config holds (tied embeddings once), as transformers counts them: a
+  // multimodal checkpoint's vision tower and projector included, though they are not loaded.
   int64_t num_parameters() const;
 
   // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat

@@ -46,6 +46,12 @@ Checkpoint::Checkpoint(const std::string& dir) {
   }
 }
 
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, file] : owner_) names.push_back(name);
+  return names;
+}
+
 const TensorInfo* Checkpoint::find(const std::string& name) const {
   auto it = owner_.find(name);
   return it == owner_.end() ? nullptr : &it->second->tensors().at(name);

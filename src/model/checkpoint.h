@@ -17,6 +17,8 @@ class Checkpoint {
 
   // nullptr when the checkpoint has no tensor of that name.
   const TensorInfo* find(const std::string& name) const;
+  // Every tensor's name, sorted.
+  std::vector<std::string> names() const;
   // The tensor over its file's mapped bytes, valid only while the checkpoint lives (see SafetensorsFile::view).
   at::Tensor view(const std::string& name) const;
 

@@ -42,6 +42,19 @@ AdapterNaming adapter_naming(const TensorPrefixes& p) {
           {"model.vision_tower.", "vision_tower.", "model.multi_modal_projector.", "multi_modal_projector."}};
 }
 
+// The elements of a multimodal checkpoint's tensors outside its language model (the vision tower, the projector).
+int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorPrefixes& p) {
+  if (p.model == p.base || p.model.empty()) return 0;
+  int64_t total = 0;
+  for (const std::string& name : checkpoint.names()) {
+    if (name.rfind(p.model, 0) == 0 || name.rfind(p.lm_head, 0) == 0) continue;
+    int64_t count = 1;
+    for (const int64_t size : checkpoint.find(name)->shape) count *= size;
+    total += count;
+  }
+  return total;
+}
+
 std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
   for (const auto& [plain, stored] : {std::pair<std::string, std::string>{p.base, p.model}, {"lm_head.", p.lm_head}})
     if (name.rfind(plain, 0) == 0) return stored + name.substr(plain.size());
@@ -125,6 +138,7 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   };
   ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
   if (adapter) adapter->check_all_applied();
+  weights.unloaded_parameters = parameters_beside_text_model(checkpoint, prefixes);
   return weights;
 }
 

@@ -258,7 +258,7 @@ int64_t Model::num_parameters() const {
     for (const int64_t size : spec.shape) count *= size;
     total += count;
   }
-  return total;
+  return total + weights_->unloaded_parameters;
 }
 
 std::string Model::attention_kernels() const {

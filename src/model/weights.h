@@ -51,6 +51,9 @@ struct ModelWeights {
   at::Tensor final_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
   at::Tensor lm_head_bias;  // phi's; else undefined
+  // Weights the checkpoint holds beside the text model and that are never loaded (a multimodal checkpoint's vision
+  // tower and projector), counted for the parameter total as transformers counts the whole model.
+  int64_t unloaded_parameters = 0;
 };
 
 // The output layer's checkpoint names (its weight is absent from checkpoints with tied embeddings).

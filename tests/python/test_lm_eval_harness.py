@@ -102,12 +102,14 @@ def test_same_metrics_and_samples_as_lm_eval_hf(task_manager, extra):
                                     "bits_per_byte,none"], rel_tol=1e-3)
 
 
-def test_peft_adapter_gives_lm_eval_hf_numbers(task_manager, tmp_path):
+@pytest.mark.parametrize("model", [MODEL, DATA / "models" / "gemma3"], ids=["llama3", "gemma3-multimodal"])
+def test_peft_adapter_gives_lm_eval_hf_numbers(task_manager, tmp_path, model):
     """peft=ADAPTER: lm-eval's hf backend runs peft's unmerged LoRA layers, prefix-scorer merges them at load. hf
     first resizes the embeddings to the tokenizer's length (the fixture's 512 rows to its 500 tokens), and so does
-    prefix-scorer: the log-softmax is over 500 tokens."""
-    adapter = make_adapter(MODEL, tmp_path / "adapter", r=4, lora_alpha=16, target_modules="all-linear")
-    model_args = f"pretrained={MODEL},dtype=float32"
+    prefix-scorer: the log-softmax is over 500 tokens. On a multimodal checkpoint the adapter also adapts the vision
+    tower, which text never reaches."""
+    adapter = make_adapter(model, tmp_path / "adapter", r=4, lora_alpha=16, target_modules="all-linear")
+    model_args = f"pretrained={model},dtype=float32"
     theirs = evaluate(task_manager, "hf", f"{model_args},peft={adapter}")
     ours = evaluate(task_manager, "prefix-scorer", f"{model_args},peft={adapter}")
     assert_same_results(ours, theirs)

@@ -46,11 +46,15 @@ def test_native_scores_equal_transformers(family):
     pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
     # Shared prefixes for the prefix path: every context again with a second continuation.
     pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
-    want = hf_scores(MODELS / family, pairs)
+    model = hf_model(MODELS / family)
+    want = hf_scores(MODELS / family, pairs, model=model)
     for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
-        got = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, **options).loglikelihood(pairs)
+        scorer = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, **options)
+        got = scorer.loglikelihood(pairs)
         assert [g[1] for g in got] == [w[1] for w in want], options
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+    # lm-eval's results report it: a multimodal model's vision tower counts, though it is not loaded.
+    assert scorer.num_parameters == model.num_parameters()
 
 
 @pytest.mark.parametrize("options", [dict(scale_attn_weights=False), dict(scale_attn_by_inverse_layer_idx=True)])

@@ -35,6 +35,9 @@ struct RopeConfig {
   double beta_fast = 32.0, beta_slow = 1.0;  // yarn: the rotation counts that bound its ramp
   bool truncate = true;                      // yarn: the ramp's bounds rounded outwards to whole dimensions
   double partial_rotary_factor = 1.0;  // the share of each head that is rotated (phi3); the rest passes as it is
+  // Llama 4's attention temperature (ministral3): queries, once rotated, times
+  // 1 + beta ln(1 + floor(position / original_max_position_embeddings)); 0: none.
+  double llama4_scaling_beta = 0;
 
   // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it.
   int64_t rotary_dim(int64_t head_dim) const {

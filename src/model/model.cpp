@@ -64,8 +64,16 @@ struct DeviceInputs {
   c10::Device device = c10::kCPU;
   at::Tensor mask, sliding_mask;
   RotaryTables rotary, sliding_rotary;
+  at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
   PrefixGroups groups;
 };
+
+// Llama 4's query scale as transformers computes it, in fp32 then the model dtype: 1 + beta ln(1 + floor(p / n)).
+at::Tensor llama4_query_scale(const RopeConfig& rope, const at::Tensor& positions, at::ScalarType dtype) {
+  const at::Tensor p = positions.clamp_min(0).to(at::kFloat);  // padding's positions may be negative
+  const at::Tensor steps = at::floor(p / static_cast<double>(rope.original_max_position_embeddings));
+  return (at::log(steps + 1) * rope.llama4_scaling_beta + 1).to(dtype).unsqueeze(1).unsqueeze(-1);
+}
 
 std::vector<c10::Device> layer_placement(const ModelOptions& options, const ModelConfig& config,
                                          at::ScalarType dtype) {
@@ -139,6 +147,7 @@ at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tens
     q = apply_rotary(q, rotary);
     k = apply_rotary(k, rotary);
   }
+  if (in.query_scale.defined()) q = q * in.query_scale;
   if (cache != nullptr) {
     cache->append_layer(index, k, v);
     k = cache->layer(index).keys;
@@ -401,6 +410,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     if (sliding_inv_freq_.defined())
       in.sliding_rotary = rotary_tables(upload(sliding_inv_freq_, device), device_positions, dtype_,
                                         config_.sliding_rope->attention_factor);
+    if (config_.rope.llama4_scaling_beta != 0)
+      in.query_scale = llama4_query_scale(config_.rope, device_positions, dtype_);
     if (shared != nullptr) in.groups = {groups.rows_per_prefix, on[7], on[8], on[9].to(at::kBool)};
     per_device.push_back(std::move(in));
     return per_device.back();

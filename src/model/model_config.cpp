@@ -149,7 +149,15 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
     return;
   }
   const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
-  c.rope = parse_rope_dict(scaling != nullptr ? *scaling : fallback, theta, j, family);
+  const json& dict = scaling != nullptr ? *scaling : fallback;
+  c.rope = parse_rope_dict(dict, theta, j, family);
+  if (family.llama4_query_scale) {  // transformers reads both keys from the dict, and fails without them
+    for (const char* key : {"llama_4_scaling_beta", "original_max_position_embeddings"})
+      if (!has_field(dict, key))
+        throw std::invalid_argument(fmt::format("config.json: {} rope_parameters lacks '{}'", c.model_type, key));
+    c.rope.llama4_scaling_beta = get_or<double>(dict, "llama_4_scaling_beta", 0);
+    c.rope.original_max_position_embeddings = get_or<int64_t>(dict, "original_max_position_embeddings", 0);
+  }
   if (family.sliding_rope_unscaled && c.rope.type != RopeType::kDefault) {
     RopeConfig unscaled;  // olmo3 in the older spelling: rope_scaling is the full-attention layers' alone
     unscaled.theta = theta;
@@ -380,6 +388,8 @@ void ModelConfig::validate() const {
     if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
       throw std::invalid_argument(fmt::format("config: partial_rotary_factor {} rotates {} of {} dimensions (must be "
                                               "even and at least 2)", r->partial_rotary_factor, rotary, head_dim));
+    if (r->llama4_scaling_beta != 0 && r->original_max_position_embeddings < 1)
+      throw std::invalid_argument("config: llama_4_scaling_beta needs original_max_position_embeddings >= 1");
     if (r->type == RopeType::kYarn && r->original_max_position_embeddings < 1)
       throw std::invalid_argument("config: yarn needs original_max_position_embeddings >= 1");
     if (r->type != RopeType::kLongRope) continue;
@@ -459,6 +469,10 @@ json rope_json(const RopeConfig& rope) {
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
   if (rope.partial_rotary_factor != 1.0) parameters["partial_rotary_factor"] = rope.partial_rotary_factor;
+  if (rope.llama4_scaling_beta != 0) {
+    parameters["llama_4_scaling_beta"] = rope.llama4_scaling_beta;
+    parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+  }
   return parameters;
 }
 

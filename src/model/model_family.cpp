@@ -77,6 +77,12 @@ std::vector<ModelFamily> make_families() {
   llama.attention_bias_on_o = llama.reads_mlp_bias = true;
   ModelFamily mistral = family("mistral");
   mistral.always_windowed = true;
+  ModelFamily ministral3 = mistral;  // Ministral 3: mistral with YaRN and Llama 4's query scale by position
+  ministral3.model_type = "ministral3";
+  ministral3.llama4_query_scale = true;
+  ministral3.default_rope_scaling = R"({"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 16.0,
+      "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0,
+      "mscale": 1.0, "llama_4_scaling_beta": 0.1})";
   ModelFamily qwen2 = family("qwen2");
   qwen2.qkv_bias = true;
   ModelFamily qwen3 = family("qwen3");
@@ -166,7 +172,7 @@ std::vector<ModelFamily> make_families() {
   ModelFamily qwen3_moe = family("qwen3_moe");
   qwen3_moe.qk_norm = true;
   qwen3_moe.experts = qwen_experts(0);
-  return {llama,   mistral, qwen2,   qwen3, gemma,   gemma2,    gemma3,
+  return {llama,   mistral, ministral3, qwen2,   qwen3, gemma,   gemma2,    gemma3,
           olmo2,   olmo3,   granite, phi3,  smollm3, starcoder2, phi, gpt_neox, gpt2, gpt_oss, mixtral, qwen2_moe, qwen3_moe};
 }
 

@@ -126,12 +126,13 @@ struct ModelFamily {
   // Older configs' rope_scaling is the full-attention layers' alone; sliding layers rotate unscaled (olmo3).
   bool sliding_rope_unscaled = false;
   bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
+  bool llama4_query_scale = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (ministral3)
   AlternatingWindows windows;
   ExpertTraits experts;
 };
 
 // The model_type of the text model inside a multimodal checkpoint of `model_type` (its text_config's, when that
-// omits it): gemma3 holds a gemma3_text, mistral3 a mistral. nullptr for any other type.
+// omits it): gemma3 holds a gemma3_text, mistral3 a mistral (Ministral 3's say ministral3). nullptr for any other type.
 const char* multimodal_text_type(const std::string& model_type);
 
 // The family of `model_type`; throws std::invalid_argument naming it and the supported ones.

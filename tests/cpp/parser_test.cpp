@@ -348,7 +348,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 22u);
+  EXPECT_EQ(types.size(), 23u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -359,6 +359,33 @@ TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
     EXPECT_EQ(c.model_type, text_type == nullptr ? type : std::string(text_type));
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;
   }
+}
+
+// Ministral 3 as published: a mistral3 checkpoint whose text_config is a ministral3, YaRN by default (as
+// Ministral3Config fills it in) and Llama 4's query scale read from rope_parameters, which transformers needs.
+TEST(ConfigJson, Ministral3ReadsYarnAndTheQueryScale) {
+  const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "head_dim": 16)";
+  const ModelConfig defaults =
+      ModelConfig::from_json(R"({"model_type": "mistral3", "text_config": {"model_type": "ministral3", )" + sizes + "}}");
+  EXPECT_EQ(defaults.model_type, "ministral3");
+  EXPECT_EQ(defaults.rope.type, RopeType::kYarn);
+  EXPECT_DOUBLE_EQ(defaults.rope.theta, 1e6);
+  EXPECT_DOUBLE_EQ(defaults.rope.factor, 16.0);
+  EXPECT_DOUBLE_EQ(defaults.rope.attention_factor, 1.0);  // mscale and mscale_all_dim of 1 cancel
+  EXPECT_EQ(defaults.rope.original_max_position_embeddings, 16384);
+  EXPECT_DOUBLE_EQ(defaults.rope.llama4_scaling_beta, 0.1);
+  EXPECT_EQ(defaults.sliding_window, 0);
+  EXPECT_TRUE(defaults.cascade_exact());
+  const std::string yarn = R"("rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0)";
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(R"({"model_type": "ministral3", )" + sizes + R"(, "rope_parameters": {)" + yarn +
+                                     R"(, "original_max_position_embeddings": 16}})");
+            }).find("ministral3 rope_parameters lacks 'llama_4_scaling_beta'"),
+            std::string::npos);
+  const ModelConfig mistral = ModelConfig::from_json(R"({"model_type": "mistral", )" + sizes + R"(, "rope_parameters": {)" +
+                                                     yarn + R"(, "original_max_position_embeddings": 16, "llama_4_scaling_beta": 0.1}})");
+  EXPECT_DOUBLE_EQ(mistral.rope.llama4_scaling_beta, 0.0);  // MistralAttention does not read it
 }
 
 // Pythia's config.json as published: rotary_pct and rotary_emb_base at the top level, no rope_parameters; and a

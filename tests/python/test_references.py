@@ -57,6 +57,22 @@ def test_native_scores_equal_transformers(family):
     assert scorer.num_parameters == model.num_parameters()
 
 
+def test_ministral3_text_model_alone_scores_as_transformers(tmp_path):
+    """The ministral3 fixture's text model saved alone, as a Ministral3ForCausalLM checkpoint (model.*, lm_head)."""
+    whole = hf_model(MODELS / "ministral3")
+    text = transformers.Ministral3ForCausalLM(whole.config.text_config).eval()
+    state = {f"model.{k}": v for k, v in whole.model.language_model.state_dict().items()}
+    text.load_state_dict(dict(state, **{"lm_head.weight": whole.lm_head.weight}))
+    text.save_pretrained(tmp_path)
+    rows = json.loads((MODELS / "ministral3" / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    want = hf_scores(tmp_path, pairs)
+    assert [w[0] for w in want] == pytest.approx([r["logprob"] for r in rows], abs=1e-4)  # the same model
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+
+
 @pytest.mark.parametrize("options", [dict(scale_attn_weights=False), dict(scale_attn_by_inverse_layer_idx=True)])
 def test_gpt2_attention_options_score_as_transformers(tmp_path, options):
     """GPT-2's unscaled attention scores and its scores divided by the layer's index + 1, on the fixture's weights

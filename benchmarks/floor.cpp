@@ -39,7 +39,7 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
       params_per_token += h * c.num_experts + 3.0 * h * c.moe_intermediate_size * c.experts_per_token;
       if (c.shared_expert_intermediate_size > 0) params_per_token += 3.0 * h * c.shared_expert_intermediate_size + h;
     } else {
-      params_per_token += 3.0 * h * c.intermediate_size;
+      params_per_token += (c.gated_mlp ? 3.0 : 2.0) * h * c.intermediate_size;  // gate, up, down; or up, down
     }
     keys_attended += c.layer_window(l) > 0 ? keys_windowed : keys_full;
   }

@@ -194,6 +194,23 @@ def test_floor_counts_the_experts_a_token_is_routed_to(bench, tmp_path):
         2 * per_token_and_layer * 4 * dense["unique_tokens"])
 
 
+@pytest.mark.parametrize("family, mlp_matrices", [("llama3", 3), ("starcoder2", 2)])
+def test_floor_counts_each_weight_once_per_token(bench, tmp_path, family, mlp_matrices):
+    """The floor's weight FLOPs from the checkpoint's own sizes: q, k, v, o and the MLP's matrices (gate, up, down;
+    an ungated MLP has no gate) per distinct token, the output layer per scored position."""
+    config = json.loads((DATA / "models" / family / "config.json").read_text())
+    report_path = tmp_path / "report.json"
+    proc = run(bench, "--model", DATA / "models" / family, "--mode", "prefix", "--workload", "mmlu-shape",
+               "--subjects", 1, "--questions", 2, "--prefix-len", 16, "--json", report_path)
+    assert proc.returncode == 0, proc.stderr
+    floor = json.loads(report_path.read_text())["floor"]
+    h, heads, kv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
+    head_dim = config.get("head_dim") or h // heads
+    per_layer = h * head_dim * (2 * heads + 2 * kv) + mlp_matrices * h * config["intermediate_size"]
+    assert floor["weight_flops"] == pytest.approx(2 * per_layer * config["num_hidden_layers"] * floor["unique_tokens"]
+                                                  + 2 * h * config["vocab_size"] * floor["scored_positions"])
+
+
 @pytest.mark.parametrize("workload, sizes, requests", [
     ("mmlu-text", ["--subjects", 2, "--questions", 3, "--shots", 2], 24),
     ("hellaswag-text", ["--questions", 5], 20),

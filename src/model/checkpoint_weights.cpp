@@ -33,18 +33,21 @@ TensorPrefixes text_model_prefixes(const Checkpoint& checkpoint, const std::stri
   return {base, base, "lm_head."};  // the error then names the tensor as a causal LM holds it
 }
 
+// Whether the checkpoint is a multimodal model's, its text model under a language_model prefix.
+bool under_language_model(const TensorPrefixes& p) { return p.model != p.base && !p.model.empty(); }
+
 // An adapter of a multimodal checkpoint names the modules of the whole model peft wrapped: its language model under
 // model.language_model. (transformers 4.52 and later) or language_model.model. (before), and a vision tower and a
 // projector that text never reaches.
 AdapterNaming adapter_naming(const TensorPrefixes& p) {
-  if (p.model == p.base || p.model.empty()) return {};
+  if (!under_language_model(p)) return {};
   return {{{"model.language_model.", p.base}, {"language_model.model.", p.base}, {"language_model.lm_head.", "lm_head."}},
           {"model.vision_tower.", "vision_tower.", "model.multi_modal_projector.", "multi_modal_projector."}};
 }
 
 // The elements of a multimodal checkpoint's tensors outside its language model (the vision tower, the projector).
 int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorPrefixes& p) {
-  if (p.model == p.base || p.model.empty()) return 0;
+  if (!under_language_model(p)) return 0;
   int64_t total = 0;
   for (const std::string& name : checkpoint.names()) {
     if (name.rfind(p.model, 0) == 0 || name.rfind(p.lm_head, 0) == 0) continue;

@@ -1,9 +1,11 @@
 #include "floor.h"
 
+#include "model/layer_spec.h"
 #include "scoring/rows.h"
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace prefix_scorer::bench {
 
@@ -13,9 +15,8 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
   std::vector<ScoringRow> rows = make_rows(requests, c.vocab_size, c.window(max_length), true, truncated);
   std::sort(rows.begin(), rows.end(), [](const ScoringRow& a, const ScoringRow& b) { return a.input < b.input; });
   FloorWork w;
-  // Over every distinct token: the keys its query sees (itself and those before it), in full-attention layers and
-  // in sliding-window ones.
-  double keys_full = 0.0, keys_windowed = 0.0;
+  // Every distinct token's query sees itself and the keys before it: as many as its position + 1.
+  std::vector<int64_t> keys_seen;
   for (size_t i = 0; i < rows.size(); ++i) {
     size_t shared = 0;
     if (i > 0) {
@@ -24,28 +25,32 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
     }
     w.unique_tokens += static_cast<int64_t>(rows[i].input.size() - shared);
     w.scored_positions += rows[i].scored;
-    for (size_t p = shared; p < rows[i].input.size(); ++p) {
-      const auto keys = static_cast<int64_t>(p + 1);
-      keys_full += static_cast<double>(keys);
-      keys_windowed += static_cast<double>(c.sliding_window > 0 ? std::min(keys, c.sliding_window) : keys);
-    }
+    for (size_t p = shared; p < rows[i].input.size(); ++p) keys_seen.push_back(static_cast<int64_t>(p + 1));
   }
+  // The keys attended over all distinct tokens, through a window (0: none).
+  std::map<int64_t, double> keys_by_window;
+  auto keys_within = [&](int64_t window) {
+    auto [it, added] = keys_by_window.try_emplace(window, 0.0);
+    if (added)
+      for (const int64_t keys : keys_seen) it->second += static_cast<double>(window > 0 ? std::min(keys, window) : keys);
+    return it->second;
+  };
   const double h = static_cast<double>(c.hidden_size);
-  const double projections = h * c.head_dim * (2.0 * c.num_heads + 2.0 * c.num_kv_heads);
-  double params_per_token = 0.0, keys_attended = 0.0;  // over all layers
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    params_per_token += projections;
-    if (c.is_moe_layer(l)) {  // the router, the experts a token is routed to, and the shared expert with its gate
-      params_per_token += h * c.num_experts + 3.0 * h * c.moe_intermediate_size * c.experts_per_token;
-      if (c.shared_expert_intermediate_size > 0) params_per_token += 3.0 * h * c.shared_expert_intermediate_size + h;
+  double params_per_token = 0.0;  // over all layers
+  for (const LayerSpec& layer : model.spec().layers) {
+    const AttentionSpec& a = layer.attention;
+    const MlpSpec& m = layer.mlp;
+    params_per_token += h * (2.0 * a.q_width() + 2.0 * a.kv_width());  // q and o; k and v
+    if (m.kind == MlpKind::kExperts) {  // the router, the experts a token is routed to, the shared expert and its gate
+      params_per_token += h * m.router.experts + 3.0 * h * m.size * m.router.per_token;
+      if (m.router.shared_expert_size > 0) params_per_token += 3.0 * h * m.router.shared_expert_size + h;
     } else {
-      params_per_token += (c.gated_mlp ? 3.0 : 2.0) * h * c.intermediate_size;  // gate, up, down; or up, down
+      params_per_token += (m.kind == MlpKind::kGated ? 3.0 : 2.0) * h * m.size;  // gate, up, down; or up, down
     }
-    keys_attended += c.layer_window(l) > 0 ? keys_windowed : keys_full;
+    // Per head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim).
+    w.attention_flops += 4.0 * static_cast<double>(a.q_width()) * keys_within(a.window);
   }
   w.weight_flops = 2.0 * params_per_token * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
-  // Per head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim).
-  w.attention_flops = 4.0 * c.num_heads * c.head_dim * keys_attended;
   w.flops = w.weight_flops + w.attention_flops;
   return w;
 }

@@ -42,6 +42,7 @@ struct ForwardBatch {
 };
 
 struct ModelWeights;  // the tensors, per layer on the layer's device (internal)
+struct ModelSpec;     // the layer specs the forward walks (internal)
 
 class Model {
  public:
@@ -59,6 +60,8 @@ class Model {
   Model with_long_rope() const;
 
   const ModelConfig& config() const { return config_; }
+  // The layer specs (internal: src/model/layer_spec.h).
+  const ModelSpec& spec() const;
   at::ScalarType dtype() const { return dtype_; }
   c10::Device layer_device(int64_t layer) const;
   // Whether any layer runs on CUDA.
@@ -87,8 +90,8 @@ class Model {
   ModelConfig config_;
   std::shared_ptr<const ModelWeights> weights_;
   at::ScalarType dtype_;
-  at::Tensor inv_freq_;          // float32, on the CPU
-  at::Tensor sliding_inv_freq_;  // of sliding-window layers with a rope of their own; else undefined
+  std::shared_ptr<const ModelSpec> spec_;
+  std::vector<at::Tensor> inv_freqs_;  // float32 on the CPU, one per rope of the spec's
 };
 
 }  // namespace prefix_scorer

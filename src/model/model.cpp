@@ -6,6 +6,7 @@
 #include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
 #include "model/host_transfers.h"
+#include "model/layer_spec.h"
 #include "model/rope.h"
 #include "model/weights.h"
 
@@ -25,19 +26,19 @@ namespace {
 
 // Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; OLMo 2's by w in fp32; Gemma's by
 // (1 + w) in fp32. An undefined weight is a norm the family does not have.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const ModelConfig& c) {
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const NormSpec& n) {
   if (!weight.defined()) return x;
   const at::Tensor xf = x.to(at::kFloat);
-  const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + c.rms_norm_eps);
-  if (c.norm_plus_one) return (normalized * (weight.to(at::kFloat) + 1)).to(x.scalar_type());
-  if (c.norm_in_fp32) return (weight.to(at::kFloat) * normalized).to(x.scalar_type());
+  const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + n.eps);
+  if (n.plus_one) return (normalized * (weight.to(at::kFloat) + 1)).to(x.scalar_type());
+  if (n.weight_in_fp32) return (weight.to(at::kFloat) * normalized).to(x.scalar_type());
   return weight * normalized.to(x.scalar_type());
 }
 
 // A block's norm: LayerNorm with its bias (starcoder2), else RMSNorm.
-at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const ModelConfig& c) {
-  if (c.layer_norm) return at::layer_norm(x, {x.size(-1)}, weight, bias, c.rms_norm_eps);
-  return rms_norm(x, weight, c);
+at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const NormSpec& n) {
+  if (n.layer_norm) return at::layer_norm(x, {x.size(-1)}, weight, bias, n.eps);
+  return rms_norm(x, weight, n);
 }
 
 at::Tensor activate(const at::Tensor& x, Activation activation) {
@@ -58,14 +59,20 @@ at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multi
 // cap * tanh(x / cap), or x for cap 0.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
 
-// What every layer on one device shares during a forward: the attention masks and rotary tables (of full-attention
-// layers, and of sliding-window layers where they differ), and the rows' prefix groups for cascade attention.
+// What every layer on one device shares during a forward: the attention masks (one per window the layers use), the
+// rotary tables (one per rope of the model's), and the rows' prefix groups for cascade attention.
 struct DeviceInputs {
   c10::Device device = c10::kCPU;
-  at::Tensor mask, sliding_mask;
-  RotaryTables rotary, sliding_rotary;
+  std::vector<std::pair<int64_t, at::Tensor>> masks;  // (window, mask)
+  std::vector<RotaryTables> rotary;                  // by ModelSpec::ropes' index
   at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
   PrefixGroups groups;
+
+  const at::Tensor& mask(int64_t window) const {
+    for (const auto& [w, m] : masks)
+      if (w == window) return m;
+    throw std::logic_error(fmt::format("forward: no mask was built for window {}", window));
+  }
 };
 
 // Llama 4's query scale as transformers computes it, in fp32 then the model dtype: 1 + beta ln(1 + floor(p / n)).
@@ -123,29 +130,27 @@ class WithoutCuDNNAttention {
 };
 
 // Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result.
-at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
-                     KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                     const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   const int64_t b = h.size(0), t = h.size(1);
-  const bool sliding = c.layer_window(index) > 0;
   at::Tensor q = at::linear(h, l.q, l.q_bias);
   at::Tensor k = at::linear(h, l.k, l.k_bias);
-  if (c.qk_norm_full_width) {
-    q = rms_norm(q, l.q_norm, c);
-    k = rms_norm(k, l.k_norm, c);
+  if (a.qk_norm == QkNorm::kFullWidth) {
+    q = rms_norm(q, l.q_norm, n);
+    k = rms_norm(k, l.k_norm, n);
   }
-  q = q.view({b, t, c.num_heads, c.head_dim});
-  k = k.view({b, t, c.num_kv_heads, c.head_dim});
-  at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, c.num_kv_heads, c.head_dim}).transpose(1, 2);
-  if (c.qk_norm) {
-    q = rms_norm(q, l.q_norm, c);
-    k = rms_norm(k, l.k_norm, c);
+  q = q.view({b, t, a.heads, a.head_dim});
+  k = k.view({b, t, a.kv_heads, a.head_dim});
+  at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
+  if (a.qk_norm == QkNorm::kPerHead) {
+    q = rms_norm(q, l.q_norm, n);
+    k = rms_norm(k, l.k_norm, n);
   }
-  const RotaryTables& rotary = sliding && c.sliding_rope ? in.sliding_rotary : in.rotary;
   q = q.transpose(1, 2);
   k = k.transpose(1, 2);
-  if (c.layer_uses_rope(index)) {  // smollm3's no-rope layers attend without positions
-    q = apply_rotary(q, rotary);
-    k = apply_rotary(k, rotary);
+  if (a.rope >= 0) {  // layers without rope (smollm3's, gpt2's) attend without rotated positions
+    q = apply_rotary(q, in.rotary.at(a.rope));
+    k = apply_rotary(k, in.rotary.at(a.rope));
   }
   if (in.query_scale.defined()) q = q * in.query_scale;
   if (cache != nullptr) {
@@ -153,19 +158,19 @@ at::Tensor attention(const ModelConfig& c, const LayerWeights& l, const at::Tens
     k = cache->layer(index).keys;
     v = cache->layer(index).values;
   }
-  const at::Tensor& mask = sliding ? in.sliding_mask : in.mask;
-  const ScoreOptions scores{c.layer_attention_scale(index), c.attn_softcap, l.sinks};
+  const at::Tensor& mask = in.mask(a.window);
+  const ScoreOptions scores{a.scale, a.softcap, l.sinks};
   const at::Tensor heads =
       shared == nullptr
           ? attend(q, k, v, mask, scores)
           : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups, scores);
-  return at::linear(heads.transpose(1, 2).reshape({b, t, c.num_heads * c.head_dim}), l.o, l.o_bias);
+  return at::linear(heads.transpose(1, 2).reshape({b, t, a.q_width()}), l.o, l.o_bias);
 }
 
 // gpt_oss's clamped SwiGLU: (clamp(up, ±limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
-at::Tensor clamped_swiglu(const ModelConfig& c, const at::Tensor& gate, const at::Tensor& up) {
-  const at::Tensor g = gate.clamp_max(c.swiglu_limit);
-  return (up.clamp(-c.swiglu_limit, c.swiglu_limit) + 1) * (g * at::sigmoid(g * c.swiglu_alpha));
+at::Tensor clamped_swiglu(const MlpSpec& m, const at::Tensor& gate, const at::Tensor& up) {
+  const at::Tensor g = gate.clamp_max(m.swiglu_limit);
+  return (up.clamp(-m.swiglu_limit, m.swiglu_limit) + 1) * (g * at::sigmoid(g * m.swiglu_alpha));
 }
 
 // Each (token, choice) row's bias of its expert: the [experts, out] biases gathered by the sorted rows' experts.
@@ -175,8 +180,8 @@ at::Tensor expert_bias(const at::Tensor& bias, const at::Tensor& sorted_experts)
 
 at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defined() ? x + bias : x; }
 
-at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at::Tensor& x) {
-  return at::linear(activate(at::linear(x, e.gate), c.activation) * at::linear(x, e.up), e.down);
+at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
+  return at::linear(activate(at::linear(x, e.gate), m.activation) * at::linear(x, e.up), e.down);
 }
 
 // A mixture of experts: each token goes through the experts_per_token experts its router ranks highest, weighted
@@ -184,57 +189,64 @@ at::Tensor expert_forward(const ModelConfig& c, const ExpertWeights& e, const at
 // (token, choice) pairs are sorted by expert and each projection runs as one grouped matmul over the experts'
 // runs of rows, whose bounds stay on the device: no host sync (torch's grouped kernel on sm90/sm100 in bf16; its
 // fallback elsewhere, which reads the bounds on the host itself).
-at::Tensor mixture(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
+at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
+  const RouterSpec& r = m.router;
   const at::Tensor x = g.reshape({-1, g.size(-1)});
   const at::Tensor logits = at::linear(x, l.router, l.router_bias);
   at::Tensor weights, chosen;
-  if (c.softmax_over_chosen) {  // gpt_oss: the top logits, then a softmax over them in the model dtype
-    std::tie(weights, chosen) = logits.topk(c.experts_per_token, -1);
+  if (r.softmax_over_chosen) {  // the top logits, then a softmax over them in the model dtype
+    std::tie(weights, chosen) = logits.topk(r.per_token, -1);
     weights = at::softmax(weights, -1);
   } else {
-    std::tie(weights, chosen) = at::softmax(logits.to(at::kFloat), -1).topk(c.experts_per_token, -1);
-    if (c.norm_topk_prob) weights = weights / weights.sum(-1, true);
-    if (!c.routing_weights_fp32) weights = weights.to(x.scalar_type());
+    std::tie(weights, chosen) = at::softmax(logits.to(at::kFloat), -1).topk(r.per_token, -1);
+    if (r.normalize) weights = weights / weights.sum(-1, true);
+    if (!r.weights_fp32) weights = weights.to(x.scalar_type());
   }
   const auto [sorted_experts, order] = at::sort(chosen.reshape(-1), /*stable=*/true, /*dim=*/0, /*descending=*/false);
   const at::Tensor run_ends =
-      at::searchsorted(sorted_experts, at::arange(c.num_experts, sorted_experts.options()), /*out_int32=*/true,
+      at::searchsorted(sorted_experts, at::arange(r.experts, sorted_experts.options()), /*out_int32=*/true,
                        /*right=*/true);
-  const at::Tensor tokens = at::div(order, c.experts_per_token, "floor");
+  const at::Tensor tokens = at::div(order, r.per_token, "floor");
   const at::Tensor rows = x.index_select(0, tokens);
   const StackedExperts& e = l.experts;
   const at::Tensor gate = plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), expert_bias(e.gate_bias, sorted_experts));
   const at::Tensor up = plus(at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends), expert_bias(e.up_bias, sorted_experts));
-  const at::Tensor hidden = c.swiglu_limit > 0 ? clamped_swiglu(c, gate, up) : activate(gate, c.activation) * up;
+  const at::Tensor hidden = m.swiglu_limit > 0 ? clamped_swiglu(m, gate, up) : activate(gate, m.activation) * up;
   const at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends),
                             expert_bias(e.down_bias, sorted_experts)) *
                        weights.reshape(-1).index_select(0, order).unsqueeze(1);
   at::Tensor out = at::zeros_like(x).index_add_(0, tokens, y.to(x.scalar_type()));
   if (l.shared_expert_gate.defined())
-    out = out + at::sigmoid(at::linear(x, l.shared_expert_gate)) * expert_forward(c, l.shared_expert, x);
+    out = out + at::sigmoid(at::linear(x, l.shared_expert_gate)) * expert_forward(m, l.shared_expert, x);
   return out.view(g.sizes());
 }
 
-at::Tensor mlp(const ModelConfig& c, const LayerWeights& l, const at::Tensor& g) {
-  if (l.experts.gate.defined()) return mixture(c, l, g);
-  if (!l.gate.defined()) return at::linear(activate(at::linear(g, l.up, l.up_bias), c.activation), l.down, l.down_bias);
-  const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), c.activation);
+at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
+  switch (m.kind) {
+    case MlpKind::kExperts:
+      return mixture(m, l, g);
+    case MlpKind::kUngated:
+      return at::linear(activate(at::linear(g, l.up, l.up_bias), m.activation), l.down, l.down_bias);
+    case MlpKind::kGated:
+      break;
+  }
+  const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), m.activation);
   return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
 }
 
 // One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
 // scaled (granite) and added to the residual; or both blocks on one normed input, added together (phi).
-at::Tensor layer_forward(const ModelConfig& c, const LayerWeights& l, const at::Tensor& x, const DeviceInputs& in,
-                         KvCache* cache, const SharedPrefixes* shared, int64_t index) {
-  const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, c);
-  const at::Tensor attn = attention(c, l, normed, in, cache, shared, index);
-  if (c.parallel_block) {  // phi's MLP on the input norm's output, gpt_neox's on its own norm's
-    const at::Tensor mlp_in = l.post_norm.defined() ? norm(x, l.post_norm, l.post_norm_bias, c) : normed;
-    return attn + mlp(c, l, mlp_in) + x;
+at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& x,
+                         const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+  const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
+  const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index);
+  if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
+    const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
+    return attn + mlp(s.mlp, l, mlp_in) + x;
   }
-  const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, c), c.residual_multiplier);
-  const at::Tensor out = mlp(c, l, norm(y, l.post_norm, l.post_norm_bias, c));
-  return y + scale_residual(rms_norm(out, l.mlp_out_norm, c), c.residual_multiplier);
+  const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, n), s.residual_multiplier);
+  const at::Tensor out = mlp(s.mlp, l, norm(y, l.post_norm, l.post_norm_bias, n));
+  return y + scale_residual(rms_norm(out, l.mlp_out_norm, n), s.residual_multiplier);
 }
 
 }  // namespace
@@ -243,15 +255,18 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
     : config_(std::move(config)),
       weights_(std::move(weights)),
       dtype_(dtype),
-      inv_freq_(inverse_frequencies(config_.rope, config_.head_dim)),
-      sliding_inv_freq_(config_.sliding_rope ? inverse_frequencies(*config_.sliding_rope, config_.head_dim)
-                                             : at::Tensor()) {}
+      spec_(std::make_shared<const ModelSpec>(model_spec(config_))) {
+  for (const RopeSpec& r : spec_->ropes) inv_freqs_.push_back(inverse_frequencies(r.rope, r.head_dim));
+}
 
 Model Model::with_long_rope() const {
   Model twin = *this;
-  twin.inv_freq_ = inverse_frequencies(config_.rope, config_.head_dim, true);
+  twin.inv_freqs_.clear();
+  for (const RopeSpec& r : spec_->ropes) twin.inv_freqs_.push_back(inverse_frequencies(r.rope, r.head_dim, true));
   return twin;
 }
+
+const ModelSpec& Model::spec() const { return *spec_; }
 
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
 
@@ -403,13 +418,17 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     };
     DeviceInputs in;
     in.device = device;
-    if (config_.has_full_attention()) in.mask = mask_for(0);
-    if (config_.has_window()) in.sliding_mask = mask_for(config_.sliding_window);
-    if (!config_.learned_positions)
-      in.rotary = rotary_tables(upload(inv_freq_, device), device_positions, dtype_, config_.rope.attention_factor);
-    if (sliding_inv_freq_.defined())
-      in.sliding_rotary = rotary_tables(upload(sliding_inv_freq_, device), device_positions, dtype_,
-                                        config_.sliding_rope->attention_factor);
+    in.rotary.resize(spec_->ropes.size());
+    for (const LayerSpec& layer : spec_->layers) {
+      const AttentionSpec& a = layer.attention;
+      const bool has_mask = std::any_of(in.masks.begin(), in.masks.end(), [&](const auto& m) { return m.first == a.window; });
+      if (!has_mask) in.masks.emplace_back(a.window, mask_for(a.window));
+      if (a.rope >= 0 && !in.rotary[a.rope].cos.defined()) {
+        const RopeSpec& r = spec_->ropes[a.rope];
+        in.rotary[a.rope] = rotary_tables(upload(inv_freqs_[a.rope], device), device_positions, dtype_,
+                                          r.rope.attention_factor);
+      }
+    }
     if (config_.rope.llama4_scaling_beta != 0)
       in.query_scale = llama4_query_scale(config_.rope, device_positions, dtype_);
     if (shared != nullptr) in.groups = {groups.rows_per_prefix, on[7], on[8], on[9].to(at::kBool)};
@@ -428,7 +447,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   if (config_.learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
-    x = layer_forward(config_, layer, x.to(layer.device), inputs_on(layer.device), cache, shared, i);
+    x = layer_forward(spec_->layers[i], spec_->norm, layer, x.to(layer.device), inputs_on(layer.device), cache, shared,
+                      i);
   }
   // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
   if (cache != nullptr) {
@@ -442,7 +462,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
                              .index_select(0, score_rows.device().is_cpu() ? upload(score_rows, x.device())
                                                                            : score_rows.to(x.device()));
   at::Tensor logits =
-      at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, config_), weights_->lm_head,
+      at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head,
                  weights_->lm_head_bias);
   if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
   logits = soft_cap(logits, config_.final_softcap);

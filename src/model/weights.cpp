@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include "model/layer_spec.h"
 #include "model/model_family.h"
 
 #include <fmt/format.h>
@@ -31,8 +32,9 @@ using LayerTensor = at::Tensor LayerWeights::*;
 // gpt_oss's experts of layer `i` (checkpoint names after `layer`): the router with its bias; gate_up_proj [experts,
 // hidden, 2 x ff] with gate and up interleaved by column, and its bias; down_proj [experts, ff, hidden] and its bias.
 // Each is split and transposed to the [experts, out, in] stacks the grouped matmuls take.
-void add_stacked_experts(std::vector<WeightSlot>& slots, const ModelConfig& c, int64_t i, const std::string& layer) {
-  const int64_t e = c.num_experts, ff = c.moe_intermediate_size, h = c.hidden_size;
+void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_t h, int64_t i,
+                         const std::string& layer) {
+  const int64_t e = m.router.experts, ff = m.size;
   const std::string router = layer + "mlp.router.", experts = layer + "mlp.experts.";
   slots.push_back({{router + "weight", {e, h}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router = t; }});
   slots.push_back({{router + "bias", {e}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router_bias = t; }});
@@ -56,9 +58,9 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const ModelConfig& c, i
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
 // where it goes: the one list of checkpoint names.
 std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
-  const int64_t q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
-  const int64_t h = c.hidden_size, ff = c.intermediate_size;
+  const int64_t h = c.hidden_size;
   const ModelFamily& family = model_family(c.model_type);
+  const ModelSpec spec = model_spec(c);
   const std::string attn = std::string(family.attn) + ".";
   std::vector<WeightSlot> slots;
   slots.push_back({{std::string(family.embed) + ".weight", {c.vocab_size, h}}, -1,
@@ -68,6 +70,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                      [](ModelWeights& w, const at::Tensor& t) { w.position_embed = t; }});
   const std::string input_norm = std::string(family.input_norm) + ".", post_norm = std::string(family.post_norm) + ".";
   for (int64_t i = 0; i < c.num_layers; ++i) {
+    const LayerSpec& layer = spec.layers[i];
+    const AttentionSpec& a = layer.attention;
+    const MlpSpec& m = layer.mlp;
+    const int64_t q_out = a.q_width(), kv_out = a.kv_width(), ff = m.size;
     // A tensor, or rows of one fused tensor split among several (q, k, v; gate, up), in order. A projection stored
     // [in, out] (Conv1D) is transposed to [out, in] first.
     auto add_split = [&](const std::string& suffix, std::vector<int64_t> shape,
@@ -89,7 +95,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     };
     // q, k and v fused by head (rows: head 0's q, k, v, then head 1's, ...), as weights [rows, h] or biases [rows].
     auto add_by_head = [&](const std::string& suffix, std::vector<int64_t> shape, std::array<LayerTensor, 3> parts) {
-      const int64_t heads = c.num_heads, head_dim = c.head_dim;
+      const int64_t heads = a.heads, head_dim = a.head_dim;
       slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
                        [i, parts, heads, head_dim](ModelWeights& w, const at::Tensor& t) {
                          const at::Tensor by_head = t.reshape({heads, 3, head_dim, -1});
@@ -107,31 +113,32 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       slots.push_back({{layer_name(family, i, name), std::move(shape)}, i, nullptr,
                        [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
     };
-    if (!c.output_norms_only) add(input_norm + "weight", {h}, &LayerWeights::input_norm);
-    if (c.layer_norm) add(input_norm + "bias", {h}, &LayerWeights::input_norm_bias);
-    if (c.sandwich_norms || c.output_norms_only) {  // post_attention_layernorm is on the attention's output there
+    const bool biased_norms = spec.norm.layer_norm;
+    if (layer.input_norm) add(input_norm + "weight", {h}, &LayerWeights::input_norm);
+    if (layer.input_norm && biased_norms) add(input_norm + "bias", {h}, &LayerWeights::input_norm_bias);
+    if (layer.attn_out_norm) {  // post_attention_layernorm is on the attention's output there
       add("post_attention_layernorm.weight", {h}, &LayerWeights::attn_out_norm);
-      if (c.sandwich_norms) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
-      add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
-    } else if (!family.parallel_block) {  // phi's MLP takes the input norm's output
+      if (layer.pre_mlp_norm) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
+    } else if (layer.pre_mlp_norm) {
       add(post_norm + "weight", {h}, &LayerWeights::post_norm);
-      if (c.layer_norm) add(post_norm + "bias", {h}, &LayerWeights::post_norm_bias);
+      if (biased_norms) add(post_norm + "bias", {h}, &LayerWeights::post_norm_bias);
     }
-    const bool moe = c.is_moe_layer(i);
+    if (layer.mlp_out_norm) add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
+    const bool moe = m.kind == MlpKind::kExperts, gated = m.kind == MlpKind::kGated;
     if (family.qkv_by_head != nullptr) {
       const std::string fused = attn + family.qkv_by_head;
       add_by_head(fused + ".weight", {3 * q_out, h}, {&LayerWeights::q, &LayerWeights::k, &LayerWeights::v});
-      if (c.qkv_bias)
+      if (a.qkv_bias)
         add_by_head(fused + ".bias", {3 * q_out}, {&LayerWeights::q_bias, &LayerWeights::k_bias, &LayerWeights::v_bias});
       if (!moe) add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else if (family.fused_qkv != nullptr) {  // rows: q, then k, then v; gate, then up
       const std::string fused = attn + family.fused_qkv;
       add_split(fused + ".weight", {q_out + 2 * kv_out, h},
                 {{&LayerWeights::q, q_out}, {&LayerWeights::k, kv_out}, {&LayerWeights::v, kv_out}});
-      if (c.qkv_bias)
+      if (a.qkv_bias)
         add_split(fused + ".bias", {q_out + 2 * kv_out},
                   {{&LayerWeights::q_bias, q_out}, {&LayerWeights::k_bias, kv_out}, {&LayerWeights::v_bias, kv_out}});
-      if (!moe && c.fused_projections)
+      if (gated && c.fused_projections)
         add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
       else if (!moe)
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
@@ -139,7 +146,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
       add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
       add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
-      if (!moe && c.gated_mlp) {
+      if (gated) {
         add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
         add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
       } else if (!moe) {
@@ -147,28 +154,29 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       }
     }
     add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
-    if (c.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
+    if (a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
       add(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
       add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
       add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
     }
-    if (c.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
-    if (c.attention_sinks) add(attn + "sinks", {c.num_heads}, &LayerWeights::sinks);
-    if (c.qk_norm || c.qk_norm_full_width) {  // over each head, or over the whole projection
-      add(attn + "q_norm.weight", {c.qk_norm ? c.head_dim : q_out}, &LayerWeights::q_norm);
-      add(attn + "k_norm.weight", {c.qk_norm ? c.head_dim : kv_out}, &LayerWeights::k_norm);
+    if (a.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
+    if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
+    if (a.qk_norm != QkNorm::kNone) {  // over each head, or over the whole projection
+      const bool per_head = a.qk_norm == QkNorm::kPerHead;
+      add(attn + "q_norm.weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
+      add(attn + "k_norm.weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
     }
-    if (!moe && !c.gated_mlp) {
+    if (m.kind == MlpKind::kUngated) {
       add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
-      if (c.mlp_bias) {
+      if (m.bias) {
         add(fmt::format("mlp.{}.bias", family.mlp_up), {ff}, &LayerWeights::up_bias);
         add(fmt::format("mlp.{}.bias", family.mlp_down), {h}, &LayerWeights::down_bias);
       }
       continue;
     }
-    if (!moe) {
+    if (gated) {
       add("mlp.down_proj.weight", {h, ff}, &LayerWeights::down);
-      if (c.mlp_bias) {
+      if (m.bias) {
         add("mlp.gate_proj.bias", {ff}, &LayerWeights::gate_bias);
         add("mlp.up_proj.bias", {ff}, &LayerWeights::up_bias);
         add("mlp.down_proj.bias", {h}, &LayerWeights::down_bias);
@@ -176,16 +184,16 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       continue;
     }
     const ExpertTraits& names = family.experts;
-    const int64_t eff = c.moe_intermediate_size, sff = c.shared_expert_intermediate_size;
+    const int64_t sff = m.router.shared_expert_size;
     if (names.gpt_oss) {
-      add_stacked_experts(slots, c, i, layer_name(family, i, ""));
+      add_stacked_experts(slots, m, h, i, layer_name(family, i, ""));
       continue;
     }
-    add(names.router, {c.num_experts, h}, &LayerWeights::router);
-    for (int64_t e = 0; e < c.num_experts; ++e) {
-      add_expert(fmt::format(fmt::runtime(names.gate), e), {eff, h}, e, &StackedExperts::gate);
-      add_expert(fmt::format(fmt::runtime(names.up), e), {eff, h}, e, &StackedExperts::up);
-      add_expert(fmt::format(fmt::runtime(names.down), e), {h, eff}, e, &StackedExperts::down);
+    add(names.router, {m.router.experts, h}, &LayerWeights::router);
+    for (int64_t e = 0; e < m.router.experts; ++e) {
+      add_expert(fmt::format(fmt::runtime(names.gate), e), {ff, h}, e, &StackedExperts::gate);
+      add_expert(fmt::format(fmt::runtime(names.up), e), {ff, h}, e, &StackedExperts::up);
+      add_expert(fmt::format(fmt::runtime(names.down), e), {h, ff}, e, &StackedExperts::down);
     }
     if (sff > 0) {
       add_shared_expert("mlp.shared_expert.gate_proj.weight", {sff, h}, &ExpertWeights::gate);
@@ -197,7 +205,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
   const std::string final_norm = family.final_norm;
   slots.push_back({{final_norm + ".weight", {h}}, c.num_layers,
                    [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
-  if (c.layer_norm)
+  if (spec.norm.layer_norm)
     slots.push_back({{final_norm + ".bias", {h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)
@@ -245,11 +253,13 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     throw std::invalid_argument(fmt::format("{} layer devices for {} layers", layer_devices.size(), config.num_layers));
   ModelWeights w;
   w.layers.resize(config.num_layers);
+  const ModelSpec spec = model_spec(config);
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
-    if (config.is_moe_layer(i) && !model_family(config.model_type).experts.gpt_oss) {  // filled expert by expert
+    const MlpSpec& m = spec.layers[i].mlp;
+    if (m.kind == MlpKind::kExperts && !model_family(config.model_type).experts.gpt_oss) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
-      const int64_t e = config.num_experts, ff = config.moe_intermediate_size, h = config.hidden_size;
+      const int64_t e = m.router.experts, ff = m.size, h = config.hidden_size;
       w.layers[i].experts = {at::empty({e, ff, h}, options), at::empty({e, ff, h}, options), at::empty({e, h, ff}, options)};
     }
   }

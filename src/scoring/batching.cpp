@@ -1,5 +1,6 @@
 #include "scoring/batching.h"
 
+#include "model/layer_spec.h"
 #include "scoring/prefix_kv.h"
 
 #include <algorithm>
@@ -21,11 +22,18 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   }
   // Per token fed: the residual stream and its norms, q, k, v and the attention output (about 6 hidden-wide
   // tensors), the MLP's gate, up and their product (3 of its width: the widest of dense, experts chosen and shared).
-  const int64_t ff = std::max(c.intermediate_size,
-                              c.experts_per_token * c.moe_intermediate_size + c.shared_expert_intermediate_size);
-  const int64_t per_token = e * (6 * std::max(c.hidden_size, c.num_heads * c.head_dim) + 3 * ff);
+  // The widest layer sets both.
+  int64_t ff = 0, width = c.hidden_size, heads = 0;
+  for (const LayerSpec& layer : model.spec().layers) {
+    const MlpSpec& m = layer.mlp;
+    const int64_t chosen = m.kind == MlpKind::kExperts ? m.router.per_token * m.size + m.router.shared_expert_size : m.size;
+    ff = std::max(ff, chosen);
+    width = std::max(width, layer.attention.q_width());
+    heads = std::max(heads, layer.attention.heads);
+  }
+  const int64_t per_token = e * (6 * width + 3 * ff);
   // Per row: one scored position's logits and log-probabilities in fp32.
-  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * c.num_heads, per_token, 8 * c.vocab_size};
+  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * heads, per_token, 8 * c.vocab_size};
 }
 
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {

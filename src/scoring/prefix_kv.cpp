@@ -1,6 +1,7 @@
 #include "scoring/prefix_kv.h"
 
 #include "model/host_transfers.h"
+#include "model/layer_spec.h"
 
 #include <algorithm>
 #include <optional>
@@ -38,12 +39,12 @@ DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entrie
 // One layer's keys and values of every distinct prefix, right-padded to the longest:
 // [prefixes, kv_heads, longest, head_dim] on the layer's device.
 LayerKv stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
-  const ModelConfig& c = model.config();
+  const AttentionSpec& a = model.spec().layers.at(layer).attention;
   const auto options = at::TensorOptions().device(model.layer_device(layer)).dtype(model.dtype());
   std::vector<at::Tensor> keys, values;
   for (const PrefixEntry* e : d.prefixes) {
     const int64_t depth = e == nullptr ? 0 : e->depth();
-    const at::Tensor pad = at::zeros({1, c.num_kv_heads, d.longest - depth, c.head_dim}, options);
+    const at::Tensor pad = at::zeros({1, a.kv_heads, d.longest - depth, a.head_dim}, options);
     keys.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, true), pad}, 2));
     values.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, false), pad}, 2));
   }
@@ -94,8 +95,9 @@ std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t beg
 }
 
 int64_t kv_bytes(const Model& model, int64_t tokens) {
-  const ModelConfig& c = model.config();
-  return 2 * c.num_layers * c.num_kv_heads * c.head_dim * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
+  int64_t widths = 0;  // keys and values of every layer, per token
+  for (const LayerSpec& layer : model.spec().layers) widths += 2 * layer.attention.kv_width();
+  return widths * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
 }
 
 }  // namespace prefix_scorer

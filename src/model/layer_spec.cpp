@@ -1,0 +1,66 @@
+#include "model/layer_spec.h"
+
+#include "model/model_family.h"
+
+namespace prefix_scorer {
+namespace {
+
+AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
+  AttentionSpec a;
+  a.heads = c.num_heads;
+  a.kv_heads = c.num_kv_heads;
+  a.head_dim = c.head_dim;
+  a.window = c.layer_window(layer);
+  if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
+  a.scale = c.layer_attention_scale(layer);
+  a.softcap = c.attn_softcap;
+  a.sinks = c.attention_sinks;
+  a.qk_norm = c.qk_norm ? QkNorm::kPerHead : c.qk_norm_full_width ? QkNorm::kFullWidth : QkNorm::kNone;
+  a.qkv_bias = c.qkv_bias;
+  a.o_bias = c.o_bias;
+  a.kv_layer = layer;
+  return a;
+}
+
+MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
+  MlpSpec m;
+  m.activation = c.activation;
+  if (!c.is_moe_layer(layer)) {
+    m.kind = c.gated_mlp ? MlpKind::kGated : MlpKind::kUngated;
+    m.size = c.intermediate_size;
+    m.bias = c.mlp_bias;
+    return m;
+  }
+  m.kind = MlpKind::kExperts;
+  m.size = c.moe_intermediate_size;
+  m.swiglu_alpha = c.swiglu_alpha;
+  m.swiglu_limit = c.swiglu_limit;
+  m.router = {c.num_experts,          c.experts_per_token, c.softmax_over_chosen, c.norm_topk_prob,
+              c.routing_weights_fp32, c.expert_biases,     c.shared_expert_intermediate_size};
+  return m;
+}
+
+}  // namespace
+
+ModelSpec model_spec(const ModelConfig& c) {
+  ModelSpec spec;
+  spec.norm = {c.layer_norm, c.rms_norm_eps, c.norm_plus_one, c.norm_in_fp32};
+  spec.ropes.push_back({c.rope, c.head_dim});
+  if (c.sliding_rope) spec.ropes.push_back({*c.sliding_rope, c.head_dim});
+  // One norm feeds both blocks of a parallel layer unless the family names a second (gpt_neox's own MLP norm).
+  const bool one_norm_for_both = model_family(c.model_type).parallel_block;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    LayerSpec l;
+    l.attention = attention_spec(c, i);
+    l.mlp = mlp_spec(c, i);
+    l.input_norm = !c.output_norms_only;
+    l.attn_out_norm = l.mlp_out_norm = c.sandwich_norms || c.output_norms_only;
+    l.pre_mlp_norm = c.sandwich_norms || (!c.output_norms_only && !one_norm_for_both);
+    l.parallel = c.parallel_block;
+    l.residual_multiplier = c.residual_multiplier;
+    spec.layers.push_back(l);
+  }
+  return spec;
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,86 @@
+#pragma once
+// The model as the forward walks it: a list of layer specs, each a mixer (attention today) and an MLP (dense or
+// experts behind a router) with their norms. Sizes, windows, ropes and scales are data of each layer, so that
+// layers may differ in any of them; the forward and the weight layout read the config through this alone.
+
+#include "prefix_scorer/model_config.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace prefix_scorer {
+
+// Where q and k are normalized: over each head, or over the whole projection (olmo2).
+enum class QkNorm { kNone, kPerHead, kFullWidth };
+
+struct AttentionSpec {
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t window = 0;      // a query sees keys within this many positions of its own; 0: every key before it
+  int64_t rope = -1;       // index into ModelSpec::ropes; -1: no rotation
+  double scale = 0;        // of q . k; 0: 1 / sqrt(head_dim)
+  double softcap = 0;      // scores become softcap * tanh(score / softcap); 0: none
+  bool sinks = false;      // a learned logit per head joins each softmax, whose weight no value takes
+  QkNorm qk_norm = QkNorm::kNone;
+  bool qkv_bias = false, o_bias = false;
+  int64_t kv_layer = 0;    // the layer whose keys and values it attends to (its own index)
+
+  int64_t q_width() const { return heads * head_dim; }
+  int64_t kv_width() const { return kv_heads * head_dim; }
+};
+
+// How a mixture picks and weighs its experts.
+struct RouterSpec {
+  int64_t experts = 0, per_token = 0;
+  bool softmax_over_chosen = false;  // softmax over the top logits; else the top of a softmax over all, in fp32
+  bool normalize = false;            // the chosen weights renormalized to sum to one
+  bool weights_fp32 = false;         // the weights stay fp32 through the experts' sum
+  bool biases = false;               // on the router and on every expert's projections
+  int64_t shared_expert_size = 0;    // a shared expert behind a sigmoid gate beside the routed ones; 0: none
+};
+
+enum class MlpKind { kGated, kUngated, kExperts };
+
+struct MlpSpec {
+  MlpKind kind = MlpKind::kGated;  // down(act(gate) * up), down(act(up)), or experts each gated
+  int64_t size = 0;                // the inner width (of each expert)
+  Activation activation = Activation::kSilu;
+  bool bias = false;               // biases on a dense MLP's projections
+  double swiglu_alpha = 0, swiglu_limit = 0;  // limit > 0: experts gate by the clamped SwiGLU
+  RouterSpec router;               // experts only
+};
+
+// The norms of every layer and of the final one.
+struct NormSpec {
+  bool layer_norm = false;     // LayerNorm with a bias; else RMSNorm
+  double eps = 1e-6;
+  bool plus_one = false;       // RMSNorm scales by (1 + w) in fp32
+  bool weight_in_fp32 = false; // RMSNorm multiplies by w before casting back to the model dtype
+};
+
+struct LayerSpec {
+  AttentionSpec attention;
+  MlpSpec mlp;
+  // Which norms the layer has: before attention, on its output, before the MLP, on its output.
+  bool input_norm = true, attn_out_norm = false, pre_mlp_norm = true, mlp_out_norm = false;
+  // Attention and MLP both read the layer's input (the MLP through pre_mlp_norm, or the input norm's output when
+  // it has none) and their outputs join the residual together.
+  bool parallel = false;
+  double residual_multiplier = 1;  // each block's output times this before it joins the residual
+};
+
+// A rope and the head width it rotates.
+struct RopeSpec {
+  RopeConfig rope;
+  int64_t head_dim = 0;
+};
+
+struct ModelSpec {
+  std::vector<LayerSpec> layers;
+  std::vector<RopeSpec> ropes;
+  NormSpec norm;
+};
+
+// The layer specs of `config`.
+ModelSpec model_spec(const ModelConfig& config);
+
+}  // namespace prefix_scorer

@@ -1,0 +1,126 @@
+// The layer specs the forward walks, as each family's config makes them: windows, ropes, scales, norms and MLPs
+// per layer; and the weights and cache sizes that follow from them.
+
+#include "model/layer_spec.h"
+#include "model/weights.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace prefix_scorer::test {
+namespace {
+
+const std::string kSizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16)";
+
+ModelSpec spec_of(const std::string& model_type, const std::string& keys = "") {
+  return model_spec(ModelConfig::from_json(R"({"model_type": ")" + model_type + R"(", )" + kSizes + keys + "}"));
+}
+
+TEST(LayerSpec, AlternatingWindowsTakeTheirOwnRopeAndScale) {
+  const ModelSpec gemma3 = spec_of("gemma3_text", R"(, "sliding_window": 8, "sliding_window_pattern": 2,
+      "query_pre_attn_scalar": 64, "rope_local_base_freq": 500.0)");
+  ASSERT_EQ(gemma3.layers.size(), 4u);
+  ASSERT_EQ(gemma3.ropes.size(), 2u);
+  EXPECT_DOUBLE_EQ(gemma3.ropes[1].rope.theta, 500.0);
+  for (int64_t i = 0; i < 4; ++i) {
+    const AttentionSpec& a = gemma3.layers[i].attention;
+    const bool sliding = i % 2 == 0;  // every second layer full
+    EXPECT_EQ(a.window, sliding ? 8 : 0) << i;
+    EXPECT_EQ(a.rope, sliding ? 1 : 0) << i;
+    EXPECT_DOUBLE_EQ(a.scale, 0.125);
+    EXPECT_EQ(a.qk_norm, QkNorm::kPerHead);
+    EXPECT_EQ(a.kv_layer, i);
+    const LayerSpec& l = gemma3.layers[i];
+    EXPECT_TRUE(l.input_norm && l.attn_out_norm && l.pre_mlp_norm && l.mlp_out_norm && !l.parallel);
+  }
+  EXPECT_TRUE(gemma3.norm.plus_one);
+  const ModelSpec gemma2 = spec_of("gemma2");
+  EXPECT_EQ(gemma2.ropes.size(), 1u);
+  EXPECT_EQ(gemma2.layers[0].attention.rope, 0);
+  EXPECT_DOUBLE_EQ(gemma2.layers[1].attention.softcap, 50.0);
+}
+
+TEST(LayerSpec, PositionsAndScalesByLayer) {
+  const ModelSpec gpt2 = spec_of("gpt2", R"(, "scale_attn_by_inverse_layer_idx": true)");
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(gpt2.layers[i].attention.rope, -1);  // learned positions
+    EXPECT_DOUBLE_EQ(gpt2.layers[i].attention.scale, 0.25 / static_cast<double>(i + 1));
+    EXPECT_EQ(gpt2.layers[i].mlp.kind, MlpKind::kUngated);
+  }
+  EXPECT_TRUE(gpt2.norm.layer_norm);
+  const ModelSpec smollm3 = spec_of("smollm3", R"(, "no_rope_layers": [1, 0, 1, 0])");
+  EXPECT_EQ(smollm3.layers[0].attention.rope, 0);
+  EXPECT_EQ(smollm3.layers[1].attention.rope, -1);
+}
+
+TEST(LayerSpec, NormsOfEachBlockLayout) {
+  const ModelSpec phi = spec_of("phi");  // one norm feeds attention and MLP
+  EXPECT_TRUE(phi.layers[0].parallel && phi.layers[0].input_norm && !phi.layers[0].pre_mlp_norm);
+  const ModelSpec neox = spec_of("gpt_neox");  // parallel, each block on its own norm
+  EXPECT_TRUE(neox.layers[0].parallel && neox.layers[0].pre_mlp_norm);
+  const ModelSpec sequential = spec_of("gpt_neox", R"(, "use_parallel_residual": false)");
+  EXPECT_FALSE(sequential.layers[0].parallel);
+  const ModelSpec olmo2 = spec_of("olmo2");  // norms on the outputs only
+  const LayerSpec& o = olmo2.layers[0];
+  EXPECT_TRUE(!o.input_norm && o.attn_out_norm && !o.pre_mlp_norm && o.mlp_out_norm);
+  EXPECT_EQ(o.attention.qk_norm, QkNorm::kFullWidth);
+  EXPECT_TRUE(olmo2.norm.weight_in_fp32);
+  const ModelSpec granite = spec_of("granite", R"(, "residual_multiplier": 0.5)");
+  EXPECT_DOUBLE_EQ(granite.layers[3].residual_multiplier, 0.5);
+}
+
+TEST(LayerSpec, ExpertsWhereTheScheduleSaysAndDenseElsewhere) {
+  const ModelSpec moe = spec_of("qwen2_moe", R"(, "num_experts": 6, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48, "decoder_sparse_step": 2,
+      "mlp_only_layers": [3], "norm_topk_prob": true)");
+  for (int64_t i = 0; i < 4; ++i) {
+    const MlpSpec& m = moe.layers[i].mlp;
+    if (i != 1) {
+      EXPECT_EQ(m.kind, MlpKind::kGated) << i;
+      EXPECT_EQ(m.size, 96) << i;
+      continue;
+    }
+    EXPECT_EQ(m.kind, MlpKind::kExperts);
+    EXPECT_EQ(m.size, 32);
+    EXPECT_EQ(m.router.experts, 6);
+    EXPECT_EQ(m.router.per_token, 2);
+    EXPECT_EQ(m.router.shared_expert_size, 48);
+    EXPECT_TRUE(m.router.normalize && !m.router.softmax_over_chosen && !m.router.weights_fp32);
+  }
+  const MlpSpec oss = spec_of("gpt_oss", R"(, "num_local_experts": 4, "num_experts_per_tok": 2)").layers[0].mlp;
+  EXPECT_TRUE(oss.router.softmax_over_chosen && oss.router.biases);
+  EXPECT_EQ(oss.size, 96);  // experts as wide as the dense MLP
+  EXPECT_DOUBLE_EQ(oss.swiglu_limit, 7.0);
+  EXPECT_TRUE(spec_of("mixtral", R"(, "num_local_experts": 4, "num_experts_per_tok": 2)").layers[0].mlp.router.weights_fp32);
+}
+
+// The checkpoint's tensors are sized by each layer's spec: dense layers by the dense width, MoE layers by the
+// experts', with the shared expert where the spec has one.
+TEST(LayerSpec, WeightsFollowTheLayerSpecs) {
+  const ModelConfig config = ModelConfig::from_json(R"({"model_type": "qwen2_moe", )" + kSizes + R"(,
+      "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48,
+      "decoder_sparse_step": 2})");
+  int64_t dense_downs = 0, expert_downs = 0, shared = 0;
+  for (const TensorSpec& t : expected_tensors(config)) {
+    if (t.name.find("experts.") != std::string::npos && t.name.find("down_proj.weight") != std::string::npos) {
+      EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 32})) << t.name;
+      ++expert_downs;
+    } else if (t.name.find("shared_expert.down_proj.weight") != std::string::npos) {
+      EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 48})) << t.name;
+      ++shared;
+    } else if (t.name.find("mlp.down_proj.weight") != std::string::npos) {
+      EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 96})) << t.name;
+      ++dense_downs;
+    } else if (t.name.find("k_proj.weight") != std::string::npos) {
+      EXPECT_EQ(t.shape, (std::vector<int64_t>{32, 64})) << t.name;  // 2 KV heads of 16
+    }
+  }
+  EXPECT_EQ(dense_downs, 2);      // layers 0 and 2
+  EXPECT_EQ(expert_downs, 2 * 3); // layers 1 and 3, three experts each
+  EXPECT_EQ(shared, 2);
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

@@ -419,15 +419,14 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     DeviceInputs in;
     in.device = device;
     in.rotary.resize(spec_->ropes.size());
+    const std::vector<at::Tensor> inv_freqs = upload_together(inv_freqs_, device);  // every rope's, in one copy
     for (const LayerSpec& layer : spec_->layers) {
       const AttentionSpec& a = layer.attention;
       const bool has_mask = std::any_of(in.masks.begin(), in.masks.end(), [&](const auto& m) { return m.first == a.window; });
       if (!has_mask) in.masks.emplace_back(a.window, mask_for(a.window));
-      if (a.rope >= 0 && !in.rotary[a.rope].cos.defined()) {
-        const RopeSpec& r = spec_->ropes[a.rope];
-        in.rotary[a.rope] = rotary_tables(upload(inv_freqs_[a.rope], device), device_positions, dtype_,
-                                          r.rope.attention_factor);
-      }
+      if (a.rope >= 0 && !in.rotary[a.rope].cos.defined())
+        in.rotary[a.rope] = rotary_tables(inv_freqs[a.rope], device_positions, dtype_,
+                                          spec_->ropes[a.rope].rope.attention_factor);
     }
     if (config_.rope.llama4_scaling_beta != 0)
       in.query_scale = llama4_query_scale(config_.rope, device_positions, dtype_);

@@ -52,12 +52,13 @@ T require(const json& j, const char* key) {
   return get_or<T>(j, key, T{});
 }
 
-// gpt_oss's MXFP4 quantization: its experts' blocks and scales, dequantized at load as transformers does without
-// its kernels (exactly: every value is a 4-bit float times a power of two).
-bool mxfp4_experts(const json& j) {
+// Whether the config's quantization is the one the family's checkpoints carry, which the loader dequantizes as
+// transformers does without its kernels (MXFP4 exactly: every value is a 4-bit float times a power of two).
+bool accepted_quantization(const json& j, const ModelFamily& family) {
   const json* q = j.contains("quantization_config") && j["quantization_config"].is_object() ? &j["quantization_config"]
                                                                                              : nullptr;
-  return q != nullptr && get_or<std::string>(*q, "quant_method", "") == "mxfp4";
+  return q != nullptr && family.quantization != nullptr &&
+         get_or<std::string>(*q, "quant_method", "") == family.quantization;
 }
 
 // A size under the family's key, or under transformers' usual name (which GPT-2's config maps onto its own).
@@ -95,7 +96,7 @@ RopeConfig parse_yarn(const json& d, int64_t max_positions, RopeConfig rope) {
 // `top` is the whole config, for the keys that phi3 keeps outside the dict.
 RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const ModelFamily& family) {
   RopeConfig rope;
-  const bool phi3 = family.phi3_rope_keys;
+  const bool phi3 = family.rope_keys_at_top_level;
   rope.theta = get_or<double>(d, "rope_theta", theta);
   std::string type = get_or<std::string>(d, "rope_type", get_or<std::string>(d, "type", "default"));
   if (phi3 && (type == "su" || type == "yarn")) type = "longrope";  // as Phi3Config renames them
@@ -151,7 +152,7 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
   const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
   const json& dict = scaling != nullptr ? *scaling : fallback;
   c.rope = parse_rope_dict(dict, theta, j, family);
-  if (family.llama4_query_scale) {  // transformers reads both keys from the dict, and fails without them
+  if (family.query_scale_by_position) {  // transformers reads both keys from the dict, and fails without them
     for (const char* key : {"llama_4_scaling_beta", "original_max_position_embeddings"})
       if (!has_field(dict, key))
         throw std::invalid_argument(fmt::format("config.json: {} rope_parameters lacks '{}'", c.model_type, key));
@@ -200,8 +201,9 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
                                           : get_or<int64_t>(j, "moe_intermediate_size", e.default_size);
   c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", false);
   c.routing_weights_fp32 = e.routing_fp32;
-  if (e.gpt_oss) {
-    c.expert_biases = c.softmax_over_chosen = true;
+  c.expert_biases = e.stacked;
+  c.softmax_over_chosen = e.softmax_over_chosen;
+  if (e.clamped_swiglu) {
     c.swiglu_alpha = get_or<double>(j, "swiglu_alpha", 1.702);
     c.swiglu_limit = get_or<double>(j, "swiglu_limit", 7.0);
   }
@@ -268,7 +270,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   }
   const ModelFamily& family = model_family(c.model_type);
   for (const char* key : {"quantization_config", "vision_config"}) {
-    if (family.experts.gpt_oss && std::string(key) == "quantization_config" && mxfp4_experts(j)) continue;
+    if (std::string(key) == "quantization_config" && accepted_quantization(j, family)) continue;
     if (j.contains(key) && !j[key].is_null())
       throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
                                               c.model_type));
@@ -306,14 +308,11 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
   if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, true);
   if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  if (family.always_mlp_bias) c.mlp_bias = true;
   c.lm_head_bias = family.output_layer_bias;
   if (family.position_embed != nullptr) parse_gpt2_attention(j, c);
   if (family.parallel_block && get_or<bool>(j, "qk_layernorm", false))
     throw std::invalid_argument("config.json: 'qk_layernorm' is not supported");
-  if (family.neox_biases) {
-    c.qkv_bias = c.o_bias = get_or<bool>(j, "attention_bias", true);
-    c.mlp_bias = true;
-  }
   c.parallel_block = family.parallel_block ||
                      (family.parallel_residual_key != nullptr && get_or<bool>(j, family.parallel_residual_key, true));
   c.layer_norm = family.layer_norm;
@@ -323,9 +322,10 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.output_norms_only = family.output_norms_only;
   c.norm_in_fp32 = family.norm_in_fp32;
   c.fused_projections = family.fused_projections;
-  c.norm_plus_one = c.scale_embeddings = family.gemma_norms;
+  c.norm_plus_one = family.norm_plus_one;
+  c.scale_embeddings = family.scale_embeddings;
   c.sandwich_norms = family.sandwich_norms;
-  if (family.granite_multipliers) {
+  if (family.reads_multipliers) {
     c.attention_multiplier = get_or<double>(j, "attention_multiplier", 1.0);
     c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
     c.residual_multiplier = get_or<double>(j, "residual_multiplier", 1.0);
@@ -512,15 +512,14 @@ std::string ModelConfig::to_json() const {
   if (family.attention_bias_on_o) j["attention_bias"] = qkv_bias;
   j[family.eps_key] = rms_norm_eps;
   if (family.all_bias_key != nullptr) j[family.all_bias_key] = qkv_bias;
-  if (family.neox_biases) j["attention_bias"] = qkv_bias;
   if (family.parallel_residual_key != nullptr) j[family.parallel_residual_key] = parallel_block;
   if (family.default_partial_rotary != 1.0) j[family.partial_rotary_key] = rope.partial_rotary_factor;
   if (family.reads_mlp_bias) j["mlp_bias"] = mlp_bias;
-  if (family.phi3_rope_keys) {  // transformers reads these two from the top level
+  if (family.rope_keys_at_top_level) {  // transformers reads these two from the top level
     j["original_max_position_embeddings"] = rope.original_max_position_embeddings;
     j["partial_rotary_factor"] = rope.partial_rotary_factor;
   }
-  if (family.granite_multipliers) {
+  if (family.reads_multipliers) {
     j["attention_multiplier"] = attention_multiplier;
     j["embedding_multiplier"] = embedding_multiplier;
     j["residual_multiplier"] = residual_multiplier;
@@ -546,7 +545,7 @@ std::string ModelConfig::to_json() const {
     for (LayerKind kind : layer_kinds) types.push_back(std::string(to_string(kind)));
     j["layer_types"] = types;
   }
-  if (family.experts.gpt_oss) {
+  if (family.experts.clamped_swiglu) {
     j["swiglu_alpha"] = swiglu_alpha;
     j["swiglu_limit"] = swiglu_limit;
   }

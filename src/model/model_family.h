@@ -1,7 +1,8 @@
 #pragma once
 // What sets each supported model family apart, as data: the config.json keys and defaults its transformers config
-// class reads, the traits its modeling file runs, and its checkpoint's expert tensor names. One entry per
-// `model_type`; config parsing, config writing and the weight loader read these traits and never compare names.
+// class reads, the traits its modeling file runs, and its checkpoint's tensor names. One entry per `model_type`,
+// made in the family's own file (src/model/families/); config parsing, config writing and the weight loader read
+// these traits and never compare names.
 
 #include "prefix_scorer/model_config.h"
 
@@ -22,10 +23,11 @@ struct ExpertTraits {
   bool always_normalized = false; // routing weights renormalized whatever norm_topk_prob says (mixtral)
   bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
   bool sparse_step = false;       // decoder_sparse_step and mlp_only_layers choose the MoE layers
-  // gpt_oss: experts stacked in one tensor per projection, gate and up interleaved in gate_up_proj ([experts,
-  // hidden, 2 x ff]; down_proj [experts, ff, hidden]), biases on them and on the router (mlp.router), softmax over
-  // the chosen experts' logits, a clamped SwiGLU (swiglu_alpha, swiglu_limit); MXFP4 blocks dequantized at load.
-  bool gpt_oss = false;
+  // Experts stacked in one tensor per projection, gate and up interleaved in gate_up_proj ([experts, hidden,
+  // 2 x ff]; down_proj [experts, ff, hidden]), with biases on them and on the router (named `router`.weight/.bias).
+  bool stacked = false;
+  bool softmax_over_chosen = false;  // routing weights a softmax over the chosen experts' logits
+  bool clamped_swiglu = false;       // experts gate by the clamped SwiGLU (swiglu_alpha, swiglu_limit read)
   // Checkpoint names after "model.layers.N.": the router, and expert e's projections (with {} for e).
   const char* router = "";
   const char* gate = "";
@@ -55,6 +57,9 @@ struct SizeKeys {
 
 struct ModelFamily {
   const char* model_type = "";
+  // The model_type of multimodal checkpoints whose text model (text_config, where it omits its own model_type) is
+  // of this family, scored alone; nullptr: none.
+  const char* multimodal_wrapper = nullptr;
   // Config keys and their defaults.
   SizeKeys sizes;
   const char* activation_key = "hidden_act";   // gemma2 and gemma3 read hidden_activation
@@ -63,8 +68,8 @@ struct ModelFamily {
   int64_t default_head_dim = 0;                // 0: hidden_size / num_attention_heads
   bool tied_by_default = false;                // tie_word_embeddings when absent
   double default_rope_theta = 10000.0;
-  bool phi3_rope_keys = false;     // su and yarn mean longrope; original_max_position_embeddings (default 4096) and
-                                   // partial_rotary_factor read from the top level
+  bool rope_keys_at_top_level = false;  // su and yarn mean longrope; original_max_position_embeddings (default 4096)
+                                        // and partial_rotary_factor read from the top level
   bool local_rope_base = false;    // sliding layers' rope from rope_local_base_freq (older gemma3 configs)
   bool always_windowed = false;    // sliding_window applies without use_sliding_window (mistral, mixtral, phi3)
   bool nope_layers = false;        // no_rope_layers (1: the layer rotates) or every no_rope_layer_interval-th layer
@@ -74,15 +79,17 @@ struct ModelFamily {
   bool qkv_bias = false;
   bool attention_bias_on_o = false;
   bool reads_mlp_bias = false;
+  bool always_mlp_bias = false;
   // The forward.
   bool qk_norm = false;
   bool qk_norm_full_width = false;
   bool output_norms_only = false;
   bool norm_in_fp32 = false;
   bool fused_projections = false;
-  bool gemma_norms = false;        // norm_plus_one and scale_embeddings
+  bool norm_plus_one = false;      // RMSNorm scales by (1 + w) in fp32
+  bool scale_embeddings = false;   // embeddings times sqrt(hidden_size)
   bool sandwich_norms = false;
-  bool granite_multipliers = false;
+  bool reads_multipliers = false;  // attention_multiplier, embedding_multiplier, residual_multiplier, logits_scaling
   // LayerNorm with biases instead of RMSNorm, its epsilon under eps_key (starcoder2).
   bool layer_norm = false;
   const char* eps_key = "rms_norm_eps";
@@ -111,12 +118,11 @@ struct ModelFamily {
   // saves it, [in, out]; scale_attn_weights and scale_attn_by_inverse_layer_idx read.
   const char* position_embed = nullptr;
   bool conv1d_weights = false;
-  // GPT-NeoX: q, k and v fused in one tensor by head (head 0's q, k, v rows, then head 1's, ...), attention biases
-  // from attention_bias (true by default), MLP biases always, attention and MLP in parallel on their own norms unless
-  // use_parallel_residual is false, a quarter of each head rotated (rotary_pct), rope_theta as rotary_emb_base.
-  const char* qkv_by_head = nullptr;          // the fused tensor's name after the attention module
+  // q, k and v fused in one tensor by head (head 0's q, k, v rows, then head 1's, ...): its name after the
+  // attention module.
+  const char* qkv_by_head = nullptr;
+  // Attention and MLP in parallel on their own norms unless this key is false.
   const char* parallel_residual_key = nullptr;
-  bool neox_biases = false;
   const char* partial_rotary_key = "partial_rotary_factor";  // at the top level, when rope_parameters lacks it
   double default_partial_rotary = 1.0;
   const char* theta_key = "rope_theta";
@@ -126,7 +132,8 @@ struct ModelFamily {
   // Older configs' rope_scaling is the full-attention layers' alone; sliding layers rotate unscaled (olmo3).
   bool sliding_rope_unscaled = false;
   bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
-  bool llama4_query_scale = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (ministral3)
+  bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
+  const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;
   ExpertTraits experts;
 };
@@ -134,6 +141,9 @@ struct ModelFamily {
 // The model_type of the text model inside a multimodal checkpoint of `model_type` (its text_config's, when that
 // omits it): gemma3 holds a gemma3_text, mistral3 a mistral (Ministral 3's say ministral3). nullptr for any other type.
 const char* multimodal_text_type(const std::string& model_type);
+
+// Every family's entry, from the families' files (src/model/families/registry.cpp).
+const std::vector<ModelFamily>& registered_families();
 
 // The family of `model_type`; throws std::invalid_argument naming it and the supported ones.
 const ModelFamily& model_family(const std::string& model_type);

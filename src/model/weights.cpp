@@ -29,29 +29,29 @@ struct WeightSlot {
 
 using LayerTensor = at::Tensor LayerWeights::*;
 
-// gpt_oss's experts of layer `i` (checkpoint names after `layer`): the router with its bias; gate_up_proj [experts,
-// hidden, 2 x ff] with gate and up interleaved by column, and its bias; down_proj [experts, ff, hidden] and its bias.
-// Each is split and transposed to the [experts, out, in] stacks the grouped matmuls take.
-void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_t h, int64_t i,
-                         const std::string& layer) {
+// Stacked experts of layer `i` (checkpoint names after `layer`, as `names` gives them): the router with its bias;
+// gate and up [experts, hidden, 2 x ff] in one tensor, interleaved by column, and its bias; down [experts, ff,
+// hidden] and its bias. Each is split and transposed to the [experts, out, in] stacks the grouped matmuls take.
+void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const ExpertTraits& names, int64_t h,
+                         int64_t i, const std::string& layer) {
   const int64_t e = m.router.experts, ff = m.size;
-  const std::string router = layer + "mlp.router.", experts = layer + "mlp.experts.";
+  const std::string router = layer + names.router + ".", gate_up = layer + names.gate, down = layer + names.down;
   slots.push_back({{router + "weight", {e, h}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router = t; }});
   slots.push_back({{router + "bias", {e}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router_bias = t; }});
-  slots.push_back({{experts + "gate_up_proj", {e, h, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+  slots.push_back({{gate_up, {e, h, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
                      StackedExperts& x = w.layers[i].experts;
                      x.gate = t.slice(2, 0, t.size(2), 2).transpose(1, 2).contiguous();
                      x.up = t.slice(2, 1, t.size(2), 2).transpose(1, 2).contiguous();
                    }});
-  slots.push_back({{experts + "gate_up_proj_bias", {e, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+  slots.push_back({{gate_up + "_bias", {e, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
                      StackedExperts& x = w.layers[i].experts;
                      x.gate_bias = t.slice(1, 0, t.size(1), 2).contiguous();
                      x.up_bias = t.slice(1, 1, t.size(1), 2).contiguous();
                    }});
-  slots.push_back({{experts + "down_proj", {e, ff, h}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+  slots.push_back({{down, {e, ff, h}}, i, [i](ModelWeights& w, const at::Tensor& t) {
                      w.layers[i].experts.down = t.transpose(1, 2).contiguous();
                    }});
-  slots.push_back({{experts + "down_proj_bias", {e, h}}, i,
+  slots.push_back({{down + "_bias", {e, h}}, i,
                    [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down_bias = t; }});
 }
 
@@ -185,8 +185,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     const ExpertTraits& names = family.experts;
     const int64_t sff = m.router.shared_expert_size;
-    if (names.gpt_oss) {
-      add_stacked_experts(slots, m, h, i, layer_name(family, i, ""));
+    if (names.stacked) {
+      add_stacked_experts(slots, m, names, h, i, layer_name(family, i, ""));
       continue;
     }
     add(names.router, {m.router.experts, h}, &LayerWeights::router);
@@ -257,7 +257,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
     const MlpSpec& m = spec.layers[i].mlp;
-    if (m.kind == MlpKind::kExperts && !model_family(config.model_type).experts.gpt_oss) {  // filled expert by expert
+    if (m.kind == MlpKind::kExperts && !model_family(config.model_type).experts.stacked) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
       const int64_t e = m.router.experts, ff = m.size, h = config.hidden_size;
       w.layers[i].experts = {at::empty({e, ff, h}, options), at::empty({e, ff, h}, options), at::empty({e, h, ff}, options)};

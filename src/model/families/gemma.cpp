@@ -1,0 +1,40 @@
+// Gemma 1 to 3: RMSNorm scaling by (1 + w) in fp32, embeddings times sqrt(hidden_size), tanh GELU, heads of 256,
+// tied embeddings; Gemma 2 and 3 add norms around attention and the MLP and windows on all but every period-th
+// layer (Gemma 2 soft-caps, Gemma 3 normalizes q and k and gives its sliding layers a rope of their own).
+
+#include "model/families/families.h"
+
+namespace prefix_scorer::families {
+namespace {
+
+ModelFamily gemma_base(const char* model_type) {
+  ModelFamily f = base(model_type);
+  f.default_activation = Activation::kGeluTanh;
+  f.default_head_dim = 256;
+  f.tied_by_default = f.attention_bias_on_o = f.norm_plus_one = f.scale_embeddings = true;
+  return f;
+}
+
+ModelFamily gemma_windowed(const char* model_type, AlternatingWindows windows) {
+  ModelFamily f = gemma_base(model_type);
+  f.activation_key = "hidden_activation";
+  f.sandwich_norms = true;
+  f.default_query_pre_attn_scalar = 256;
+  f.windows = windows;
+  return f;
+}
+
+}  // namespace
+
+std::vector<ModelFamily> gemma() {
+  ModelFamily gemma = gemma_base("gemma");
+  gemma.gelu_means_tanh = true;
+  ModelFamily gemma2 = gemma_windowed("gemma2", {true, 4096, 2, nullptr, 50.0, 30.0});
+  ModelFamily gemma3 = gemma_windowed("gemma3_text", {true, 4096, 6, "sliding_window_pattern", 0.0, 0.0});
+  gemma3.qk_norm = gemma3.local_rope_base = true;
+  gemma3.default_rope_theta = 1e6;
+  gemma3.multimodal_wrapper = "gemma3";  // Gemma 3 from 4B up
+  return {gemma, gemma2, gemma3};
+}
+
+}  // namespace prefix_scorer::families

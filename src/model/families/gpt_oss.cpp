@@ -1,0 +1,27 @@
+// gpt-oss: attention sinks, YaRN by default, even layers sliding over 128 tokens; experts stacked in one tensor per
+// projection (gate and up interleaved), with biases, routed by a softmax over the chosen logits through a clamped
+// SwiGLU; MXFP4 experts dequantized at load.
+
+#include "model/families/families.h"
+
+namespace prefix_scorer::families {
+
+std::vector<ModelFamily> gpt_oss() {
+  ModelFamily f = base("gpt_oss");
+  f.attention_bias_default = f.attention_bias_on_o = f.norm_in_fp32 = f.attention_sinks = true;
+  f.default_rope_theta = 150000.0;
+  f.default_rope_scaling = R"({"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                               "truncate": false, "original_max_position_embeddings": 4096})";
+  f.windows = {true, 128, 2, nullptr, 0.0, 0.0};  // even layers slide, odd ones attend in full
+  f.quantization = "mxfp4";
+  ExpertTraits& e = f.experts;
+  e.present = e.dense_sized = e.stacked = e.softmax_over_chosen = e.clamped_swiglu = true;
+  e.default_experts = 128;
+  e.default_per_token = 4;
+  e.router = "mlp.router";
+  e.gate = e.up = "mlp.experts.gate_up_proj";
+  e.down = "mlp.experts.down_proj";
+  return {f};
+}
+
+}  // namespace prefix_scorer::families

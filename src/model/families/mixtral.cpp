@@ -1,0 +1,22 @@
+// Mixtral: mistral's attention, every layer a mixture of experts as wide as the dense MLP, weights renormalized and
+// kept in fp32 through the experts' sum.
+
+#include "model/families/families.h"
+
+namespace prefix_scorer::families {
+
+std::vector<ModelFamily> mixtral() {
+  ModelFamily mixtral = base("mixtral");
+  mixtral.always_windowed = true;
+  ExpertTraits& e = mixtral.experts;
+  e.present = e.dense_sized = e.always_normalized = e.routing_fp32 = true;
+  e.default_experts = 8;
+  e.default_per_token = 2;
+  e.router = "block_sparse_moe.gate.weight";
+  e.gate = "block_sparse_moe.experts.{}.w1.weight";
+  e.up = "block_sparse_moe.experts.{}.w3.weight";
+  e.down = "block_sparse_moe.experts.{}.w2.weight";
+  return {mixtral};
+}
+
+}  // namespace prefix_scorer::families

@@ -12,7 +12,7 @@ namespace prefix_scorer::bench {
 FloorWork floor_work(const std::vector<Request>& requests, const Model& model, int64_t max_length) {
   const ModelConfig& c = model.config();
   int64_t truncated = 0;
-  std::vector<ScoringRow> rows = make_rows(requests, c.vocab_size, c.window(max_length), true, truncated);
+  std::vector<ScoringRow> rows = make_rows(requests, c, max_length, true, truncated);
   std::sort(rows.begin(), rows.end(), [](const ScoringRow& a, const ScoringRow& b) { return a.input < b.input; });
   FloorWork w;
   // Every distinct token's query sees itself and the keys before it: as many as its position + 1.

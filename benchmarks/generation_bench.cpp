@@ -1,6 +1,7 @@
 #include "generation_bench.h"
 
 #include "prefix_scorer/scorer.h"
+#include "model/kv_cache.h"
 #include "scoring/batching.h"
 
 #include <fmt/format.h>

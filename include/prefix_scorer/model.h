@@ -1,7 +1,6 @@
 #pragma once
 // A native libtorch decoder-only causal LM (the families ModelConfig reads).
 
-#include "prefix_scorer/kv_cache.h"
 #include "prefix_scorer/model_config.h"
 #include <ATen/ATen.h>
 
@@ -39,10 +38,15 @@ struct ForwardBatch {
   // each continuing the trunk from the same position on; a token sees the trunk and its own branch only. Cached
   // slots are trunk. Undefined: every segment is one sequence.
   at::Tensor branch;
+  // Optional: [batch] int64, the rope variant each row's tokens rotate by (ModelConfig::rope_variant): 0 the rope
+  // as configured, 1 longrope's long factors. Undefined: 0 for every row.
+  at::Tensor rope_variant;
 };
 
-struct ModelWeights;  // the tensors, per layer on the layer's device (internal)
-struct ModelSpec;     // the layer specs the forward walks (internal)
+struct ModelWeights;    // the tensors, per layer on the layer's device (internal)
+struct ModelSpec;       // the layer specs the forward walks (internal)
+class KvCache;          // what each layer keeps of the tokens seen so far (internal: src/model/kv_cache.h)
+struct SharedPrefixes;  // shared prefixes for cascade attention (internal, beside KvCache)
 
 class Model {
  public:
@@ -54,10 +58,6 @@ class Model {
   static Model synthetic(const std::string& name, const ModelOptions& options = {});
   // "synthetic:NAME" or a checkpoint directory.
   static Model open(const std::string& spec, const ModelOptions& options = {});
-
-  // The same weights with the longrope long factors, for forwards of sequences that config().long_rope() says
-  // take them (a model without longrope: the same model).
-  Model with_long_rope() const;
 
   const ModelConfig& config() const { return config_; }
   // The layer specs (internal: src/model/layer_spec.h).
@@ -91,7 +91,9 @@ class Model {
   std::shared_ptr<const ModelWeights> weights_;
   at::ScalarType dtype_;
   std::shared_ptr<const ModelSpec> spec_;
-  std::vector<at::Tensor> inv_freqs_;  // float32 on the CPU, one per rope of the spec's
+  // float32 on the CPU, one per rope of the spec's: [variants, rotary_dim / 2], a row per rope variant.
+  std::vector<at::Tensor> inv_freqs_;
+  int64_t rope_variants_ = 1;  // the most variants any rope has
 };
 
 }  // namespace prefix_scorer

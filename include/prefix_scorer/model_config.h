@@ -124,6 +124,8 @@ struct ModelConfig {
   bool long_rope(int64_t fed_length) const {
     return rope.type == RopeType::kLongRope && fed_length > rope.original_max_position_embeddings;
   }
+  // The rope variant (ForwardBatch::rope_variant) a sequence of `fed_length` tokens takes: 1 for the long factors.
+  int64_t rope_variant(int64_t fed_length) const { return long_rope(fed_length) ? 1 : 0; }
 
   // Parses config.json text; throws std::invalid_argument naming an unsupported model_type, rope type,
   // activation, or a missing or inconsistent field.

@@ -4,7 +4,6 @@
 #include "prefix_scorer/build_info.h"
 #include "prefix_scorer/devices.h"
 #include "prefix_scorer/errors.h"
-#include "prefix_scorer/kv_cache.h"
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/model_config.h"
 #include "prefix_scorer/plain_scorer.h"

@@ -52,14 +52,8 @@ class PrefixScorer {
 
  private:
   ScoringResult score_locked(const std::vector<Request>& requests);
-  // One call's scores and counters through `model`, whose keys and values the cache must hold (it is cleared
-  // when it holds the other rope factors').
-  ScoringResult score_with(const Model& model, bool long_rope, const std::vector<Request>& requests,
-                           const PrefixScorerOptions& options);
 
   std::shared_ptr<const Model> model_;
-  std::shared_ptr<const Model> long_model_;  // longrope models: the same weights with the long factors
-  bool cache_long_rope_ = false;             // whether the cache holds keys made with the long factors
   PrefixScorerOptions options_;
   mutable std::mutex mutex_;
   std::atomic<bool> running_{false}, cancel_{false};

@@ -55,9 +55,12 @@ void check_generation_requests(const Model& model, const PrefixScorerOptions& op
 namespace {
 
 // One prompt per scoring row: the position after its last token is the one scored first.
-std::vector<ScoringRow> prompt_rows(const std::vector<GenerationRequest>& requests) {
+std::vector<ScoringRow> prompt_rows(const std::vector<GenerationRequest>& requests, const ModelConfig& config) {
   std::vector<ScoringRow> rows(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) rows[i] = {requests[i].prompt, 1, {i}};
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const TokenIds& prompt = requests[i].prompt;
+    rows[i] = {prompt, 1, {i}, config.rope_variant(static_cast<int64_t>(prompt.size()))};
+  }
   return rows;
 }
 
@@ -77,7 +80,7 @@ bool decode_by_cascade(const Model& model, const PrefixScorerOptions& options, c
 
 class GenerationCall {
  public:
-  GenerationCall(const Model& model, const Model* long_model, const PrefixScorerOptions& options, PrefixCache& cache,
+  GenerationCall(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
                  const std::vector<GenerationRequest>& requests, const StopHook& stop_hook, std::atomic<bool>& cancel)
       : model_(model),
         options_(without_trees(options)),
@@ -85,7 +88,7 @@ class GenerationCall {
         stop_hook_(stop_hook),
         cancel_(cancel),
         memory_(batch_memory(model, options_)),
-        rows_(prompt_rows(requests)),
+        rows_(prompt_rows(requests, model.config())),
         plan_(prefixes_worth_caching(rows_, options_,
                                      std::max<int64_t>(1, options_.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
         prefixes_(plan_, cache, options_.keep_cache, prefix_stats_),
@@ -94,8 +97,6 @@ class GenerationCall {
                      prefill_wave(model_, options_, prefixes_, wave, prefix_stats_);
                    }),
         running_(model, decode_by_cascade(model, options_, plan_)) {
-    // Rows there run again whole, without a shared prefix: by gather, which here gathers nothing.
-    if (long_model != nullptr) long_running_ = std::make_unique<RunningBatch>(*long_model, false);
     result_.generations.resize(requests.size());
     result_.stats.requests = static_cast<int64_t>(requests.size());
     for (const GenerationRequest& r : requests) token_budget_ += r.max_new_tokens;
@@ -142,8 +143,9 @@ class GenerationCall {
 
     std::vector<EntryPtr> prefixes;
     std::vector<TokenIds> tails;
-    std::vector<int64_t> starts;
+    std::vector<int64_t> starts, variants;
     for (size_t k : joining) {
+      variants.push_back(rows_[plan_.order[k].row].rope_variant);
       int64_t e = plan_.order[k].entry;  // the deepest live prefix of its chain (the cache may not hold them all)
       while (e >= 0 && !prefixes_.held(e)) e = plan_.entries[e].parent;
       prefixes.push_back(e < 0 ? nullptr : prefixes_.held(e));
@@ -152,7 +154,7 @@ class GenerationCall {
       tails.emplace_back(prompt.begin() + starts.back(), prompt.end());
       result_.stats.prefill_tokens += static_cast<int64_t>(tails.back().size());
     }
-    JoiningRows joined = running_.prefill(prefixes, tails, starts);
+    JoiningRows joined = running_.prefill(prefixes, tails, starts, variants);
     prefixes_.unpin();
     for (size_t k : joining) prefixes_.finish(plan_.order[k].entry);
 
@@ -160,26 +162,25 @@ class GenerationCall {
     for (size_t i = 0; i < joining.size(); ++i) {
       const size_t request = plan_.order[joining[i]].row;
       rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0,
-                      sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr});
+                      sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr,
+                      variants[i]});
     }
-    join(joined, std::move(rows), running_);
+    join(joined, std::move(rows), running_.cascade());
     switch_to_long_factors();
   }
 
   // The longest sequence a running row may grow to.
   int64_t longest_running() const {
     int64_t longest = 0;
-    for (const RunningBatch* batch : {&running_, static_cast<const RunningBatch*>(long_running_.get())}) {
-      if (batch == nullptr) continue;
-      for (const RunningRow& row : batch->rows()) longest = std::max(longest, longest_sequence(requests_[row.request]));
-    }
+    for (const RunningRow& row : running_.rows()) longest = std::max(longest, longest_sequence(requests_[row.request]));
     return longest;
   }
 
-  // Picks each prefilled row's next token and adds the rows that go on to `batch`.
-  void join(JoiningRows& joined, std::vector<RunningRow> rows, RunningBatch& batch) {
+  // Picks each prefilled row's next token and adds the rows that go on to the running batch; the prefill forward
+  // counts as a cascade forward when it attended to shared prefixes by cascade.
+  void join(JoiningRows& joined, std::vector<RunningRow> rows, bool by_cascade) {
     ++result_.stats.prefill_forwards;
-    if (batch.cascade()) ++result_.stats.cascade_forwards;
+    if (by_cascade) ++result_.stats.cascade_forwards;
     std::vector<int64_t> going_on;
     std::vector<RunningRow> staying;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -189,16 +190,15 @@ class GenerationCall {
       }
     }
     joined.cache.keep_rows(going_on);
-    batch.add(joined.cache, std::move(staying));
+    running_.add(joined.cache, std::move(staying));
   }
 
-  size_t running_rows() const { return running_.size() + (long_running_ ? long_running_->size() : 0); }
+  size_t running_rows() const { return running_.size(); }
 
-  // One token for every running row (a forward per model the rows take); the rows that stop leave.
+  // One token for every running row, in one forward; the rows that stop leave.
   void step() {
     result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_rows()));
     step(running_);
-    if (long_running_) step(*long_running_);
     switch_to_long_factors();
   }
 
@@ -217,15 +217,16 @@ class GenerationCall {
   }
 
   // transformers' Phi-3 drops its cache when a sequence first grows past original_max_position_embeddings and runs
-  // it again whole on the long factors; rows do the same, in one prefill on the long model, and stay there.
+  // it again whole on the long factors; rows do the same, in one prefill on rope variant 1 without a shared prefix,
+  // and stay on it.
   void switch_to_long_factors() {
-    if (!long_running_) return;
+    if (model_.config().rope.type != RopeType::kLongRope) return;
     std::vector<int64_t> staying;
     std::vector<RunningRow> crossing;
     std::vector<TokenIds> sequences;
     for (size_t i = 0; i < running_.size(); ++i) {
       RunningRow& row = running_.rows()[i];
-      if (!model_.config().long_rope(row.position + 1)) {
+      if (row.rope_variant == 1 || !model_.config().long_rope(row.position + 1)) {
         staying.push_back(static_cast<int64_t>(i));
         continue;
       }
@@ -235,6 +236,7 @@ class GenerationCall {
       result_.stats.prefill_tokens += static_cast<int64_t>(sequence.size());
       row.position = static_cast<int64_t>(sequence.size());
       row.prefix = nullptr;
+      row.rope_variant = 1;
       sequences.push_back(std::move(sequence));
       crossing.push_back(std::move(row));
     }
@@ -253,9 +255,9 @@ class GenerationCall {
       const std::vector<TokenIds> part(sequences.begin() + begin, sequences.begin() + end);
       std::vector<RunningRow> rows(std::make_move_iterator(crossing.begin() + begin),
                                    std::make_move_iterator(crossing.begin() + end));
-      JoiningRows joined = long_running_->prefill(std::vector<EntryPtr>(part.size()), part,
-                                                  std::vector<int64_t>(part.size(), 0));
-      join(joined, std::move(rows), *long_running_);
+      JoiningRows joined = running_.prefill(std::vector<EntryPtr>(part.size()), part,
+                                            std::vector<int64_t>(part.size(), 0), std::vector<int64_t>(part.size(), 1));
+      join(joined, std::move(rows), /*by_cascade=*/false);
       begin = end;
     }
   }
@@ -296,7 +298,6 @@ class GenerationCall {
   LivePrefixes prefixes_;
   PrefillScheduler scheduler_;
   RunningBatch running_;
-  std::unique_ptr<RunningBatch> long_running_;  // rows past original_max_position_embeddings (LongRoPE only)
   size_t next_ = 0;            // the first waiting prompt, in plan order
   size_t done_ = 0;
   int64_t token_budget_ = 0;   // the tokens the call will have generated: max_new_tokens, less what stopped rows left
@@ -305,10 +306,10 @@ class GenerationCall {
 
 }  // namespace
 
-GenerationResult run_generation(const Model& model, const Model* long_model, const PrefixScorerOptions& options,
-                                PrefixCache& cache, const std::vector<GenerationRequest>& requests,
-                                const StopHook& stop_hook, std::atomic<bool>& cancel) {
-  return GenerationCall(model, long_model, options, cache, requests, stop_hook, cancel).run();
+GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+                                const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
+                                std::atomic<bool>& cancel) {
+  return GenerationCall(model, options, cache, requests, stop_hook, cancel).run();
 }
 
 }  // namespace prefix_scorer

@@ -16,11 +16,11 @@ namespace prefix_scorer {
 void check_generation_requests(const Model& model, const PrefixScorerOptions& options,
                                const std::vector<GenerationRequest>& requests);
 
-// Generates for requests checked already. `long_model` (null: none) has LongRoPE's long factors: a row takes it
-// from the step whose sequence grows past original_max_position_embeddings on, as transformers switches per
-// forward (the keys cached before keep their short factors).
-GenerationResult run_generation(const Model& model, const Model* long_model, const PrefixScorerOptions& options,
-                                PrefixCache& cache, const std::vector<GenerationRequest>& requests,
-                                const StopHook& stop_hook, std::atomic<bool>& cancel);
+// Generates for requests checked already. A LongRoPE model's rows take the long factors (rope variant 1) from
+// their prompt on when it is longer than original_max_position_embeddings, else from the step whose sequence grows
+// past it (see switch_to_long_factors).
+GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+                                const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
+                                std::atomic<bool>& cancel);
 
 }  // namespace prefix_scorer

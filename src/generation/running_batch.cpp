@@ -23,10 +23,10 @@ RunningBatch::RunningBatch(const Model& model, bool cascade)
 }
 
 JoiningRows RunningBatch::prefill(const std::vector<EntryPtr>& prefixes, const std::vector<TokenIds>& tails,
-                                  const std::vector<int64_t>& starts) const {
+                                  const std::vector<int64_t>& starts, const std::vector<int64_t>& rope_variants) const {
   std::vector<const TokenIds*> rows;
   for (const TokenIds& t : tails) rows.push_back(&t);
-  const ForwardBatch batch = make_batch(rows, starts);
+  const ForwardBatch batch = make_batch(rows, starts, rope_variants);
   std::vector<int64_t> last;
   for (size_t i = 0; i < tails.size(); ++i)
     last.push_back(static_cast<int64_t>(i) * batch.tokens.size(1) + static_cast<int64_t>(tails[i].size()) - 1);
@@ -59,15 +59,18 @@ void RunningBatch::keep(const std::vector<int64_t>& going_on) {
 
 at::Tensor RunningBatch::step() {
   const auto b = static_cast<int64_t>(rows_.size());
-  std::vector<int64_t> tokens, positions;
+  std::vector<int64_t> tokens, positions, variants;
   for (const RunningRow& row : rows_) {
     tokens.push_back(row.last_token);
     positions.push_back(row.position);
+    variants.push_back(row.rope_variant);
   }
   ForwardBatch batch;
   batch.tokens = at::tensor(tokens, at::kLong).view({b, 1});
   batch.positions = at::tensor(positions, at::kLong).view({b, 1});
   batch.valid = at::ones({b, 1}, at::kBool);
+  if (std::any_of(variants.begin(), variants.end(), [](int64_t v) { return v != 0; }))
+    batch.rope_variant = at::tensor(variants, at::kLong);
   return download(model_.forward(batch, &cache_, at::arange(b, at::kLong), shared_ ? &*shared_ : nullptr));
 }
 

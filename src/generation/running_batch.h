@@ -18,6 +18,7 @@ struct RunningRow {
   int64_t last_token = 0;
   at::Generator generator;
   EntryPtr prefix;         // by cascade: the prefix it continues (null: none); by gather it is in the row's cache
+  int64_t rope_variant = 0;  // the rope variant its tokens rotate by (ForwardBatch::rope_variant)
 };
 
 // Rows about to join: the log-probabilities after their prompts, and their own keys and values, row for row.
@@ -36,10 +37,10 @@ class RunningBatch {
   std::vector<RunningRow>& rows() { return rows_; }
   const std::vector<RunningRow>& rows() const { return rows_; }
 
-  // Runs the tails of prompts that continue `prefixes` (null: none), from `starts` on, in one forward: by cascade
-  // over the distinct prefixes, or after each prefix gathered into the row's own cache.
+  // Runs the tails of prompts that continue `prefixes` (null: none), from `starts` on, each on its rope variant,
+  // in one forward: by cascade over the distinct prefixes, or after each prefix gathered into the row's own cache.
   JoiningRows prefill(const std::vector<EntryPtr>& prefixes, const std::vector<TokenIds>& tails,
-                      const std::vector<int64_t>& starts) const;
+                      const std::vector<int64_t>& starts, const std::vector<int64_t>& rope_variants) const;
   // Adds rows: `cache`'s rows are their own keys and values, `rows` their states, in the same order.
   void add(const KvCache& cache, std::vector<RunningRow> rows);
   // Keeps the rows listed in `going_on`, in order.

@@ -1,4 +1,4 @@
-#include "prefix_scorer/kv_cache.h"
+#include "model/kv_cache.h"
 
 #include "model/host_transfers.h"
 

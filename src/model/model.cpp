@@ -6,6 +6,7 @@
 #include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
 #include "model/host_transfers.h"
+#include "model/kv_cache.h"
 #include "model/layer_spec.h"
 #include "model/rope.h"
 #include "model/weights.h"
@@ -256,14 +257,10 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
       weights_(std::move(weights)),
       dtype_(dtype),
       spec_(std::make_shared<const ModelSpec>(model_spec(config_))) {
-  for (const RopeSpec& r : spec_->ropes) inv_freqs_.push_back(inverse_frequencies(r.rope, r.head_dim));
-}
-
-Model Model::with_long_rope() const {
-  Model twin = *this;
-  twin.inv_freqs_.clear();
-  for (const RopeSpec& r : spec_->ropes) twin.inv_freqs_.push_back(inverse_frequencies(r.rope, r.head_dim, true));
-  return twin;
+  for (const RopeSpec& r : spec_->ropes) {
+    inv_freqs_.push_back(rope_variant_frequencies(r.rope, r.head_dim));
+    rope_variants_ = std::max(rope_variants_, inv_freqs_.back().size(0));
+  }
 }
 
 const ModelSpec& Model::spec() const { return *spec_; }
@@ -369,6 +366,15 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
   }
   const bool packed = batch.segment.defined() || batch.branch.defined();
+  at::Tensor variants;  // [b] int64 on the CPU; undefined: every row takes variant 0
+  if (batch.rope_variant.defined()) {
+    variants = batch.rope_variant.to(at::kCPU, at::kLong);
+    if (variants.dim() != 1 || variants.size(0) != b)
+      throw std::invalid_argument("forward: rope_variant must be a [batch] tensor");
+    if (b > 0 && (variants.min().item<int64_t>() < 0 || variants.max().item<int64_t>() >= rope_variants_))
+      throw std::invalid_argument(fmt::format("forward: rope variant {} of a model with {} (longrope has 2)",
+                                              variants.max().item<int64_t>(), rope_variants_));
+  }
   const at::Tensor positions = batch.positions.to(at::kCPU), valid = batch.valid.to(at::kCPU);
   PackedKeys keys;
   if (batch.segment.defined()) keys.query_segment = keys.key_segment = batch.segment.to(at::kCPU);
@@ -406,7 +412,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     auto as_long = [](const at::Tensor& t) { return t.defined() ? t.to(at::kLong) : t; };
     const std::vector<at::Tensor> on = upload_together(
         {positions, key_positions, as_long(key_valid), keys.query_segment, keys.key_segment, keys.query_branch,
-         keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid)},
+         keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid), variants},
         device);
     const at::Tensor& device_positions = on[0];
     const at::Tensor device_key_valid = on[2].to(at::kBool);
@@ -424,9 +430,11 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       const AttentionSpec& a = layer.attention;
       const bool has_mask = std::any_of(in.masks.begin(), in.masks.end(), [&](const auto& m) { return m.first == a.window; });
       if (!has_mask) in.masks.emplace_back(a.window, mask_for(a.window));
-      if (a.rope >= 0 && !in.rotary[a.rope].cos.defined())
-        in.rotary[a.rope] = rotary_tables(inv_freqs[a.rope], device_positions, dtype_,
-                                          spec_->ropes[a.rope].rope.attention_factor);
+      if (a.rope < 0 || in.rotary[a.rope].cos.defined()) continue;
+      const at::Tensor& by_variant = inv_freqs[a.rope];  // a row's variant picks its row here
+      const at::Tensor inv_freq = by_variant.size(0) > 1 && on[10].defined() ? by_variant.index_select(0, on[10])
+                                                                              : by_variant[0];
+      in.rotary[a.rope] = rotary_tables(inv_freq, device_positions, dtype_, spec_->ropes[a.rope].rope.attention_factor);
     }
     if (config_.rope.llama4_scaling_beta != 0)
       in.query_scale = llama4_query_scale(config_.rope, device_positions, dtype_);

@@ -57,9 +57,16 @@ at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool lo
   return at::where(medium, smoothed, scaled);
 }
 
+at::Tensor rope_variant_frequencies(const RopeConfig& rope, int64_t head_dim) {
+  const at::Tensor configured = inverse_frequencies(rope, head_dim);
+  if (rope.type != RopeType::kLongRope) return configured.unsqueeze(0);
+  return at::stack({configured, inverse_frequencies(rope, head_dim, /*long_factors=*/true)});
+}
+
 RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype,
                            double scale) {
-  const at::Tensor freqs = positions.to(inv_freq.device(), at::kFloat).unsqueeze(-1) * inv_freq;  // [b, len, d/2]
+  const at::Tensor per_row = inv_freq.dim() == 2 ? inv_freq.unsqueeze(1) : inv_freq;  // [b, 1, d/2] or [d/2]
+  const at::Tensor freqs = positions.to(inv_freq.device(), at::kFloat).unsqueeze(-1) * per_row;  // [b, len, d/2]
   const at::Tensor angles = at::cat({freqs, freqs}, -1).unsqueeze(1);                             // [b, 1, len, d]
   if (scale == 1.0) return {angles.cos().to(dtype), angles.sin().to(dtype)};
   return {(angles.cos() * scale).to(dtype), (angles.sin() * scale).to(dtype)};

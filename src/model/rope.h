@@ -11,13 +11,17 @@ namespace prefix_scorer {
 // longrope, the short or the long factors).
 at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool long_factors = false);
 
+// The rope's variants, [variants, rotary_dim / 2]: the frequencies as configured, and for longrope a second row,
+// its long factors' (ForwardBatch::rope_variant picks a row per sequence).
+at::Tensor rope_variant_frequencies(const RopeConfig& rope, int64_t head_dim);
+
 struct RotaryTables {
   at::Tensor cos;  // [batch, 1, len, rotary_dim] in the model dtype
   at::Tensor sin;
 };
 
 // Tables for `positions` [batch, len], scaled by `scale` (longrope's attention factor) in float32; computed on
-// the device of `inv_freq`.
+// the device of `inv_freq`, which is [rotary_dim / 2] for every row or [batch, rotary_dim / 2], a row each.
 RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype,
                            double scale = 1.0);
 

@@ -65,10 +65,12 @@ std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& l
   return batches;
 }
 
-ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions) {
+ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions,
+                        const std::vector<int64_t>& rope_variants) {
   std::vector<PackedRow> packed(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     packed[i].tokens = *rows[i];
+    packed[i].rope_variant = rope_variants.empty() ? 0 : rope_variants.at(i);
     for (size_t j = 0; j < rows[i]->size(); ++j)
       packed[i].positions.push_back(start_positions[i] + static_cast<int64_t>(j));
     packed[i].segment.assign(rows[i]->size(), 0);
@@ -80,12 +82,15 @@ ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vec
 ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
   const auto b = static_cast<int64_t>(rows.size());
   int64_t t = 1;
-  bool segments = false, tree = false;
+  bool segments = false, tree = false, variants = false;
+  std::vector<int64_t> rope_variant;
   auto nonzero = [](const std::vector<int64_t>& ids) { return std::any_of(ids.begin(), ids.end(), [](int64_t x) { return x != 0; }); };
   for (const PackedRow& row : rows) {
     t = std::max<int64_t>(t, static_cast<int64_t>(row.tokens.size()));
     segments = segments || nonzero(row.segment);
     tree = tree || nonzero(row.branch);
+    variants = variants || row.rope_variant != 0;
+    rope_variant.push_back(row.rope_variant);
   }
   at::Tensor tokens = at::zeros({b, t}, at::kLong), positions = at::zeros({b, t}, at::kLong);
   at::Tensor valid = at::zeros({b, t}, at::kBool), segment = at::zeros({b, t}, at::kLong);
@@ -110,7 +115,8 @@ ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
       seg[i][j] = len > 0 ? row.segment[len - 1] : 0;
     }
   }
-  return {tokens, positions, valid, segments ? segment : at::Tensor(), tree ? branch : at::Tensor()};
+  return {tokens, positions, valid, segments ? segment : at::Tensor(), tree ? branch : at::Tensor(),
+          variants ? at::tensor(rope_variant, at::kLong) : at::Tensor()};
 }
 
 at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width) {

@@ -49,20 +49,23 @@ std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& l
                                                     const BatchMemory& memory = {});
 
 // A right-padded batch of `rows`; row i's tokens sit at positions start_positions[i], start_positions[i] + 1, ...
-// Padding repeats the row's last position (so a padded query always sees the row's keys) and is marked invalid.
-ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions);
+// and rotate by rope variant rope_variants[i] (empty: 0 for all). Padding repeats the row's last position (so a
+// padded query always sees the row's keys) and is marked invalid.
+ForwardBatch make_batch(const std::vector<const TokenIds*>& rows, const std::vector<int64_t>& start_positions,
+                        const std::vector<int64_t>& rope_variants = {});
 
 // One row of a packed batch: its tokens, their positions, their segments and their tree branches (see
-// ForwardBatch::segment and ForwardBatch::branch).
+// ForwardBatch::segment and ForwardBatch::branch), and the rope variant of all of them.
 struct PackedRow {
   TokenIds tokens;
   std::vector<int64_t> positions;
   std::vector<int64_t> segment;
   std::vector<int64_t> branch;
+  int64_t rope_variant = 0;
 };
 
 // A right-padded batch of packed rows (padding: invalid, the row's last segment, trunk, at the row's last
-// position); the segment and branch tensors are set only when some row has more than one segment or a branch.
+// position); the segment, branch and rope variant tensors are set only when some row needs them.
 ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows);
 
 // Flat indices (row * width + position) of the last scored[i] positions of each row of lengths[i] tokens.

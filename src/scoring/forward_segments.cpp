@@ -72,7 +72,7 @@ std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::
       if (fresh) {
         const int64_t after = after_of(plan.entries[r.entry].parent);
         const int64_t start = prefixes.depth(after);
-        units.push_back({r.entry, {}, after, start, prefixes.depth(r.entry) - start});
+        units.push_back({r.entry, {}, after, start, prefixes.depth(r.entry) - start, rows[r.row].rope_variant});
       }
       ForwardSegment& unit = units[it->second];
       unit.order.push_back(k);
@@ -80,7 +80,7 @@ std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::
     } else {
       const int64_t after = after_of(r.entry);
       const int64_t start = prefixes.depth(after);
-      units.push_back({-1, {k}, after, start, len - start});
+      units.push_back({-1, {k}, after, start, len - start, rows[r.row].rope_variant});
     }
   }
   std::stable_sort(units.begin(), units.end(), [](const ForwardSegment& a, const ForwardSegment& b) { return a.length > b.length; });
@@ -89,19 +89,21 @@ std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::
 
 std::vector<std::vector<RowLayout>> lay_out_forwards(const std::vector<ForwardSegment>& units,
                                                     const PrefixScorerOptions& options, const BatchMemory& memory) {
-  // Units left as (length, index), all of them and by the cached prefix they run after.
+  // Units left as (length, index), all of them and by the cached prefix they run after and their rope variant
+  // (which units sharing a row must share).
   Left left;
-  std::map<int64_t, Left> left_after;
+  std::map<std::pair<int64_t, int64_t>, Left> left_after;
+  auto group = [&](size_t u) { return std::make_pair(units[u].after, units[u].rope_variant); };
   for (size_t u = 0; u < units.size(); ++u) {
     left.emplace(units[u].length, u);
-    left_after[units[u].after].emplace(units[u].length, u);
+    left_after[group(u)].emplace(units[u].length, u);
   }
   // The next row of a forward `width` wide: the longest unit left, then (packing) the longest units left after the
   // same prefix that fit in the width it has left, one after another.
   auto next_row = [&](int64_t width) {
     const size_t first = left.begin()->second;
     RowLayout row{{first}, units[first].length};
-    const Left& same_prefix = left_after.at(units[first].after);
+    const Left& same_prefix = left_after.at(group(first));
     auto last = same_prefix.find(*left.begin());
     while (options.pack_rows) {
       auto it = same_prefix.lower_bound({width - row.length, 0});
@@ -129,7 +131,7 @@ std::vector<std::vector<RowLayout>> lay_out_forwards(const std::vector<ForwardSe
       if (!batch.empty() && !fits) break;
       for (size_t u : row.units) {
         left.erase({units[u].length, u});
-        left_after.at(units[u].after).erase({units[u].length, u});
+        left_after.at(group(u)).erase({units[u].length, u});
       }
       prefix = row_prefix;
       real += row.length;

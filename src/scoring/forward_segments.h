@@ -32,6 +32,7 @@ struct ForwardSegment {
   int64_t after = -1;         // the cached prefix it runs after (-1: none)
   int64_t start = 0;          // that prefix's depth
   int64_t length = 0;         // the tokens it feeds from there on
+  int64_t rope_variant = 0;   // of its rows
 };
 
 // The units of plan.order[indices], longest first (ties in plan order). `after_of(e)` names the cached prefix a
@@ -41,7 +42,7 @@ std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::
                                const std::vector<size_t>& indices, const std::function<int64_t(int64_t)>& after_of);
 
 // One row of a forward: units one after another, each a segment of its own (see ForwardBatch::segment), all
-// after the same cached prefix.
+// after the same cached prefix and of one rope variant.
 struct RowLayout {
   std::vector<size_t> units;  // indices into the units
   int64_t length = 0;         // their tokens together

@@ -25,7 +25,7 @@ LivePrefixes::~LivePrefixes() {
 EntryPtr LivePrefixes::lookup(int64_t e) {
   PrefixState& s = states_[e];
   if (EntryPtr entry = s.live.lock()) return entry;
-  EntryPtr found = cache_.find(plan_.entries[e].tokens);
+  EntryPtr found = cache_.find(plan_.entries[e].tokens, plan_.entries[e].rope_variant);
   if (found) {
     s.live = found;
     stats_.cache_hits += s.seen ? 0 : 1;

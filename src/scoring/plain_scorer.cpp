@@ -3,11 +3,10 @@
 #include "model/host_transfers.h"
 #include "scoring/batching.h"
 #include "scoring/requests.h"
-#include "scoring/rope_parts.h"
+#include "scoring/call_stats.h"
 #include "scoring/rows.h"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 namespace prefix_scorer {
@@ -18,14 +17,15 @@ void run_plain_batch(const Model& model, const std::vector<ScoringRow>& rows, si
                      const std::vector<Request>& requests, const PlainPathOptions& path, ScoringResult& result) {
   std::vector<const ScoringRow*> batch_rows;
   std::vector<const TokenIds*> inputs;
-  std::vector<int64_t> lengths, scored;
+  std::vector<int64_t> lengths, scored, variants;
   for (size_t i = begin; i < end; ++i) {
     batch_rows.push_back(&rows[i]);
     inputs.push_back(&rows[i].input);
+    variants.push_back(rows[i].rope_variant);
     lengths.push_back(static_cast<int64_t>(rows[i].input.size()));
     scored.push_back(rows[i].scored);
   }
-  const ForwardBatch batch = make_batch(inputs, std::vector<int64_t>(inputs.size(), 0));
+  const ForwardBatch batch = make_batch(inputs, std::vector<int64_t>(inputs.size(), 0), variants);
   const at::Tensor scored_rows = last_positions(lengths, scored, batch.tokens.size(1));
   at::Tensor logprobs;
   if (path.project_all_positions) {
@@ -39,40 +39,28 @@ void run_plain_batch(const Model& model, const std::vector<ScoringRow>& rows, si
   result.stats.scored_rows += path.project_all_positions ? batch.tokens.numel() : scored_rows.numel();
 }
 
+}  // namespace
+
 // Every request through `model`, batched with right padding and sorted by length (longest first).
-ScoringResult score_plain_part(const Model& model, const std::vector<Request>& requests, int64_t max_length,
-                               int64_t max_batch_tokens, int64_t max_batch_rows, const PlainPathOptions& path,
-                               const ProgressHook& on_progress) {
+ScoringResult score_plain(const Model& model, const std::vector<Request>& requests, const ScoringOptions& options,
+                          const PlainPathOptions& path) {
+  validate_options(options, model.config());
+  const TransferCounts before = thread_transfers();
   ScoringResult result;
-  std::vector<ScoringRow> rows = make_rows(requests, model.config().vocab_size, model.config().window(max_length),
-                                           path.share_identical, result.stats.truncated);
+  std::vector<ScoringRow> rows =
+      make_rows(requests, model.config(), options.max_length, path.share_identical, result.stats.truncated);
   result.scores.resize(requests.size());
   result.stats.requests = static_cast<int64_t>(requests.size());
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ScoringRow& a, const ScoringRow& b) { return a.input.size() > b.input.size(); });
   std::vector<int64_t> lengths;
   for (const auto& row : rows) lengths.push_back(static_cast<int64_t>(row.input.size()));
-  for (const auto& [begin, end] : cut_batches(lengths, max_batch_tokens, max_batch_rows)) {
+  for (const auto& [begin, end] : cut_batches(lengths, options.max_batch_tokens, options.max_batch_rows)) {
     run_plain_batch(model, rows, begin, end, requests, path, result);
-    if (on_progress) on_progress(static_cast<int64_t>(end), static_cast<int64_t>(rows.size()));
+    if (options.on_progress) options.on_progress(static_cast<int64_t>(end), static_cast<int64_t>(rows.size()));
   }
+  add_transfers_since(before, result.stats);
   return result;
-}
-
-}  // namespace
-
-ScoringResult score_plain(const Model& model, const std::vector<Request>& requests, const ScoringOptions& options,
-                          const PlainPathOptions& path) {
-  validate_options(options, model.config());
-  const std::optional<Model> long_model = model.config().rope.type == RopeType::kLongRope
-                                              ? std::optional<Model>(model.with_long_rope())
-                                              : std::nullopt;
-  return score_by_rope_factors(
-      model, long_model ? &*long_model : nullptr, requests, options.max_length, options.on_progress,
-      [&](const Model& part_model, bool, const std::vector<Request>& part, const ProgressHook& on_progress) {
-        return score_plain_part(part_model, part, options.max_length, options.max_batch_tokens,
-                                options.max_batch_rows, path, on_progress);
-      });
 }
 
 }  // namespace prefix_scorer

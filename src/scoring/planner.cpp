@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace prefix_scorer {
 namespace {
@@ -72,18 +73,22 @@ ScoringPlan find_shared_prefixes(const std::vector<ScoringRow>& rows, int64_t mi
   if (rows.empty()) return plan;
   std::vector<size_t> sorted(rows.size());
   std::iota(sorted.begin(), sorted.end(), 0);
-  std::sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) { return rows[a].input < rows[b].input; });
+  std::sort(sorted.begin(), sorted.end(), [&](size_t a, size_t b) {
+    return std::tie(rows[a].rope_variant, rows[a].input) < std::tie(rows[b].rope_variant, rows[b].input);
+  });
   std::vector<int64_t> lcp, first_scored;
   for (size_t i = 0; i < sorted.size(); ++i) {
     const ScoringRow& row = rows[sorted[i]];
     first_scored.push_back(static_cast<int64_t>(row.input.size()) - row.scored);
-    if (i > 0) lcp.push_back(common_prefix(rows[sorted[i - 1]].input, row.input));
+    if (i == 0) continue;
+    const ScoringRow& before = rows[sorted[i - 1]];
+    lcp.push_back(before.rope_variant == row.rope_variant ? common_prefix(before.input, row.input) : 0);
   }
   const RangeMin earliest_scored(first_scored);
 
   // Walk the intervals outer-first, keeping the chain of enclosing ones and the entry each maps to.
   std::vector<int64_t> entry_of_row(rows.size(), -1);
-  std::map<TokenIds, int64_t> entry_of_tokens;
+  std::map<std::pair<int64_t, TokenIds>, int64_t> entry_of_tokens;  // by (rope variant, tokens)
   std::vector<std::pair<Interval, int64_t>> chain;  // an enclosing interval and its entry (or -1)
   for (const Interval& iv : shared_intervals(lcp)) {
     while (!chain.empty() && chain.back().first.rb < iv.lb) chain.pop_back();
@@ -92,11 +97,12 @@ ScoringPlan find_shared_prefixes(const std::vector<ScoringRow>& rows, int64_t mi
     const int64_t depth = std::min(iv.depth, earliest_scored(iv.lb, iv.rb));
     int64_t entry = parent;
     if (depth >= min_prefix_len && depth > parent_depth) {
-      const TokenIds& row = rows[sorted[iv.lb]].input;
-      TokenIds tokens(row.begin(), row.begin() + depth);
+      const ScoringRow& row = rows[sorted[iv.lb]];
+      TokenIds tokens(row.input.begin(), row.input.begin() + depth);
       // Sibling intervals cut to the same depth share one entry: the cache holds each prefix once.
-      auto [it, fresh] = entry_of_tokens.emplace(tokens, static_cast<int64_t>(plan.entries.size()));
-      if (fresh) plan.entries.push_back({parent, std::move(tokens)});
+      auto [it, fresh] =
+          entry_of_tokens.emplace(std::make_pair(row.rope_variant, tokens), static_cast<int64_t>(plan.entries.size()));
+      if (fresh) plan.entries.push_back({parent, std::move(tokens), row.rope_variant});
       entry = it->second;
       for (size_t i = iv.lb; i <= iv.rb; ++i) entry_of_row[i] = entry;
     }
@@ -141,7 +147,7 @@ void drop_entries(ScoringPlan& plan, const std::vector<bool>& drop) {
       continue;
     }
     kept_as[e] = static_cast<int64_t>(kept.size());
-    kept.push_back({parent, std::move(entry.tokens)});
+    kept.push_back({parent, std::move(entry.tokens), entry.rope_variant});
   }
   plan.entries = std::move(kept);
   for (PlannedRow& r : plan.order) r.entry = r.entry < 0 ? -1 : kept_as[r.entry];

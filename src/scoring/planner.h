@@ -13,6 +13,7 @@ namespace prefix_scorer {
 struct PrefixEntryPlan {
   int64_t parent = -1;  // index into ScoringPlan::entries, -1 for none
   TokenIds tokens;      // the whole prefix [0, depth)
+  int64_t rope_variant = 0;  // its rows' (rows of two variants never share an entry)
   int64_t depth() const { return static_cast<int64_t>(tokens.size()); }
 };
 
@@ -28,7 +29,8 @@ struct ScoringPlan {
   std::vector<size_t> window_ends;       // where each window of `order` ends; a batch never spans two
 };
 
-// Builds the radix tree of the rows' inputs (by sorting them and taking longest common prefixes of neighbours).
+// Builds the radix tree of the rows' inputs (by sorting them, rope variant first, and taking longest common prefixes
+// of neighbours of one variant: a prefix's keys differ between variants).
 // A tree node becomes an entry when at least two rows share it and it is at least `min_prefix_len` tokens deep.
 // An entry never covers a scored position of its rows: its depth is cut to the first scored position of the
 // earliest-scoring row below it (so a row's scored positions are always computed in its suffix).

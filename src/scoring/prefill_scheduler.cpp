@@ -86,8 +86,9 @@ void prefill_wave(const Model& model, const PrefixScorerOptions& options, LivePr
   std::vector<EntryPtr> parents;
   std::vector<const PrefixEntry*> parent_ptrs;
   std::vector<TokenIds> segments;
-  std::vector<int64_t> starts;
+  std::vector<int64_t> starts, variants;
   for (int64_t e : wave) {
+    variants.push_back(plan.entries[e].rope_variant);
     const int64_t parent = plan.entries[e].parent;
     parents.push_back(parent < 0 ? nullptr : prefixes.held(parent));
     parent_ptrs.push_back(parents.back().get());
@@ -97,7 +98,7 @@ void prefill_wave(const Model& model, const PrefixScorerOptions& options, LivePr
   }
   std::vector<const TokenIds*> inputs;
   for (const auto& s : segments) inputs.push_back(&s);
-  const ForwardBatch batch = make_batch(inputs, starts);
+  const ForwardBatch batch = make_batch(inputs, starts, variants);
   const PrefixedForward run = forward_after(model, options, parent_ptrs, batch, at::empty({0}, at::kLong), stats);
   const int64_t real = count_forward(batch, stats);
   stats.prefill_tokens += real;
@@ -106,6 +107,7 @@ void prefill_wave(const Model& model, const PrefixScorerOptions& options, LivePr
   for (size_t i = 0; i < wave.size(); ++i) {
     auto entry = std::make_shared<PrefixEntry>();
     entry->tokens = plan.entries[wave[i]].tokens;
+    entry->rope_variant = variants[i];
     entry->parent = parents[i];
     entry->begin = starts[i];
     const auto len = static_cast<int64_t>(segments[i].size());

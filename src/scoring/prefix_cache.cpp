@@ -4,14 +4,15 @@
 
 namespace prefix_scorer {
 
-size_t PrefixCache::TokensHash::operator()(const TokenIds& tokens) const {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the ids
-  for (int64_t id : tokens) h = (h ^ static_cast<uint64_t>(id)) * 1099511628211ull;
+size_t PrefixCache::KeyHash::operator()(const Key& key) const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the variant and the ids
+  h = (h ^ static_cast<uint64_t>(key.first)) * 1099511628211ull;
+  for (int64_t id : key.second) h = (h ^ static_cast<uint64_t>(id)) * 1099511628211ull;
   return static_cast<size_t>(h);
 }
 
-EntryPtr PrefixCache::find(const TokenIds& tokens) {
-  auto it = index_.find(tokens);  // the hash finds the bucket, the tokens are compared in full
+EntryPtr PrefixCache::find(const TokenIds& tokens, int64_t rope_variant) {
+  auto it = index_.find({rope_variant, tokens});  // the hash finds the bucket, the tokens are compared in full
   if (it == index_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
   return *it->second;
@@ -41,7 +42,7 @@ bool PrefixCache::can_fit(int64_t bytes, int64_t count) const {
 }
 
 bool PrefixCache::insert(const EntryPtr& entry) {
-  if (index_.count(entry->tokens) != 0 || !can_fit(entry->bytes)) return false;
+  if (index_.count(key_of(*entry)) != 0 || !can_fit(entry->bytes)) return false;
   while (bytes_ + entry->bytes > max_bytes_ || entries() >= max_entries_) {
     auto victim = lru_.end();
     for (auto it = lru_.begin(); it != lru_.end(); ++it) {
@@ -51,7 +52,7 @@ bool PrefixCache::insert(const EntryPtr& entry) {
     ++evictions_;
   }
   lru_.push_front(entry);
-  index_[entry->tokens] = lru_.begin();
+  index_[key_of(*entry)] = lru_.begin();
   if (entry->parent) ++entry->parent->children;
   bytes_ += entry->bytes;
   peak_bytes_ = std::max(peak_bytes_, bytes_);
@@ -59,7 +60,7 @@ bool PrefixCache::insert(const EntryPtr& entry) {
 }
 
 void PrefixCache::erase(const EntryPtr& entry) {
-  auto it = index_.find(entry->tokens);
+  auto it = index_.find(key_of(*entry));
   if (it != index_.end() && *it->second == entry && entry->pins == 0 && entry->children == 0) drop(it->second);
 }
 
@@ -67,7 +68,7 @@ void PrefixCache::drop(std::list<EntryPtr>::iterator it) {
   const EntryPtr entry = *it;
   if (entry->parent) --entry->parent->children;
   bytes_ -= entry->bytes;
-  index_.erase(entry->tokens);
+  index_.erase(key_of(*entry));
   lru_.erase(it);
 }
 

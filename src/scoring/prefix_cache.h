@@ -1,7 +1,7 @@
 #pragma once
-// An LRU store of prefix KV segments, keyed by their tokens, with budgets in bytes and in entries.
+// An LRU store of prefix KV segments, keyed by their tokens and rope variant, with budgets in bytes and in entries.
 
-#include "prefix_scorer/kv_cache.h"
+#include "model/kv_cache.h"
 #include "prefix_scorer/types.h"
 
 #include <cstdint>
@@ -16,6 +16,7 @@ namespace prefix_scorer {
 // so nested prefixes share their common part instead of copying it.
 struct PrefixEntry {
   TokenIds tokens;                      // the whole prefix
+  int64_t rope_variant = 0;             // the rope variant its keys rotate by (ForwardBatch::rope_variant)
   std::shared_ptr<PrefixEntry> parent;  // holds tokens [0, begin); null when begin is 0
   int64_t begin = 0;
   std::vector<LayerKv> layers;  // [1, kv_heads, tokens.size() - begin, head_dim] per layer, on its device
@@ -31,8 +32,8 @@ class PrefixCache {
  public:
   PrefixCache(int64_t max_bytes, int64_t max_entries) : max_bytes_(max_bytes), max_entries_(max_entries) {}
 
-  // The entry holding exactly these tokens, or null; a hit becomes the most recently used.
-  EntryPtr find(const TokenIds& tokens);
+  // The entry holding exactly these tokens under this rope variant, or null; a hit becomes the most recently used.
+  EntryPtr find(const TokenIds& tokens, int64_t rope_variant = 0);
   // Whether `count` more entries of `bytes` in all could be inserted after evicting unpinned leaves.
   bool can_fit(int64_t bytes, int64_t count = 1) const;
   // Whether they fit in the room that is free now, evicting nothing.
@@ -40,7 +41,7 @@ class PrefixCache {
     return bytes_ + bytes <= max_bytes_ && entries() + count <= max_entries_;
   }
   // Evicts least recently used unpinned leaves until `bytes` more fit, then adds the entry; false (nothing
-  // evicted) when it cannot fit or an entry with the same tokens is cached already.
+  // evicted) when it cannot fit or an entry with the same tokens and variant is cached already.
   bool insert(const EntryPtr& entry);
   // Drops an entry that is not pinned and has no children in the cache.
   void erase(const EntryPtr& entry);
@@ -54,9 +55,11 @@ class PrefixCache {
   void reset_peak() { peak_bytes_ = bytes_; }
 
  private:
-  struct TokensHash {
-    size_t operator()(const TokenIds& tokens) const;
+  using Key = std::pair<int64_t, TokenIds>;  // (rope variant, tokens)
+  struct KeyHash {
+    size_t operator()(const Key& key) const;
   };
+  static Key key_of(const PrefixEntry& entry) { return {entry.rope_variant, entry.tokens}; }
   void drop(std::list<EntryPtr>::iterator it);
   // Bytes and entries that evicting every unpinned leaf, repeatedly, would free.
   std::pair<int64_t, int64_t> evictable() const;
@@ -64,7 +67,7 @@ class PrefixCache {
   int64_t max_bytes_, max_entries_;
   int64_t bytes_ = 0, peak_bytes_ = 0, evictions_ = 0;
   std::list<EntryPtr> lru_;  // most recently used first
-  std::unordered_map<TokenIds, std::list<EntryPtr>::iterator, TokensHash> index_;
+  std::unordered_map<Key, std::list<EntryPtr>::iterator, KeyHash> index_;
 };
 
 }  // namespace prefix_scorer

@@ -9,13 +9,13 @@
 
 namespace prefix_scorer {
 
-std::vector<ScoringRow> make_rows(const std::vector<Request>& requests, int64_t vocab_size, int64_t max_length,
+std::vector<ScoringRow> make_rows(const std::vector<Request>& requests, const ModelConfig& config, int64_t max_length,
                                   bool share_identical, int64_t& truncated) {
-  validate_requests(requests, vocab_size);
+  validate_requests(requests, config.vocab_size);
   std::vector<ScoringRow> rows;
   std::map<TokenIds, size_t> row_of_input;
   for (size_t i = 0; i < requests.size(); ++i) {
-    ScoringWindow window = scoring_window(requests[i], max_length, i);
+    ScoringWindow window = scoring_window(requests[i], config.window(max_length), i);
     truncated += window.truncated ? 1 : 0;
     const auto n = static_cast<int64_t>(window.targets.size());
     if (share_identical) {
@@ -26,7 +26,8 @@ std::vector<ScoringRow> make_rows(const std::vector<Request>& requests, int64_t 
         continue;
       }
     }
-    rows.push_back({std::move(window.input), n, {i}});
+    const int64_t variant = config.rope_variant(static_cast<int64_t>(window.input.size()));
+    rows.push_back({std::move(window.input), n, {i}, variant});
   }
   return rows;
 }

@@ -4,6 +4,7 @@
 
 #include "scoring/batching.h"
 #include "scoring/call_in_flight.h"
+#include "scoring/call_stats.h"
 #include "model/device_memory.h"
 #include "scoring/live_prefixes.h"
 #include "scoring/planner.h"
@@ -12,7 +13,6 @@
 #include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
 #include "scoring/rolling.h"
-#include "scoring/rope_parts.h"
 #include "scoring/forward_segments.h"
 #include "scoring/rows.h"
 #include "scoring/suffix_runner.h"
@@ -34,8 +34,7 @@ class LoglikelihoodCall {
       : options_(options),
         cancel_(cancel),
         memory_(batch_memory(model, options)),
-        rows_(make_rows(requests, model.config().vocab_size, model.config().window(options.max_length), true,
-                        result.stats.truncated)),
+        rows_(make_rows(requests, model.config(), options.max_length, true, result.stats.truncated)),
         // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
         plan_(prefixes_worth_caching(rows_, options, std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
         prefixes_(plan_, cache, options.keep_cache, result.stats),
@@ -118,7 +117,6 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
   }
   if (options_.cascade_min_prefix_len == kCascadeByDevice)
     options_.cascade_min_prefix_len = model_->layer_device(0).is_cpu() ? 256 : -1;
-  if (model_->config().rope.type == RopeType::kLongRope) long_model_ = std::make_shared<const Model>(model_->with_long_rope());
 }
 
 PrefixScorer::~PrefixScorer() = default;
@@ -132,34 +130,18 @@ ScoringResult PrefixScorer::score_locked(const std::vector<Request>& requests) {
   cache_->reset_peak();
   const int64_t evictions_before = cache_->evictions();
   const CallInFlight in_flight(running_, cancel_);
-  // Requests long enough for the long factors are scored apart: their prefixes' keys differ from the short ones'.
-  ScoringResult result = score_by_rope_factors(
-      *model_, long_model_.get(), requests, options_.max_length, options_.on_progress,
-      [this](const Model& model, bool long_rope, const std::vector<Request>& part, const ProgressHook& on_progress) {
-        PrefixScorerOptions options = options_;
-        options.on_progress = on_progress;
-        return score_with(model, long_rope, part, options);
-      });
+  const TransferCounts before = thread_transfers();
+  ScoringResult result;
+  result.scores.resize(requests.size());
+  result.stats.requests = static_cast<int64_t>(requests.size());
+  LoglikelihoodCall(*model_, options_, *cache_, requests, result, cancel_).run();
+  add_transfers_since(before, result.stats);
   result.stats.evictions = cache_->evictions() - evictions_before;
   result.stats.peak_bytes = cache_->peak_bytes();
   result.stats.entries_held = cache_->entries();
   result.stats.bytes_held = cache_->bytes();
   result.stats.entries_pinned = cache_->pinned();
   add_stats(totals_, result.stats);
-  return result;
-}
-
-ScoringResult PrefixScorer::score_with(const Model& model, bool long_rope, const std::vector<Request>& requests,
-                                       const PrefixScorerOptions& options) {
-  if (cache_long_rope_ != long_rope) {
-    cache_->clear();
-    cache_long_rope_ = long_rope;
-  }
-  ScoringResult result;
-  result.scores.resize(requests.size());
-  result.stats.requests = static_cast<int64_t>(requests.size());
-  LoglikelihoodCall call(model, options, *cache_, requests, result, cancel_);
-  call.run();
   return result;
 }
 

@@ -43,6 +43,7 @@ void SuffixRunner::run_batch(const std::vector<ForwardSegment>& units, const std
     held.push_back(after < 0 ? nullptr : prefixes_.held(after));
     prefixes.push_back(held.back().get());
     PackedRow row;
+    row.rope_variant = units[unit_row.units.front()].rope_variant;  // the same for every unit of the row
     for (size_t s = 0; s < unit_row.units.size(); ++s) {
       const ForwardSegment& unit = units[unit_row.units[s]];
       const auto segment = static_cast<int64_t>(s);

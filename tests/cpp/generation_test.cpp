@@ -125,13 +125,14 @@ TEST(GenerationHook, EndsTheRowItNamesWhereItSaysSo) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), size_t{0}), 6);
 }
 
-TEST(GenerationStats, EveryCounterIsListedOnceAndTotalsAddUpOverTheLongRopeParts) {
+TEST(GenerationStats, EveryCounterIsListedOnceAndRowsOfBothRopeVariantsShareOneBatch) {
   const auto& fields = generation_stats_fields();
   for (size_t i = 0; i < fields.size(); ++i) {
     for (size_t j = 0; j < i; ++j) EXPECT_NE(fields[i].member, fields[j].member) << fields[i].name;
   }
   EXPECT_EQ(fields.size() * sizeof(int64_t), sizeof(GenerationStats));  // no counter left out
-  // Two parts (a prompt past phi3_longrope's 40 tokens runs apart): the totals are their sums, max_rows the larger.
+  // A prompt past phi3_longrope's 40 tokens takes the long factors, the other the short ones: one prefill forward
+  // and one decode forward a step run both rows.
   const auto model = std::make_shared<const Model>(Model::load(model_dir("phi3_longrope")));
   const TokenIds context = expected_scores("phi3_longrope").front().request.context;
   PrefixScorer scorer(model);
@@ -139,9 +140,12 @@ TEST(GenerationStats, EveryCounterIsListedOnceAndTotalsAddUpOverTheLongRopeParts
                                                  {TokenIds(context.begin(), context.begin() + 44), 3, {}, {}}});
   EXPECT_EQ(both.stats.requests, 2);
   EXPECT_EQ(both.stats.generated_tokens, 6);
-  EXPECT_EQ(both.stats.prefill_forwards, 2);
+  EXPECT_EQ(both.stats.prefill_forwards, 1);
   EXPECT_EQ(both.stats.prefill_tokens, 54);
-  EXPECT_EQ(both.stats.max_rows, 1);
+  EXPECT_EQ(both.stats.decode_forwards, 2);
+  EXPECT_EQ(both.stats.max_rows, 2);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(both.generations[i].tokens, greedy_alone(*model, TokenIds(context.begin(), context.begin() + (i ? 44 : 10)), 3));
 }
 
 TEST(GenerationProgress, CountsTokensAgainstWhatTheCallWillGenerate) {

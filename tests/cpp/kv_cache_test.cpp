@@ -11,14 +11,16 @@ class CachedForward : public testing::TestWithParam<std::string> {};
 
 TEST_P(CachedForward, PrefillThenRestEqualsFullForward) {
   const TokenIds tokens = expected_scores(GetParam()).front().request.context;  // 71 tokens
-  const Model model = for_length(Model::load(model_dir(GetParam())), static_cast<int64_t>(tokens.size()));
+  const Model model = Model::load(model_dir(GetParam()));
+  const std::vector<int64_t> variant = rope_variant_for(model, static_cast<int64_t>(tokens.size()));
   const at::Tensor full = full_logprobs(model, tokens);
   for (const size_t split : {1, 20, 70}) {
     const TokenIds head(tokens.begin(), tokens.begin() + split), tail(tokens.begin() + split, tokens.end());
     KvCache cache(model.config().num_layers);
-    const at::Tensor first = model.forward(make_batch({&head}, {0}), &cache, at::arange(int64_t(split), at::kLong));
+    const at::Tensor first =
+        model.forward(make_batch({&head}, {0}, variant), &cache, at::arange(int64_t(split), at::kLong));
     EXPECT_EQ(cache.slots(), static_cast<int64_t>(split));
-    const at::Tensor rest = model.forward(make_batch({&tail}, {int64_t(split)}), &cache,
+    const at::Tensor rest = model.forward(make_batch({&tail}, {int64_t(split)}, variant), &cache,
                                           at::arange(int64_t(tail.size()), at::kLong));
     EXPECT_LT((at::cat({first, rest}) - full).abs().max().item<double>(), 1e-5) << "split " << split;
   }

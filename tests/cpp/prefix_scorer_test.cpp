@@ -425,7 +425,7 @@ TEST(PrefixStats, SlidingWindowModelsGatherAndStayExact) {
   EXPECT_GT(std::abs(windowed[0].logprob - unwindowed[0].logprob), 1e-4);  // the window matters here
 }
 
-TEST(PrefixStats, LongRopeRequestsAreScoredApartFromShortOnes) {
+TEST(PrefixStats, LongRopeRequestsTakeTheirOwnFactorsInOneCall) {
   // tiny-phi3 takes the longrope long factors for forwards beyond 64 tokens: continuations of one 50-token context
   // that end on both sides of that line share a prefix whose keys differ between the two factor sets.
   const auto model = std::make_shared<const Model>(Model::synthetic("tiny-phi3"));
@@ -462,6 +462,54 @@ TEST(PrefixStats, LongRopeRequestsAreScoredApartFromShortOnes) {
   const ForwardBatch batch = make_batch({&long_input}, {0});
   const at::Tensor rows = at::arange(static_cast<int64_t>(long_input.size()), at::kLong);
   EXPECT_GT((model->forward(batch, nullptr, rows) - full_logprobs(*model, long_input)).abs().max().item<double>(), 1e-3);
+}
+
+// The rope variant is part of a prefix's key: one context's prefix is cached once per variant, and a call that
+// scores long requests leaves the short ones' entry in the cache (no clearing when the factors change).
+TEST(PrefixStats, ShortAndLongRopePrefixesLiveSideBySideInTheCache) {
+  const auto model = std::make_shared<const Model>(Model::synthetic("tiny-phi3"));
+  TokenIds context;
+  for (int64_t i = 0; i < 50; ++i) context.push_back(10 + i * 7 % 400);
+  auto request = [&](int64_t n) {  // fed 49 + n tokens: 1 and 2 short, 16 and 17 long (past 64)
+    TokenIds continuation;
+    for (int64_t i = 0; i < n; ++i) continuation.push_back(300 + i);
+    return Request{context, continuation};
+  };
+  const std::vector<Request> both{request(1), request(16), request(2), request(17)}, short_only{request(1), request(2)};
+  PrefixScorerOptions options;
+  options.min_prefix_len = 2;
+  options.keep_cache = true;
+  options.tree_max_branches = 0;  // cached prefixes, not packed trees
+  PrefixScorer scorer(model, options);
+  const ScoringResult first = scorer.loglikelihood(both);
+  expect_same_scores(first.scores, score_plain(*model, both).scores, "first call");
+  EXPECT_EQ(first.stats.prefixes_prefilled, 2);  // the 49-token prefix, once per variant
+  EXPECT_EQ(first.stats.entries_held, 2);
+  const ScoringResult again = scorer.loglikelihood(both);
+  expect_same_scores(again.scores, first.scores, "kept cache");
+  EXPECT_EQ(again.stats.cache_hits, 2);
+  EXPECT_EQ(again.stats.cache_misses, 0);
+  EXPECT_EQ(again.stats.prefixes_prefilled, 0);
+  EXPECT_EQ(scorer.loglikelihood(short_only).stats.cache_hits, 1);
+}
+
+// Rows of both variants in one forward: each row takes its own factors, as its forward alone would.
+TEST(RopeVariants, AMixedBatchGivesEachRowItsOwnFactors) {
+  const Model model = Model::synthetic("tiny-phi3");
+  TokenIds short_row, long_row;
+  for (int64_t i = 0; i < 30; ++i) short_row.push_back(5 + i * 11 % 300);
+  for (int64_t i = 0; i < 70; ++i) long_row.push_back(9 + i * 13 % 300);
+  const ForwardBatch batch = make_batch({&short_row, &long_row}, {0, 0}, {0, 1});
+  const int64_t width = batch.tokens.size(1);
+  const at::Tensor got = model.forward(batch, nullptr, at::arange(2 * width, at::kLong)).view({2, width, -1});
+  EXPECT_LT((got[0].narrow(0, 0, 30) - full_logprobs(model, short_row)).abs().max().item<double>(), 1e-5);
+  EXPECT_LT((got[1] - full_logprobs(model, long_row)).abs().max().item<double>(), 1e-5);
+  // A variant the model does not have is refused by name.
+  const Model llama = Model::synthetic("tiny");
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              llama.forward(make_batch({&short_row}, {0}, {1}), nullptr, at::zeros({1}, at::kLong));
+            }).find("rope variant 1"),
+            std::string::npos);
 }
 
 TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {

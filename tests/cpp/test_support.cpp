@@ -106,14 +106,14 @@ std::string model_with_config_edit(const std::string& name, const std::string& f
   return dir;
 }
 
-Model for_length(const Model& model, int64_t length) {
-  return model.config().long_rope(length) ? model.with_long_rope() : model;
+std::vector<int64_t> rope_variant_for(const Model& model, int64_t length) {
+  return {model.config().rope_variant(length)};
 }
 
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens) {
-  const ForwardBatch batch = make_batch({&tokens}, {0});
   const auto len = static_cast<int64_t>(tokens.size());
-  return for_length(model, len).forward(batch, nullptr, at::arange(len, at::kLong));
+  const ForwardBatch batch = make_batch({&tokens}, {0}, rope_variant_for(model, len));
+  return model.forward(batch, nullptr, at::arange(len, at::kLong));
 }
 
 }  // namespace prefix_scorer::test

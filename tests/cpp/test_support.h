@@ -8,6 +8,7 @@
 #include "model/attention.h"
 #include "scoring/batching.h"
 #include "model/checkpoint.h"
+#include "model/kv_cache.h"
 #include "scoring/planner.h"
 #include "scoring/prefix_cache.h"
 #include "scoring/prefix_kv.h"
@@ -54,9 +55,9 @@ void copy_model(const std::string& name, const std::string& dir);
 // A copy of a fixture model in a fresh directory, with `from` replaced by `to` in its config.json.
 std::string model_with_config_edit(const std::string& name, const std::string& from, const std::string& to);
 
-// The model with the rope factors transformers picks for a forward of `length` tokens (longrope: long ones beyond
-// original_max_position_embeddings).
-Model for_length(const Model& model, int64_t length);
+// The rope variant of the factors transformers picks for a forward of `length` tokens (longrope: the long ones
+// beyond original_max_position_embeddings), as make_batch's rope_variants of one row.
+std::vector<int64_t> rope_variant_for(const Model& model, int64_t length);
 
 // Expects `got` to hold as many scores as `want`, and `want` some: each logprob within `tolerance`, each is_greedy
 // equal. `what` names the comparison in a failure.

@@ -102,6 +102,9 @@ struct ModelConfig {
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3, olmo3)
   std::vector<bool> rope_layers;            // which layers rotate q and k; empty: all (smollm3's no-rope layers)
+  // The last this many layers compute no keys and values: each attends to those of the last earlier layer of its
+  // kind (full or sliding), as Gemma 3n's and Gemma 4's num_kv_shared_layers; 0: none.
+  int64_t kv_shared_layers = 0;
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
 

@@ -77,6 +77,7 @@ KvCache KvCache::copy_rows(const std::vector<int64_t>& rows) const {
   at::Tensor on_device;
   for (int64_t i = 0; i < num_layers(); ++i) {
     const LayerKv& layer = layers_[i];
+    if (!layer.keys.defined()) continue;
     const at::Tensor& picked = upload_once(index, layer.keys.device(), on_device);
     copy.layers_[i] = {layer.keys.index_select(0, picked), layer.values.index_select(0, picked)};
   }
@@ -102,6 +103,7 @@ void KvCache::add_rows(const KvCache& other) {
   for (int64_t i = 0; i < num_layers(); ++i) {
     LayerKv& layer = layers_[i];
     const LayerKv& added = other.layers_[i];
+    if (!added.keys.defined()) continue;
     layer = {at::cat({pad_front(layer.keys, 2, mine, 0), pad_front(added.keys, 2, theirs, 0)}),
              at::cat({pad_front(layer.values, 2, mine, 0), pad_front(added.values, 2, theirs, 0)})};
   }
@@ -117,7 +119,9 @@ void KvCache::drop_unused_leading_slots() {
   while (first < used.size(0) && !flags[first]) ++first;
   if (first == 0) return;
   const int64_t left = slots() - first;
-  for (LayerKv& layer : layers_) layer = {layer.keys.narrow(2, first, left), layer.values.narrow(2, first, left)};
+  for (LayerKv& layer : layers_) {
+    if (layer.keys.defined()) layer = {layer.keys.narrow(2, first, left), layer.values.narrow(2, first, left)};
+  }
   positions_ = positions_.narrow(1, first, left);
   valid_ = valid_.narrow(1, first, left);
 }

@@ -33,6 +33,8 @@ class KvCache {
   const at::Tensor& positions() const { return positions_; }
   const at::Tensor& valid() const { return valid_; }
 
+  // Layers that read another layer's keys and values hold none: their entries stay undefined, and every operation
+  // below passes them by.
   // Appends new slots' keys and values to layer i: into the room left when the cache grows in place, else by
   // concatenation.
   void append_layer(int64_t i, const at::Tensor& keys, const at::Tensor& values);

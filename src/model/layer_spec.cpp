@@ -18,7 +18,15 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.qk_norm = c.qk_norm ? QkNorm::kPerHead : c.qk_norm_full_width ? QkNorm::kFullWidth : QkNorm::kNone;
   a.qkv_bias = c.qkv_bias;
   a.o_bias = c.o_bias;
+  // A KV-shared layer reads the last layer before the shared ones that is of its kind (windowed or not).
   a.kv_layer = layer;
+  const int64_t first_shared = c.num_layers - c.kv_shared_layers;
+  for (int64_t j = first_shared - 1; layer >= first_shared && j >= 0; --j) {
+    if ((c.layer_window(j) > 0) == (a.window > 0)) {
+      a.kv_layer = j;
+      break;
+    }
+  }
   return a;
 }
 

@@ -130,41 +130,48 @@ class WithoutCuDNNAttention {
   bool active_;
 };
 
-// Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result.
+// A head-wise projection [b, t, heads * head_dim] as [b, heads, t, head_dim], normed (q/k norms) and rotated.
+at::Tensor heads_of(at::Tensor x, const at::Tensor& norm_weight, int64_t heads, const AttentionSpec& a,
+                    const NormSpec& n, const DeviceInputs& in) {
+  const int64_t b = x.size(0), t = x.size(1);
+  if (a.qk_norm == QkNorm::kFullWidth) x = rms_norm(x, norm_weight, n);
+  x = x.view({b, t, heads, a.head_dim});
+  if (a.qk_norm == QkNorm::kPerHead) x = rms_norm(x, norm_weight, n);
+  x = x.transpose(1, 2);
+  // layers without rope (smollm3's, gpt2's) attend without rotated positions
+  return a.rope >= 0 ? apply_rotary(x, in.rotary.at(a.rope)) : x;
+}
+
+// Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result. A
+// layer with keys and values of its own computes them (after the cache's, when there is one) into produced[index];
+// a KV-shared layer takes those of its kv_layer from there, and from the shared prefixes at that layer. They are
+// kept there only while a later layer reads them (`read_later`).
 at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
-                     const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+                     const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
+                     std::vector<LayerKv>& produced, bool read_later) {
   const int64_t b = h.size(0), t = h.size(1);
-  at::Tensor q = at::linear(h, l.q, l.q_bias);
-  at::Tensor k = at::linear(h, l.k, l.k_bias);
-  if (a.qk_norm == QkNorm::kFullWidth) {
-    q = rms_norm(q, l.q_norm, n);
-    k = rms_norm(k, l.k_norm, n);
-  }
-  q = q.view({b, t, a.heads, a.head_dim});
-  k = k.view({b, t, a.kv_heads, a.head_dim});
-  at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
-  if (a.qk_norm == QkNorm::kPerHead) {
-    q = rms_norm(q, l.q_norm, n);
-    k = rms_norm(k, l.k_norm, n);
-  }
-  q = q.transpose(1, 2);
-  k = k.transpose(1, 2);
-  if (a.rope >= 0) {  // layers without rope (smollm3's, gpt2's) attend without rotated positions
-    q = apply_rotary(q, in.rotary.at(a.rope));
-    k = apply_rotary(k, in.rotary.at(a.rope));
-  }
+  at::Tensor q = heads_of(at::linear(h, l.q, l.q_bias), l.q_norm, a.heads, a, n, in);
   if (in.query_scale.defined()) q = q * in.query_scale;
-  if (cache != nullptr) {
-    cache->append_layer(index, k, v);
-    k = cache->layer(index).keys;
-    v = cache->layer(index).values;
+  if (a.kv_layer == index) {
+    at::Tensor k = heads_of(at::linear(h, l.k, l.k_bias), l.k_norm, a.kv_heads, a, n, in);
+    at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
+    if (cache != nullptr) {
+      cache->append_layer(index, k, v);
+      k = cache->layer(index).keys;
+      v = cache->layer(index).values;
+    }
+    produced[index] = {std::move(k), std::move(v)};
   }
+  const LayerKv& kv = produced.at(a.kv_layer);
+  const at::Tensor k = kv.keys.to(h.device()), v = kv.values.to(h.device());
+  if (a.kv_layer == index && !read_later) produced[index] = {};
   const at::Tensor& mask = in.mask(a.window);
   const ScoreOptions scores{a.scale, a.softcap, l.sinks};
-  const at::Tensor heads =
-      shared == nullptr
-          ? attend(q, k, v, mask, scores)
-          : attend_cascade(q, k, v, mask, shared->layers[index].keys, shared->layers[index].values, in.groups, scores);
+  const LayerKv* prefix = shared == nullptr ? nullptr : &shared->layers[a.kv_layer];
+  const at::Tensor heads = prefix == nullptr
+                               ? attend(q, k, v, mask, scores)
+                               : attend_cascade(q, k, v, mask, prefix->keys.to(h.device()),
+                                                prefix->values.to(h.device()), in.groups, scores);
   return at::linear(heads.transpose(1, 2).reshape({b, t, a.q_width()}), l.o, l.o_bias);
 }
 
@@ -238,9 +245,10 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
 // One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
 // scaled (granite) and added to the residual; or both blocks on one normed input, added together (phi).
 at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& x,
-                         const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+                         const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
+                         std::vector<LayerKv>& produced, bool read_later) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
-  const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index);
+  const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
     return attn + mlp(s.mlp, l, mlp_in) + x;
@@ -452,10 +460,17 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   }
   if (config_.embedding_multiplier != 1) x = x * config_.embedding_multiplier;
   if (config_.learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
+  // Each layer's keys and values (after the cache's), held while a KV-shared layer still reads them.
+  std::vector<LayerKv> produced(config_.num_layers);
+  std::vector<bool> read_later(config_.num_layers, false);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    const int64_t source = spec_->layers[i].attention.kv_layer;
+    if (source != i) read_later[source] = true;
+  }
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(spec_->layers[i], spec_->norm, layer, x.to(layer.device), inputs_on(layer.device), cache, shared,
-                      i);
+                      i, produced, read_later[i]);
   }
   // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
   if (cache != nullptr) {

@@ -417,6 +417,16 @@ void ModelConfig::validate() const {
     throw std::invalid_argument("config: the no-rope layer list does not cover every layer");
   if (!moe_layers.empty() && static_cast<int64_t>(moe_layers.size()) != num_layers)
     throw std::invalid_argument("config: the MoE layer list does not cover every layer");
+  const int64_t first_shared = num_layers - kv_shared_layers;
+  if (kv_shared_layers < 0 || first_shared < 1)
+    throw std::invalid_argument(fmt::format("config: {} KV-shared layers of {} leave no layer computing keys and values",
+                                            kv_shared_layers, num_layers));
+  for (int64_t i = first_shared; i < num_layers; ++i) {
+    bool found = false;
+    for (int64_t j = 0; j < first_shared && !found; ++j) found = (layer_window(j) > 0) == (layer_window(i) > 0);
+    if (!found)
+      throw std::invalid_argument(fmt::format("config: KV-shared layer {} has no earlier layer of its kind to read", i));
+  }
 }
 
 double ModelConfig::attention_scale() const {

@@ -125,6 +125,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     if (layer.mlp_out_norm) add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
     const bool moe = m.kind == MlpKind::kExperts, gated = m.kind == MlpKind::kGated;
+    const bool own_kv = a.kv_layer == i;  // a layer that reads another's keys and values has no k and v of its own
+    if (!own_kv && (family.qkv_by_head != nullptr || family.fused_qkv != nullptr))
+      throw std::invalid_argument(fmt::format("{}: layer {} shares keys and values, which its fused q, k, v cannot",
+                                              c.model_type, i));
     if (family.qkv_by_head != nullptr) {
       const std::string fused = attn + family.qkv_by_head;
       add_by_head(fused + ".weight", {3 * q_out, h}, {&LayerWeights::q, &LayerWeights::k, &LayerWeights::v});
@@ -144,8 +148,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else {
       add(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
-      add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
-      add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
+      if (own_kv) {
+        add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
+        add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
+      }
       if (gated) {
         add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
         add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
@@ -156,15 +162,17 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
     if (a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
       add(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
-      add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
-      add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
+      if (own_kv) {
+        add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
+        add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
+      }
     }
     if (a.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
     if (a.qk_norm != QkNorm::kNone) {  // over each head, or over the whole projection
       const bool per_head = a.qk_norm == QkNorm::kPerHead;
       add(attn + "q_norm.weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
-      add(attn + "k_norm.weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
+      if (own_kv) add(attn + "k_norm.weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
     }
     if (m.kind == MlpKind::kUngated) {
       add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);

@@ -36,9 +36,13 @@ DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entrie
   return d;
 }
 
+// Whether a layer keeps keys and values of its own (else it reads another layer's and holds none).
+bool holds_kv(const Model& model, int64_t layer) { return model.spec().layers.at(layer).attention.kv_layer == layer; }
+
 // One layer's keys and values of every distinct prefix, right-padded to the longest:
-// [prefixes, kv_heads, longest, head_dim] on the layer's device.
+// [prefixes, kv_heads, longest, head_dim] on the layer's device; nothing for a layer that holds none.
 LayerKv stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
+  if (!holds_kv(model, layer)) return {};
   const AttentionSpec& a = model.spec().layers.at(layer).attention;
   const auto options = at::TensorOptions().device(model.layer_device(layer)).dtype(model.dtype());
   std::vector<at::Tensor> keys, values;
@@ -60,6 +64,7 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
   const at::Tensor pick = at::tensor(d.pick, at::kLong);
   at::Tensor on_device;
   for (int64_t l = 0; l < cache.num_layers(); ++l) {
+    if (!holds_kv(model, l)) continue;
     const LayerKv stacked = stacked_layer(model, d, l);
     const at::Tensor& rows = upload_once(pick, model.layer_device(l), on_device);
     cache.append_layer(l, stacked.keys.index_select(0, rows), stacked.values.index_select(0, rows));
@@ -88,6 +93,10 @@ std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t beg
   std::vector<LayerKv> segment;
   for (int64_t l = 0; l < cache.num_layers(); ++l) {
     const LayerKv& kv = cache.layer(l);
+    if (!kv.keys.defined()) {
+      segment.emplace_back();
+      continue;
+    }
     segment.push_back({kv.keys.narrow(0, row, 1).narrow(2, begin, len).clone(),
                        kv.values.narrow(0, row, 1).narrow(2, begin, len).clone()});
   }
@@ -96,7 +105,9 @@ std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t beg
 
 int64_t kv_bytes(const Model& model, int64_t tokens) {
   int64_t widths = 0;  // keys and values of every layer, per token
-  for (const LayerSpec& layer : model.spec().layers) widths += 2 * layer.attention.kv_width();
+  const std::vector<LayerSpec>& layers = model.spec().layers;
+  for (size_t l = 0; l < layers.size(); ++l)
+    widths += holds_kv(model, static_cast<int64_t>(l)) ? 2 * layers[l].attention.kv_width() : 0;
   return widths * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
 }
 

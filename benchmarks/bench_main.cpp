@@ -1,6 +1,7 @@
 // prefix-scorer-bench: scores a JSONL file of requests or a built-in workload, and reports timing.
 
 #include "prefix_scorer/prefix_scorer.h"
+#include "model/model_config.h"
 #include "modes.h"
 #include "report.h"
 #include "request_io.h"

@@ -1,7 +1,10 @@
 #include "generation_bench.h"
 
+#include "op_count.h"
 #include "prefix_scorer/scorer.h"
+#include "model/forward_batch.h"
 #include "model/kv_cache.h"
+#include "model/model_config.h"
 #include "scoring/batching.h"
 
 #include <fmt/format.h>
@@ -81,6 +84,23 @@ GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::v
   return run;
 }
 
+// Top-level aten ops of one decode step, per layer: those of a call that generates 10 tokens for up to four of the
+// prompts, less those of one that generates 2, over the 8 steps between them and the model's layers.
+double decode_ops_per_layer(const std::shared_ptr<const Model>& model, const std::vector<GenerationRequest>& requests,
+                            const PrefixScorerOptions& options) {
+  std::vector<GenerationRequest> few(requests.begin(), requests.begin() + std::min<size_t>(4, requests.size()));
+  auto ops_generating = [&](int64_t tokens) {
+    for (GenerationRequest& r : few) {
+      r.max_new_tokens = tokens;
+      r.stop_ids.clear();
+    }
+    PrefixScorer scorer(model, options);
+    return top_level_ops([&] { scorer.generate(few); });
+  };
+  const double per_step = static_cast<double>(ops_generating(10) - ops_generating(2)) / 8;
+  return per_step / static_cast<double>(model->info().num_layers);
+}
+
 }  // namespace
 
 bool is_generation_workload(const std::string& workload) {
@@ -137,12 +157,17 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
                         {"output_tokens_per_second", run.generated / run.seconds},
                         {"ms_per_output_token", 1e3 * run.seconds / run.generated}};
     std::string extra;
+    if (run.mode == "prefix") {
+      const double ops = decode_ops_per_layer(model, requests, options);
+      line["ops_per_decode_step_per_layer"] = ops;
+      extra += fmt::format("; {:.1f} top-level aten ops per decode step and layer", ops);
+    }
     if (runs.front().mode == "naive" && &run != &runs.front()) {
       int64_t same = 0;
       for (size_t i = 0; i < requests.size(); ++i) same += run.tokens[i] == runs.front().tokens[i] ? 1 : 0;
       line["speedup_over_naive"] = runs.front().seconds / run.seconds;
       line["same_tokens_as_naive"] = static_cast<double>(same) / static_cast<double>(requests.size());
-      extra = fmt::format("; {:.2f}x over naive, same tokens as naive for {}/{} requests",
+      extra += fmt::format("; {:.2f}x over naive, same tokens as naive for {}/{} requests",
                           runs.front().seconds / run.seconds, same, requests.size());
     }
     fmt::print(stderr, "{:>7}: {:.2f} s, prefill {} tokens, decode {} tokens, {} generated ({:.1f} tokens/s, {:.2f} ms per output token){}\n",

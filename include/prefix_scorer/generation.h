@@ -47,6 +47,8 @@ struct GenerationStats {
   int64_t generated_tokens = 0;
   int64_t max_rows = 0;          // the most rows a decode step ran
   int64_t cascade_forwards = 0;  // prefill and decode forwards that attended to the shared prefixes by cascade
+  int64_t bytes_to_device = 0;   // what the call copied from the host to the devices
+  int64_t bytes_to_host = 0;     // and back: a decode step's chosen tokens and their log-probabilities
 };
 
 // Every counter of GenerationStats with its name, for totals and bindings; `peak` ones combine by the largest,

@@ -1,7 +1,6 @@
 #pragma once
-// A native libtorch decoder-only causal LM (the families ModelConfig reads).
+// A native libtorch decoder-only causal LM, loaded from a Hugging Face checkpoint or built as a synthetic shape.
 
-#include "prefix_scorer/model_config.h"
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -26,23 +25,23 @@ struct ModelOptions {
   int64_t vocab_size = 0;
 };
 
-// Token ids of a right-padded batch and where each token sits.
-struct ForwardBatch {
-  at::Tensor tokens;     // [batch, len] int64
-  at::Tensor positions;  // [batch, len] int64
-  at::Tensor valid;      // [batch, len] bool, false on padding
-  // Optional, for packing: [batch, len] int64. A row holds segments 0, 1, 2, ...: independent sequences, each
-  // after the row's cached slots; a token sees the cached slots and its own segment only. Undefined: one segment.
-  at::Tensor segment;
-  // Optional, for tree packing: [batch, len] int64. A segment holds a trunk (branch 0) and then branches 1, 2, ...,
-  // each continuing the trunk from the same position on; a token sees the trunk and its own branch only. Cached
-  // slots are trunk. Undefined: every segment is one sequence.
-  at::Tensor branch;
-  // Optional: [batch] int64, the rope variant each row's tokens rotate by (ModelConfig::rope_variant): 0 the rope
-  // as configured, 1 longrope's long factors. Undefined: 0 for every row.
-  at::Tensor rope_variant;
+// What a model is, as a user reads it: its type and sizes. Heads and head size are the first layer's (some families
+// vary them from layer to layer).
+struct ModelInfo {
+  std::string model_type;  // config.json's (the text model's, for a multimodal checkpoint)
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t max_position_embeddings = 0;
+  // The weights a checkpoint of this config holds, as transformers counts them (Model::num_parameters).
+  int64_t num_parameters = 0;
 };
 
+struct ModelConfig;     // the architecture read from config.json (internal: src/model/model_config.h)
+struct ForwardBatch;    // a batch of token rows (internal: src/model/forward_batch.h)
 struct ModelWeights;    // the tensors, per layer on the layer's device (internal)
 struct ModelSpec;       // the layer specs the forward walks (internal)
 class KvCache;          // what each layer keeps of the tokens seen so far (internal: src/model/kv_cache.h)
@@ -59,9 +58,10 @@ class Model {
   // "synthetic:NAME" or a checkpoint directory.
   static Model open(const std::string& spec, const ModelOptions& options = {});
 
-  const ModelConfig& config() const { return config_; }
-  // The layer specs (internal: src/model/layer_spec.h).
-  const ModelSpec& spec() const;
+  ModelInfo info() const;
+  // The engine's own description of the model: its config and its layer specs (internal).
+  const ModelConfig& config() const { return *config_; }
+  const ModelSpec& spec() const { return *spec_; }
   at::ScalarType dtype() const { return dtype_; }
   c10::Device layer_device(int64_t layer) const;
   // Whether any layer runs on CUDA.
@@ -72,9 +72,10 @@ class Model {
   // multimodal checkpoint's vision tower and projector included, though they are not loaded.
   int64_t num_parameters() const;
 
-  // Runs the batch through every layer and returns float32 log-probabilities [rows, vocab] for the flat
-  // positions `score_rows` (int64 indices into batch * len) only. With a cache, attention also covers the
-  // cache's slots and the batch's keys and values are appended to it; the cache's batch size must match.
+  // Internal (the scorers call it): runs the batch through every layer and returns float32 log-probabilities
+  // [rows, vocab] for the flat positions `score_rows` (int64 indices into batch * len) only. With a cache,
+  // attention also covers the cache's slots and the batch's keys and values are appended to it; the cache's batch
+  // size must match.
   // With `shared`, each row also attends to its shared prefix by cascade attention (the batch's positions must
   // continue the prefix's). Torch errors (out of memory among them) propagate with the batch's shape added.
   at::Tensor forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
@@ -87,7 +88,7 @@ class Model {
   // for a position past the table.
   at::Tensor position_embeddings(const at::Tensor& positions, const at::Tensor& valid, c10::Device device) const;
 
-  ModelConfig config_;
+  std::shared_ptr<const ModelConfig> config_;
   std::shared_ptr<const ModelWeights> weights_;
   at::ScalarType dtype_;
   std::shared_ptr<const ModelSpec> spec_;

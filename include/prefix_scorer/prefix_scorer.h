@@ -5,7 +5,6 @@
 #include "prefix_scorer/devices.h"
 #include "prefix_scorer/errors.h"
 #include "prefix_scorer/model.h"
-#include "prefix_scorer/model_config.h"
 #include "prefix_scorer/plain_scorer.h"
 #include "prefix_scorer/scorer.h"
 #include "prefix_scorer/tokenizer.h"

@@ -96,6 +96,8 @@ struct ScoringStats {
   int64_t suffix_padding = 0;      // ... and in suffix batches
   int64_t host_copies = 0;         // host-to-device copies (counted on the CPU too): a few per forward and device
   int64_t host_syncs = 0;          // device-to-host copies, each a wait for the device: one per scored batch
+  int64_t bytes_to_device = 0;     // what the host-to-device copies moved
+  int64_t bytes_to_host = 0;       // what the device-to-host copies moved
   int64_t entries_held = 0;        // after the call
   int64_t bytes_held = 0;          // after the call
   int64_t entries_pinned = 0;      // after the call: 0, unless a call failed to unpin what it used

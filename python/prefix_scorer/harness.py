@@ -141,7 +141,7 @@ class Scorer:
         self.scorer = PrefixScorer.from_pretrained(
             pretrained, device, dtype, max_length=max_length or 0, on_progress=self._relay, **options
         )
-        self.max_length = max_length or self.scorer.config.max_position_embeddings
+        self.max_length = max_length or self.scorer.model_info.max_position_embeddings
         self.pretrained = pretrained
         self.revision = revision
         source = os.fspath(tokenizer if tokenizer is not None else pretrained)

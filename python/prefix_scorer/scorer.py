@@ -81,7 +81,7 @@ class PrefixScorer:
         tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b, pythia-1b,
         phi-2, starcoder2-3b, gpt2, gpt-oss-20b).
 
-        ``options`` are the native options under their own names (``OPTION_NAMES``; README's Options table says what
+        ``options`` are the native options under their own names (``OPTION_NAMES``; docs/options.md says what
         each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
         ``layer_devices`` splits the layers into contiguous blocks over several devices, balanced by bytes. A hub
         name (``org/name``, with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``). ``adapter``, a peft
@@ -170,9 +170,9 @@ class PrefixScorer:
         return self._core.stats()
 
     @property
-    def config(self) -> _core.ModelConfig:
-        """The model's architecture (vocab_size, max_position_embeddings, ...)."""
-        return self._core.config
+    def model_info(self) -> _core.ModelInfo:
+        """The model's type and sizes (vocab_size, max_position_embeddings, ...)."""
+        return self._core.model_info
 
     def cancel(self) -> None:
         """Stops the call in flight (from another thread) before its next forward; it raises ``Cancelled``.

@@ -1,4 +1,4 @@
-// ModelOptions and the model's config, for Python.
+// ModelOptions and ModelInfo, for Python.
 
 #include "bindings.h"
 
@@ -23,15 +23,16 @@ void register_model(py::module_& m) {
       .def_readwrite("vocab_size", &ModelOptions::vocab_size,
                      "> 0: the embeddings and output layer resized to this many tokens (rows cut, or the adapter's)");
 
-  py::class_<ModelConfig>(m, "ModelConfig", "A model's architecture, as read from config.json.")
-      .def_readonly("model_type", &ModelConfig::model_type)
-      .def_readonly("vocab_size", &ModelConfig::vocab_size)
-      .def_readonly("hidden_size", &ModelConfig::hidden_size)
-      .def_readonly("num_layers", &ModelConfig::num_layers)
-      .def_readonly("num_heads", &ModelConfig::num_heads)
-      .def_readonly("num_kv_heads", &ModelConfig::num_kv_heads)
-      .def_readonly("head_dim", &ModelConfig::head_dim)
-      .def_readonly("max_position_embeddings", &ModelConfig::max_position_embeddings);
+  py::class_<ModelInfo>(m, "ModelInfo", "A model's type and sizes (heads and head size: the first layer's).")
+      .def_readonly("model_type", &ModelInfo::model_type)
+      .def_readonly("vocab_size", &ModelInfo::vocab_size)
+      .def_readonly("hidden_size", &ModelInfo::hidden_size)
+      .def_readonly("num_layers", &ModelInfo::num_layers)
+      .def_readonly("num_heads", &ModelInfo::num_heads)
+      .def_readonly("num_kv_heads", &ModelInfo::num_kv_heads)
+      .def_readonly("head_dim", &ModelInfo::head_dim)
+      .def_readonly("max_position_embeddings", &ModelInfo::max_position_embeddings)
+      .def_readonly("num_parameters", &ModelInfo::num_parameters);
 }
 
 }  // namespace prefix_scorer::python

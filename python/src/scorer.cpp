@@ -137,7 +137,7 @@ void register_scorer(py::module_& m) {
       .def("cancel", &PrefixScorer::cancel,
            "Stops the call in flight (from another thread) before its next forward: it raises "
            "prefix_scorer.Cancelled.")
-      .def_property_readonly("config", [](const PrefixScorer& self) { return self.model().config(); })
+      .def_property_readonly("model_info", [](const PrefixScorer& self) { return self.model().info(); })
       .def_property_readonly(
           "num_parameters", [](const PrefixScorer& self) { return self.model().num_parameters(); },
           "The model's weights, counted as transformers counts them (tied embeddings once).")

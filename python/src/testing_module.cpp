@@ -2,6 +2,7 @@
 // (PREFIX_SCORER_BUILD_TESTS), never in a user's install.
 
 #include "model/fault_injection.h"
+#include "model/forward_batch.h"
 #include "prefix_scorer/plain_scorer.h"
 
 #include <pybind11/pybind11.h>

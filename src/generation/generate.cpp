@@ -29,6 +29,8 @@ const std::vector<GenerationStatsField>& generation_stats_fields() {
       {"generated_tokens", &GenerationStats::generated_tokens, false},
       {"max_rows", &GenerationStats::max_rows, true},
       {"cascade_forwards", &GenerationStats::cascade_forwards, false},
+      {"bytes_to_device", &GenerationStats::bytes_to_device, false},
+      {"bytes_to_host", &GenerationStats::bytes_to_host, false},
   };
   return fields;
 }
@@ -36,8 +38,9 @@ const std::vector<GenerationStatsField>& generation_stats_fields() {
 GenerationResult PrefixScorer::generate(const std::vector<GenerationRequest>& requests, const StopHook& stop_hook) {
   std::lock_guard<std::mutex> lock(mutex_);
   const CallInFlight in_flight(running_, cancel_);
-  check_generation_requests(*model_, options_, requests);
-  return run_generation(*model_, options_, *cache_, requests, stop_hook, cancel_);
+  const BatchMemory memory = batch_memory(*model_, options_);
+  check_generation_requests(*model_, memory, requests);
+  return run_generation(*model_, options_, memory, *cache_, requests, stop_hook, cancel_);
 }
 
 }  // namespace prefix_scorer

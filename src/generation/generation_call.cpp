@@ -2,6 +2,7 @@
 
 #include "generation/running_batch.h"
 #include "generation/sampling.h"
+#include "model/host_transfers.h"
 #include "prefix_scorer/errors.h"
 #include "scoring/batching.h"
 #include "scoring/forward_segments.h"
@@ -28,10 +29,9 @@ int64_t running_bytes(const BatchMemory& memory, int64_t rows, int64_t longest) 
 
 }  // namespace
 
-void check_generation_requests(const Model& model, const PrefixScorerOptions& options,
+void check_generation_requests(const Model& model, const BatchMemory& memory,
                                const std::vector<GenerationRequest>& requests) {
   const ModelConfig& c = model.config();
-  const BatchMemory memory = batch_memory(model, options);
   for (size_t i = 0; i < requests.size(); ++i) {
     const GenerationRequest& r = requests[i];
     const std::string what = fmt::format("generate: request {}:", i);
@@ -80,14 +80,14 @@ bool decode_by_cascade(const Model& model, const PrefixScorerOptions& options, c
 
 class GenerationCall {
  public:
-  GenerationCall(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
+  GenerationCall(const Model& model, const PrefixScorerOptions& options, const BatchMemory& memory, PrefixCache& cache,
                  const std::vector<GenerationRequest>& requests, const StopHook& stop_hook, std::atomic<bool>& cancel)
       : model_(model),
         options_(without_trees(options)),
         requests_(requests),
         stop_hook_(stop_hook),
         cancel_(cancel),
-        memory_(batch_memory(model, options_)),
+        memory_(memory),
         rows_(prompt_rows(requests, model.config())),
         plan_(prefixes_worth_caching(rows_, options_,
                                      std::max<int64_t>(1, options_.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
@@ -103,6 +103,7 @@ class GenerationCall {
   }
 
   GenerationResult run() {
+    const TransferCounts before = thread_transfers();
     const size_t max_rows = static_cast<size_t>(std::max<int64_t>(1, options_.max_batch_rows));
     while (next_ < plan_.order.size() || running_rows() > 0) {
       if (cancel_.exchange(false))
@@ -116,6 +117,8 @@ class GenerationCall {
       if (options_.on_progress) options_.on_progress(result_.stats.generated_tokens, token_budget_);
     }
     result_.stats.prefix_tokens = prefix_stats_.prefill_tokens;
+    result_.stats.bytes_to_device = thread_transfers().bytes_to_device - before.bytes_to_device;
+    result_.stats.bytes_to_host = thread_transfers().bytes_to_host - before.bytes_to_host;
     return std::move(result_);
   }
 
@@ -161,9 +164,8 @@ class GenerationCall {
     std::vector<RunningRow> rows;
     for (size_t i = 0; i < joining.size(); ++i) {
       const size_t request = plan_.order[joining[i]].row;
-      rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0,
-                      sampling_generator(requests_[request].sampling), running_.cascade() ? prefixes[i] : nullptr,
-                      variants[i]});
+      rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0, at::Generator(),
+                      running_.cascade() ? prefixes[i] : nullptr, variants[i]});
     }
     join(joined, std::move(rows), running_.cascade());
     switch_to_long_factors();
@@ -183,8 +185,9 @@ class GenerationCall {
     if (by_cascade) ++result_.stats.cascade_forwards;
     std::vector<int64_t> going_on;
     std::vector<RunningRow> staying;
+    const std::vector<TokenChoice> chosen = choose_tokens(joined.logprobs, samplers(rows));
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (!advance(rows[i], joined.logprobs[static_cast<int64_t>(i)])) {
+      if (!advance(rows[i], chosen[i])) {
         going_on.push_back(static_cast<int64_t>(i));
         staying.push_back(std::move(rows[i]));
       }
@@ -204,14 +207,14 @@ class GenerationCall {
 
   void step(RunningBatch& batch) {
     if (batch.empty()) return;
-    const at::Tensor logprobs = batch.step();
+    const std::vector<TokenChoice> chosen = choose_tokens(batch.step(), samplers(batch.rows()));
     ++result_.stats.decode_forwards;
     if (batch.cascade()) ++result_.stats.cascade_forwards;
     std::vector<int64_t> going_on;
     for (size_t i = 0; i < batch.size(); ++i) {
       RunningRow& row = batch.rows()[i];
       ++row.position;
-      if (!advance(row, logprobs[static_cast<int64_t>(i)])) going_on.push_back(static_cast<int64_t>(i));
+      if (!advance(row, chosen[i])) going_on.push_back(static_cast<int64_t>(i));
     }
     batch.keep(going_on);
   }
@@ -262,13 +265,19 @@ class GenerationCall {
     }
   }
 
-  // Picks the row's next token and records it; returns whether the row stops there.
-  bool advance(RunningRow& row, const at::Tensor& logprobs) {
+  std::vector<RowSampler> samplers(std::vector<RunningRow>& rows) const {
+    std::vector<RowSampler> out;
+    for (RunningRow& row : rows) out.push_back({&requests_[row.request].sampling, &row.generator});
+    return out;
+  }
+
+  // Records the row's next token; returns whether the row stops there.
+  bool advance(RunningRow& row, const TokenChoice& chosen) {
     const GenerationRequest& request = requests_[row.request];
     Generation& out = result_.generations[row.request];
-    row.last_token = pick_token(logprobs, request.sampling, row.generator);
+    row.last_token = chosen.token;
     out.tokens.push_back(row.last_token);
-    out.logprobs.push_back(logprobs[row.last_token].item<double>());
+    out.logprobs.push_back(chosen.logprob);
     ++result_.stats.generated_tokens;
     bool stop = true;
     if (std::find(request.stop_ids.begin(), request.stop_ids.end(), row.last_token) != request.stop_ids.end())
@@ -306,10 +315,10 @@ class GenerationCall {
 
 }  // namespace
 
-GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
-                                const std::vector<GenerationRequest>& requests, const StopHook& stop_hook,
-                                std::atomic<bool>& cancel) {
-  return GenerationCall(model, options, cache, requests, stop_hook, cancel).run();
+GenerationResult run_generation(const Model& model, const PrefixScorerOptions& options, const BatchMemory& memory,
+                                PrefixCache& cache, const std::vector<GenerationRequest>& requests,
+                                const StopHook& stop_hook, std::atomic<bool>& cancel) {
+  return GenerationCall(model, options, memory, cache, requests, stop_hook, cancel).run();
 }
 
 }  // namespace prefix_scorer

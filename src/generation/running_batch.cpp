@@ -1,6 +1,7 @@
 #include "generation/running_batch.h"
 
-#include "model/host_transfers.h"
+#include "model/forward_batch.h"
+#include "model/model_config.h"
 #include "scoring/batching.h"
 #include "scoring/prefix_kv.h"
 
@@ -34,11 +35,11 @@ JoiningRows RunningBatch::prefill(const std::vector<EntryPtr>& prefixes, const s
   if (cascade_) {
     KvCache own(model_.config().num_layers);
     const std::optional<SharedPrefixes> shared = distinct_prefix_kv(model_, pointers(prefixes));
-    at::Tensor logprobs = download(model_.forward(batch, &own, score_rows, shared ? &*shared : nullptr));
+    at::Tensor logprobs = model_.forward(batch, &own, score_rows, shared ? &*shared : nullptr);
     return {std::move(logprobs), std::move(own)};
   }
   KvCache gathered = gather_prefix_kv(model_, pointers(prefixes));
-  at::Tensor logprobs = download(model_.forward(batch, &gathered, score_rows));
+  at::Tensor logprobs = model_.forward(batch, &gathered, score_rows);
   return {std::move(logprobs), std::move(gathered)};
 }
 
@@ -71,7 +72,7 @@ at::Tensor RunningBatch::step() {
   batch.valid = at::ones({b, 1}, at::kBool);
   if (std::any_of(variants.begin(), variants.end(), [](int64_t v) { return v != 0; }))
     batch.rope_variant = at::tensor(variants, at::kLong);
-  return download(model_.forward(batch, &cache_, at::arange(b, at::kLong), shared_ ? &*shared_ : nullptr));
+  return model_.forward(batch, &cache_, at::arange(b, at::kLong), shared_ ? &*shared_ : nullptr);
 }
 
 void RunningBatch::update_shared() {

@@ -3,6 +3,7 @@
 // attends by cascade, the shared prefixes they continue (each held once for all its rows, never copied per row).
 
 #include "prefix_scorer/model.h"
+#include "model/forward_batch.h"
 #include "scoring/prefix_cache.h"
 
 #include <ATen/ATen.h>
@@ -16,14 +17,14 @@ struct RunningRow {
   size_t request = 0;
   int64_t position = 0;    // of its last token, the next one fed
   int64_t last_token = 0;
-  at::Generator generator;
+  at::Generator generator;  // its sampling stream (undefined until its first draw)
   EntryPtr prefix;         // by cascade: the prefix it continues (null: none); by gather it is in the row's cache
   int64_t rope_variant = 0;  // the rope variant its tokens rotate by (ForwardBatch::rope_variant)
 };
 
 // Rows about to join: the log-probabilities after their prompts, and their own keys and values, row for row.
 struct JoiningRows {
-  at::Tensor logprobs;  // [rows, vocab] float32 on the host
+  at::Tensor logprobs;  // [rows, vocab] float32 on the device that computed them
   KvCache cache;
 };
 
@@ -45,7 +46,7 @@ class RunningBatch {
   void add(const KvCache& cache, std::vector<RunningRow> rows);
   // Keeps the rows listed in `going_on`, in order.
   void keep(const std::vector<int64_t>& going_on);
-  // One token for every row: its last token in, [rows, vocab] float32 log-probabilities on the host out.
+  // One token for every row: its last token in, [rows, vocab] float32 log-probabilities on the device out.
   at::Tensor step();
 
  private:

@@ -2,6 +2,7 @@
 // Scaled dot-product attention with grouped-query heads and an explicit boolean mask.
 
 #include <ATen/ATen.h>
+#include "model/forward_batch.h"
 
 namespace prefix_scorer {
 

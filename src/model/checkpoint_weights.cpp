@@ -2,6 +2,7 @@
 
 #include "model/checkpoint.h"
 #include "model/lora_adapter.h"
+#include "model/model_config.h"
 #include "model/mxfp4.h"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #pragma once
 // config.json's names of the activations, rope types and layer kinds, parsed once into their enums.
 
-#include "prefix_scorer/model_config.h"
+#include "model/model_config.h"
 
 #include <string>
 

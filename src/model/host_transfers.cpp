@@ -12,6 +12,7 @@ TransferCounts& thread_transfers() {
 at::Tensor upload(const at::Tensor& host, c10::Device device) {
   if (!host.device().is_cpu()) throw std::invalid_argument("upload: the tensor is not on the host");
   ++thread_transfers().copies;
+  thread_transfers().bytes_to_device += static_cast<int64_t>(host.nbytes());
   if (device.is_cpu()) return host;
   return host.pin_memory().to(device, /*non_blocking=*/true);
 }
@@ -40,6 +41,7 @@ std::vector<at::Tensor> upload_together(const std::vector<at::Tensor>& host, c10
 
 at::Tensor download(const at::Tensor& t) {
   ++thread_transfers().syncs;
+  thread_transfers().bytes_to_host += static_cast<int64_t>(t.nbytes());
   return t.to(at::kCPU);
 }
 

@@ -13,6 +13,7 @@ namespace prefix_scorer {
 struct TransferCounts {
   int64_t copies = 0;  // host-to-device copies
   int64_t syncs = 0;   // device-to-host copies, each waiting for the device
+  int64_t bytes_to_device = 0, bytes_to_host = 0;  // what those copies moved
 };
 
 // This thread's counts so far.

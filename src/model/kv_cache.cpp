@@ -7,58 +7,44 @@
 namespace prefix_scorer {
 namespace {
 
-at::Tensor concat_slots(const at::Tensor& old, const at::Tensor& fresh, int64_t dim) {
-  return old.defined() ? at::cat({old, fresh}, dim) : fresh;
+at::Tensor concat_slots(const at::Tensor& old, const at::Tensor& fresh) {
+  return old.defined() ? at::cat({old, fresh}, 1) : fresh;
 }
 
-// `t` with `count` slots in front along `dim`, filled with `fill`.
-at::Tensor pad_front(const at::Tensor& t, int64_t dim, int64_t count, const at::Scalar& fill) {
+// `t` ([rows, slots]) with `count` slots in front, filled with `fill`.
+at::Tensor pad_front(const at::Tensor& t, int64_t count, const at::Scalar& fill) {
   if (count == 0) return t;
-  std::vector<int64_t> sizes = t.sizes().vec();
-  sizes[dim] = count;
-  return at::cat({at::full(sizes, fill, t.options()), t}, dim);
-}
-
-// Room for `slots` slots of `like`'s rows, holding `old` (undefined: nothing yet) in its first slots.
-at::Tensor room_holding(const at::Tensor& old, const at::Tensor& like, int64_t slots) {
-  std::vector<int64_t> sizes = like.sizes().vec();
-  sizes[2] = slots;
-  at::Tensor room = at::empty(sizes, like.options());
-  if (old.defined() && old.size(2) > 0) room.narrow(2, 0, old.size(2)).copy_(old);
-  return room;
+  return at::cat({at::full({t.size(0), count}, fill, t.options()), t}, 1);
 }
 
 }  // namespace
 
-void KvCache::append_layer(int64_t i, const at::Tensor& keys, const at::Tensor& values) {
-  LayerKv& layer = layers_.at(i);
+void KvCache::append_layer(int64_t i, const LayerCache& fresh) {
+  LayerCache& layer = layers_.at(i);
   if (!grow_in_place_) {
-    layer.keys = concat_slots(layer.keys, keys, 2);
-    layer.values = concat_slots(layer.values, values, 2);
+    layer = layer.empty() ? fresh : join_slots({layer, fresh});
     return;
   }
   room_.resize(layers_.size());
-  LayerKv& room = room_[i];
-  const int64_t used = layer.keys.defined() ? layer.keys.size(2) : 0, added = keys.size(2);
-  if (!room.keys.defined() || room.keys.size(2) < used + added) {
-    const int64_t slots = 2 * (used + added);
-    room = {room_holding(layer.keys, keys, slots), room_holding(layer.values, values, slots)};
+  LayerCache& room = room_[i];
+  const int64_t used = layer.slots(), added = fresh.slots();
+  if (room.slots() < used + added) {
+    LayerCache grown = fresh.slot_range(0, 0).padded(0, 2 * (used + added));
+    if (used > 0) grown.slot_range(0, used).copy_from(layer);
+    room = std::move(grown);
   }
-  room.keys.narrow(2, used, added).copy_(keys);
-  room.values.narrow(2, used, added).copy_(values);
-  layer = {room.keys.narrow(2, 0, used + added), room.values.narrow(2, 0, used + added)};
+  room.slot_range(used, added).copy_from(fresh);
+  layer = room.slot_range(0, used + added);
 }
 
 void KvCache::append_slots(const at::Tensor& positions, const at::Tensor& valid) {
-  positions_ = concat_slots(positions_, positions, 1);
-  valid_ = concat_slots(valid_, valid, 1);
+  positions_ = concat_slots(positions_, positions);
+  valid_ = concat_slots(valid_, valid);
 }
 
 int64_t KvCache::bytes() const {
   int64_t total = 0;
-  for (const auto& layer : layers_) {
-    if (layer.keys.defined()) total += layer.keys.nbytes() + layer.values.nbytes();
-  }
+  for (const LayerCache& layer : layers_) total += layer.bytes();
   return total;
 }
 
@@ -76,10 +62,8 @@ KvCache KvCache::copy_rows(const std::vector<int64_t>& rows) const {
   const at::Tensor index = at::tensor(rows, at::kLong);
   at::Tensor on_device;
   for (int64_t i = 0; i < num_layers(); ++i) {
-    const LayerKv& layer = layers_[i];
-    if (!layer.keys.defined()) continue;
-    const at::Tensor& picked = upload_once(index, layer.keys.device(), on_device);
-    copy.layers_[i] = {layer.keys.index_select(0, picked), layer.values.index_select(0, picked)};
+    const LayerCache& layer = layers_[i];
+    if (!layer.empty()) copy.layers_[i] = layer.rows(upload_once(index, layer.slotted.front().device(), on_device));
   }
   copy.positions_ = positions_.index_select(0, index);
   copy.valid_ = valid_.index_select(0, index);
@@ -101,14 +85,11 @@ void KvCache::add_rows(const KvCache& other) {
   const int64_t slots = std::max(this->slots(), other.slots());
   const int64_t mine = slots - this->slots(), theirs = slots - other.slots();
   for (int64_t i = 0; i < num_layers(); ++i) {
-    LayerKv& layer = layers_[i];
-    const LayerKv& added = other.layers_[i];
-    if (!added.keys.defined()) continue;
-    layer = {at::cat({pad_front(layer.keys, 2, mine, 0), pad_front(added.keys, 2, theirs, 0)}),
-             at::cat({pad_front(layer.values, 2, mine, 0), pad_front(added.values, 2, theirs, 0)})};
+    const LayerCache& added = other.layers_[i];
+    if (!added.empty()) layers_[i] = join_rows({layers_[i].padded(mine, 0), added.padded(theirs, 0)});
   }
-  positions_ = at::cat({pad_front(positions_, 1, mine, 0), pad_front(other.positions_, 1, theirs, 0)});
-  valid_ = at::cat({pad_front(valid_, 1, mine, false), pad_front(other.valid_, 1, theirs, false)});
+  positions_ = at::cat({pad_front(positions_, mine, 0), pad_front(other.positions_, theirs, 0)});
+  valid_ = at::cat({pad_front(valid_, mine, false), pad_front(other.valid_, theirs, false)});
   room_.clear();
 }
 
@@ -119,9 +100,7 @@ void KvCache::drop_unused_leading_slots() {
   while (first < used.size(0) && !flags[first]) ++first;
   if (first == 0) return;
   const int64_t left = slots() - first;
-  for (LayerKv& layer : layers_) {
-    if (layer.keys.defined()) layer = {layer.keys.narrow(2, first, left), layer.values.narrow(2, first, left)};
-  }
+  for (LayerCache& layer : layers_) layer = layer.slot_range(first, left);
   positions_ = positions_.narrow(1, first, left);
   valid_ = valid_.narrow(1, first, left);
 }

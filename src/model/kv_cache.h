@@ -1,7 +1,9 @@
 #pragma once
-// Keys and values of the tokens seen so far, per layer on that layer's device, plus each slot's position and
-// validity (padding slots are invalid and never attended to). A cache grows by appending slots to every row; a
-// generation batch also drops and adds rows.
+// What each layer keeps of the tokens seen so far (layer_cache.h), on that layer's device, plus each slot's
+// position and validity (padding slots are invalid and never attended to). A cache grows by appending slots to
+// every row; a generation batch also drops and adds rows.
+
+#include "model/layer_cache.h"
 
 #include <ATen/ATen.h>
 
@@ -9,17 +11,12 @@
 
 namespace prefix_scorer {
 
-struct LayerKv {
-  at::Tensor keys;    // [batch, kv_heads, slots, head_dim]
-  at::Tensor values;  // [batch, kv_heads, slots, head_dim]
-};
-
-// A few shared prefixes' keys and values, and which one each row of a batch continues: the input of cascade
+// A few shared prefixes' cached tokens, and which one each row of a batch continues: the input of cascade
 // attention, where the prefix part is computed once for all the suffix queries of its rows.
 struct SharedPrefixes {
-  std::vector<LayerKv> layers;  // [prefixes, kv_heads, longest, head_dim] per layer, on the layer's device
-  at::Tensor lengths;           // [prefixes] int64 on the CPU; slots past a prefix's length are padding
-  at::Tensor row_prefix;        // [batch] int64 on the CPU: the prefix each row continues
+  std::vector<LayerCache> layers;  // [prefixes, heads, longest, width] tensors per layer, on the layer's device
+  at::Tensor lengths;              // [prefixes] int64 on the CPU; slots past a prefix's length are padding
+  at::Tensor row_prefix;           // [batch] int64 on the CPU: the prefix each row continues
 };
 
 class KvCache {
@@ -28,22 +25,20 @@ class KvCache {
 
   int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
   int64_t slots() const { return positions_.defined() ? positions_.size(1) : 0; }
-  const LayerKv& layer(int64_t i) const { return layers_.at(i); }
+  const LayerCache& layer(int64_t i) const { return layers_.at(i); }
   // [batch, slots] int64 and bool, on the CPU; undefined while the cache is empty.
   const at::Tensor& positions() const { return positions_; }
   const at::Tensor& valid() const { return valid_; }
 
-  // Layers that read another layer's keys and values hold none: their entries stay undefined, and every operation
-  // below passes them by.
-  // Appends new slots' keys and values to layer i: into the room left when the cache grows in place, else by
-  // concatenation.
-  void append_layer(int64_t i, const at::Tensor& keys, const at::Tensor& values);
+  // Layers that keep nothing stay empty, and every operation below passes them by.
+  // Appends new slots to layer i: into the room left when the cache grows in place, else by concatenation.
+  void append_layer(int64_t i, const LayerCache& fresh);
   // From now on, appends write into preallocated room that doubles when full (for caches that grow by a slot
   // per step), so that a step copies only its own slots.
   void grow_in_place() { grow_in_place_ = true; }
   // Records the positions and validity of the slots the next forward appends.
   void append_slots(const at::Tensor& positions, const at::Tensor& valid);
-  // Bytes held by keys and values on all devices.
+  // Bytes held by every layer on all devices.
   int64_t bytes() const;
 
   // Keeps rows `rows` (in that order) and drops the others, then the leading slots no kept row uses.
@@ -57,8 +52,8 @@ class KvCache {
  private:
   void drop_unused_leading_slots();
 
-  std::vector<LayerKv> layers_;
-  std::vector<LayerKv> room_;  // when growing in place: the storage layers_ are views of
+  std::vector<LayerCache> layers_;
+  std::vector<LayerCache> room_;  // when growing in place: the storage layers_ are views of
   bool grow_in_place_ = false;
   at::Tensor positions_;
   at::Tensor valid_;

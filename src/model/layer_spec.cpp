@@ -71,4 +71,9 @@ ModelSpec model_spec(const ModelConfig& c) {
   return spec;
 }
 
+int64_t ModelSpec::cached_per_token(int64_t layer) const {
+  const AttentionSpec& a = layers.at(layer).attention;
+  return a.kv_layer == layer ? 2 * a.kv_width() : 0;
+}
+
 }  // namespace prefix_scorer

@@ -3,7 +3,7 @@
 // experts behind a router) with their norms. Sizes, windows, ropes and scales are data of each layer, so that
 // layers may differ in any of them; the forward and the weight layout read the config through this alone.
 
-#include "prefix_scorer/model_config.h"
+#include "model/model_config.h"
 
 #include <cstdint>
 #include <vector>
@@ -78,6 +78,10 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;
   std::vector<RopeSpec> ropes;
   NormSpec norm;
+
+  // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
+  // layer that reads another layer's.
+  int64_t cached_per_token(int64_t layer) const;
 };
 
 // The layer specs of `config`.

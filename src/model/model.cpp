@@ -5,6 +5,7 @@
 #include "model/attention.h"
 #include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
+#include "model/forward_batch.h"
 #include "model/host_transfers.h"
 #include "model/kv_cache.h"
 #include "model/layer_spec.h"
@@ -148,30 +149,34 @@ at::Tensor heads_of(at::Tensor x, const at::Tensor& norm_weight, int64_t heads, 
 // kept there only while a later layer reads them (`read_later`).
 at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                      const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
-                     std::vector<LayerKv>& produced, bool read_later) {
+                     std::vector<LayerCache>& produced, bool read_later) {
   const int64_t b = h.size(0), t = h.size(1);
-  at::Tensor q = heads_of(at::linear(h, l.q, l.q_bias), l.q_norm, a.heads, a, n, in);
+  // q, k and v by one matmul over the stacked weights (q alone for a layer that reads another's keys and values)
+  const std::vector<at::Tensor> qkv =
+      a.kv_layer == index ? at::linear(h, l.qkv, l.qkv_bias).split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1)
+                          : std::vector<at::Tensor>{at::linear(h, l.q, l.q_bias)};
+  at::Tensor q = heads_of(qkv[0], l.q_norm, a.heads, a, n, in);
   if (in.query_scale.defined()) q = q * in.query_scale;
   if (a.kv_layer == index) {
-    at::Tensor k = heads_of(at::linear(h, l.k, l.k_bias), l.k_norm, a.kv_heads, a, n, in);
-    at::Tensor v = at::linear(h, l.v, l.v_bias).view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
+    const at::Tensor k = heads_of(qkv[1], l.k_norm, a.kv_heads, a, n, in);
+    const at::Tensor v = qkv[2].view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
+    produced[index] = {{k, v}};
     if (cache != nullptr) {
-      cache->append_layer(index, k, v);
-      k = cache->layer(index).keys;
-      v = cache->layer(index).values;
+      cache->append_layer(index, produced[index]);
+      produced[index] = cache->layer(index);
     }
-    produced[index] = {std::move(k), std::move(v)};
   }
-  const LayerKv& kv = produced.at(a.kv_layer);
-  const at::Tensor k = kv.keys.to(h.device()), v = kv.values.to(h.device());
+  const LayerCache kv = produced.at(a.kv_layer).to(h.device());
   if (a.kv_layer == index && !read_later) produced[index] = {};
   const at::Tensor& mask = in.mask(a.window);
   const ScoreOptions scores{a.scale, a.softcap, l.sinks};
-  const LayerKv* prefix = shared == nullptr ? nullptr : &shared->layers[a.kv_layer];
-  const at::Tensor heads = prefix == nullptr
-                               ? attend(q, k, v, mask, scores)
-                               : attend_cascade(q, k, v, mask, prefix->keys.to(h.device()),
-                                                prefix->values.to(h.device()), in.groups, scores);
+  const at::Tensor heads =
+      shared == nullptr
+          ? attend(q, kv.keys(), kv.values(), mask, scores)
+          : [&] {
+              const LayerCache prefix = shared->layers[a.kv_layer].to(h.device());
+              return attend_cascade(q, kv.keys(), kv.values(), mask, prefix.keys(), prefix.values(), in.groups, scores);
+            }();
   return at::linear(heads.transpose(1, 2).reshape({b, t, a.q_width()}), l.o, l.o_bias);
 }
 
@@ -238,15 +243,15 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
     case MlpKind::kGated:
       break;
   }
-  const at::Tensor gate = activate(at::linear(g, l.gate, l.gate_bias), m.activation);
-  return at::linear(gate * at::linear(g, l.up, l.up_bias), l.down, l.down_bias);
+  const std::vector<at::Tensor> gate_up = at::linear(g, l.gate_up, l.gate_up_bias).chunk(2, -1);  // one matmul
+  return at::linear(activate(gate_up[0], m.activation) * gate_up[1], l.down, l.down_bias);
 }
 
 // One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
 // scaled (granite) and added to the residual; or both blocks on one normed input, added together (phi).
 at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& x,
                          const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
-                         std::vector<LayerKv>& produced, bool read_later) {
+                         std::vector<LayerCache>& produced, bool read_later) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
@@ -261,17 +266,21 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
 }  // namespace
 
 Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype)
-    : config_(std::move(config)),
+    : config_(std::make_shared<const ModelConfig>(std::move(config))),
       weights_(std::move(weights)),
       dtype_(dtype),
-      spec_(std::make_shared<const ModelSpec>(model_spec(config_))) {
+      spec_(std::make_shared<const ModelSpec>(model_spec(*config_))) {
   for (const RopeSpec& r : spec_->ropes) {
     inv_freqs_.push_back(rope_variant_frequencies(r.rope, r.head_dim));
     rope_variants_ = std::max(rope_variants_, inv_freqs_.back().size(0));
   }
 }
 
-const ModelSpec& Model::spec() const { return *spec_; }
+ModelInfo Model::info() const {
+  const ModelConfig& c = *config_;
+  return {c.model_type,  c.vocab_size, c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim,
+          c.max_position_embeddings, num_parameters()};
+}
 
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
 
@@ -282,7 +291,7 @@ bool Model::on_cuda() const {
 
 int64_t Model::num_parameters() const {
   int64_t total = 0;
-  for (const TensorSpec& spec : expected_tensors(config_)) {
+  for (const TensorSpec& spec : expected_tensors(*config_)) {
     int64_t count = 1;
     for (const int64_t size : spec.shape) count *= size;
     total += count;
@@ -344,7 +353,7 @@ at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::T
 }
 
 at::Tensor Model::position_embeddings(const at::Tensor& positions, const at::Tensor& valid, c10::Device device) const {
-  const int64_t table = config_.max_position_embeddings;
+  const int64_t table = config_->max_position_embeddings;
   const at::Tensor seen = positions.masked_select(valid);
   if (seen.numel() > 0 && (seen.max().item<int64_t>() >= table || seen.min().item<int64_t>() < 0))
     throw std::invalid_argument(fmt::format(
@@ -362,9 +371,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       batch.valid.sizes() != batch.tokens.sizes())
     throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
   const int64_t b = batch.tokens.size(0), t = batch.tokens.size(1);
-  if (cache != nullptr && cache->num_layers() != config_.num_layers)
+  if (cache != nullptr && cache->num_layers() != config_->num_layers)
     throw std::invalid_argument(fmt::format("forward: cache has {} layers, model has {}", cache->num_layers(),
-                                            config_.num_layers));
+                                            config_->num_layers));
   if (cache != nullptr && cache->slots() > 0 && cache->positions().size(0) != b)
     throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
                                             cache->positions().size(0), b));
@@ -401,18 +410,18 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
                       valid.all().item<bool>();
   PrefixGroups groups;
   if (shared != nullptr) {
-    if (!config_.cascade_exact())
+    if (!config_->cascade_exact())
       throw std::invalid_argument(
           "forward: cascade attention does not support this model (a sliding window or soft-capping)");
-    if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_.num_layers)
+    if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_->num_layers)
       throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
-    groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().keys.size(2));
+    groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().slots());
   }
 
   // Per device, once a forward: the positions, validity, segments and prefix groups in one copy, the masks built
   // from them there (never a mask built on the host and copied), the rotary tables.
   std::vector<DeviceInputs> per_device;
-  per_device.reserve(config_.num_layers);
+  per_device.reserve(config_->num_layers);
   auto inputs_on = [&](c10::Device device) -> const DeviceInputs& {
     for (const auto& in : per_device) {
       if (in.device == device) return in;
@@ -444,8 +453,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
                                                                               : by_variant[0];
       in.rotary[a.rope] = rotary_tables(inv_freq, device_positions, dtype_, spec_->ropes[a.rope].rope.attention_factor);
     }
-    if (config_.rope.llama4_scaling_beta != 0)
-      in.query_scale = llama4_query_scale(config_.rope, device_positions, dtype_);
+    if (config_->rope.llama4_scaling_beta != 0)
+      in.query_scale = llama4_query_scale(config_->rope, device_positions, dtype_);
     if (shared != nullptr) in.groups = {groups.rows_per_prefix, on[7], on[8], on[9].to(at::kBool)};
     per_device.push_back(std::move(in));
     return per_device.back();
@@ -453,21 +462,21 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
 
   const LayerWeights& first = weights_->layers.front();
   at::Tensor x = weights_->embed.index_select(0, upload(batch.tokens.reshape({-1}).to(at::kCPU), first.device))
-                     .view({b, t, config_.hidden_size});
-  if (config_.scale_embeddings) {  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
-    const float scale = static_cast<float>(std::sqrt(static_cast<double>(config_.hidden_size)));
+                     .view({b, t, config_->hidden_size});
+  if (config_->scale_embeddings) {  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
+    const float scale = static_cast<float>(std::sqrt(static_cast<double>(config_->hidden_size)));
     x = x * at::scalar_tensor(scale, x.options().dtype(at::kFloat)).to(x.scalar_type());
   }
-  if (config_.embedding_multiplier != 1) x = x * config_.embedding_multiplier;
-  if (config_.learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
+  if (config_->embedding_multiplier != 1) x = x * config_->embedding_multiplier;
+  if (config_->learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
   // Each layer's keys and values (after the cache's), held while a KV-shared layer still reads them.
-  std::vector<LayerKv> produced(config_.num_layers);
-  std::vector<bool> read_later(config_.num_layers, false);
-  for (int64_t i = 0; i < config_.num_layers; ++i) {
+  std::vector<LayerCache> produced(config_->num_layers);
+  std::vector<bool> read_later(config_->num_layers, false);
+  for (int64_t i = 0; i < config_->num_layers; ++i) {
     const int64_t source = spec_->layers[i].attention.kv_layer;
     if (source != i) read_later[source] = true;
   }
-  for (int64_t i = 0; i < config_.num_layers; ++i) {
+  for (int64_t i = 0; i < config_->num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
     x = layer_forward(spec_->layers[i], spec_->norm, layer, x.to(layer.device), inputs_on(layer.device), cache, shared,
                       i, produced, read_later[i]);
@@ -480,14 +489,14 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     cache->append_slots(positions, reachable);
   }
 
-  const at::Tensor rows = x.reshape({b * t, config_.hidden_size})
+  const at::Tensor rows = x.reshape({b * t, config_->hidden_size})
                              .index_select(0, score_rows.device().is_cpu() ? upload(score_rows, x.device())
                                                                            : score_rows.to(x.device()));
   at::Tensor logits =
       at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head,
                  weights_->lm_head_bias);
-  if (config_.logits_scaling != 1) logits = logits / config_.logits_scaling;
-  logits = soft_cap(logits, config_.final_softcap);
+  if (config_->logits_scaling != 1) logits = logits / config_->logits_scaling;
+  logits = soft_cap(logits, config_->final_softcap);
   return at::log_softmax(logits.to(at::kFloat), -1);
 }
 

@@ -1,4 +1,4 @@
-#include "prefix_scorer/model_config.h"
+#include "model/model_config.h"
 
 #include "json_integer.h"
 #include "model/config_enums.h"

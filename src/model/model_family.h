@@ -4,7 +4,7 @@
 // made in the family's own file (src/model/families/); config parsing, config writing and the weight loader read
 // these traits and never compare names.
 
-#include "prefix_scorer/model_config.h"
+#include "model/model_config.h"
 
 #include <cstdint>
 #include <string>

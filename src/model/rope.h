@@ -1,7 +1,8 @@
 #pragma once
 // Rotary position embedding, computed the way Hugging Face transformers computes it (fp32 tables).
 
-#include "prefix_scorer/model_config.h"
+#include "model/forward_batch.h"
+#include "model/model_config.h"
 
 #include <ATen/ATen.h>
 

@@ -255,6 +255,40 @@ WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
   return bytes;
 }
 
+namespace {
+
+// `parts` (rows of one matrix, or biases) stacked into one tensor, each part then a view of its rows there.
+at::Tensor stack_rows(const std::vector<at::Tensor*>& parts) {
+  std::vector<at::Tensor> pieces;
+  for (const at::Tensor* p : parts) pieces.push_back(*p);
+  at::Tensor stacked = at::cat(pieces);
+  int64_t row = 0;
+  for (at::Tensor* p : parts) {
+    const int64_t rows = p->size(0);
+    *p = stacked.narrow(0, row, rows);
+    row += rows;
+  }
+  return stacked;
+}
+
+// Biases come all or none (the config sets them together).
+at::Tensor stack_biases(const std::vector<at::Tensor*>& parts) {
+  return parts.front()->defined() ? stack_rows(parts) : at::Tensor();
+}
+
+void stack_projections(LayerWeights& l) {
+  if (l.k.defined()) {
+    l.qkv = stack_rows({&l.q, &l.k, &l.v});
+    l.qkv_bias = stack_biases({&l.q_bias, &l.k_bias, &l.v_bias});
+  }
+  if (l.gate.defined()) {
+    l.gate_up = stack_rows({&l.gate, &l.up});
+    l.gate_up_bias = stack_biases({&l.gate_bias, &l.up_bias});
+  }
+}
+
+}  // namespace
+
 ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
   if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)
@@ -280,6 +314,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
       slot.place(w, source(slot.spec, device).to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
+  for (LayerWeights& l : w.layers) stack_projections(l);
   return w;
 }
 

@@ -2,7 +2,7 @@
 // The tensors of a model: which ones a config needs, and their placement on devices.
 
 #include "prefix_scorer/devices.h"
-#include "prefix_scorer/model_config.h"
+#include "model/model_config.h"
 
 #include <ATen/ATen.h>
 
@@ -29,12 +29,14 @@ struct LayerWeights {
   at::Tensor post_norm;                  // before the MLP (post_attention_layernorm, or gemma2's pre_feedforward)
   at::Tensor input_norm_bias, post_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor attn_out_norm, mlp_out_norm;  // on the attention's and the MLP's outputs (sandwich norms only)
-  at::Tensor q, k, v, o;                   // projection weights [out, in]
+  at::Tensor q, k, v, o;                   // projection weights [out, in] (q, k and v: views of qkv)
   at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
+  at::Tensor qkv, qkv_bias;  // q, k and v stacked, one matmul a forward; undefined for a layer without k and v
   at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
   at::Tensor sinks;                        // [heads]: each head's sink logit (gpt_oss); else undefined
-  at::Tensor gate, up, down;  // gate undefined in an ungated MLP
+  at::Tensor gate, up, down;  // gate undefined in an ungated MLP (gate and up: views of gate_up)
   at::Tensor gate_bias, up_bias, down_bias;
+  at::Tensor gate_up, gate_up_bias;  // gate and up stacked, one matmul a forward; undefined unless gated and dense
   // MoE layers instead of gate, up and down:
   at::Tensor router;                   // [experts, hidden]
   at::Tensor router_bias;              // [experts] (gpt_oss); else undefined
@@ -80,7 +82,8 @@ WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype);
 using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;
 
 // Fetches every expected tensor from `source`, and copies it to its layer's device in `dtype` (one copy, which
-// the weights own: a source may hand out views of a mapped file).
+// the weights own: a source may hand out views of a mapped file). Projections that read the same input are then
+// stacked (q, k, v; gate, up), the separate ones left as views of the stack.
 ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype);
 

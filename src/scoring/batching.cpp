@@ -1,5 +1,6 @@
 #include "scoring/batching.h"
 
+#include "model/forward_batch.h"
 #include "model/layer_spec.h"
 #include "scoring/prefix_kv.h"
 

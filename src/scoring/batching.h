@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 #include <vector>
+#include "model/forward_batch.h"
 
 namespace prefix_scorer {
 

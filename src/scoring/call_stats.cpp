@@ -17,6 +17,8 @@ void add_stats(ScoringStats& total, const ScoringStats& s) {
 void add_transfers_since(const TransferCounts& before, ScoringStats& stats) {
   stats.host_copies += thread_transfers().copies - before.copies;
   stats.host_syncs += thread_transfers().syncs - before.syncs;
+  stats.bytes_to_device += thread_transfers().bytes_to_device - before.bytes_to_device;
+  stats.bytes_to_host += thread_transfers().bytes_to_host - before.bytes_to_host;
 }
 
 }  // namespace prefix_scorer

@@ -1,5 +1,7 @@
 #include "scoring/cascade_or_gather.h"
 
+#include "model/forward_batch.h"
+#include "model/model_config.h"
 #include "scoring/prefix_kv.h"
 
 #include <algorithm>
@@ -24,15 +26,18 @@ bool use_cascade(const std::vector<const PrefixEntry*>& prefixes, int64_t cascad
 PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& options,
                               const std::vector<const PrefixEntry*>& prefixes, const ForwardBatch& batch,
                               const at::Tensor& score_rows, ScoringStats& stats) {
-  if (use_cascade(prefixes, options.cascade_min_prefix_len)) {
-    if (auto shared = distinct_prefix_kv(model, prefixes)) {
-      if (model.config().cascade_exact()) {
-        KvCache own(model.config().num_layers);
-        at::Tensor logprobs = model.forward(batch, &own, score_rows, &*shared);
-        ++stats.cascade_forwards;
-        return {std::move(logprobs), std::move(own), 0};
-      }
-      ++stats.cascade_fallbacks;  // a window's mask needs each row's prefix positions, soft-capping the scores: gather
+  const bool any_prefix =
+      std::any_of(prefixes.begin(), prefixes.end(), [](const PrefixEntry* p) { return p != nullptr; });
+  if (any_prefix && use_cascade(prefixes, options.cascade_min_prefix_len)) {
+    // A window's mask needs each row's prefix positions, soft-capping the scores: such a model gathers, and the
+    // distinct prefixes are stacked only for a forward that attends to them by cascade.
+    if (!model.config().cascade_exact()) {
+      ++stats.cascade_fallbacks;
+    } else if (auto shared = distinct_prefix_kv(model, prefixes)) {
+      KvCache own(model.config().num_layers);
+      at::Tensor logprobs = model.forward(batch, &own, score_rows, &*shared);
+      ++stats.cascade_forwards;
+      return {std::move(logprobs), std::move(own), 0};
     }
   }
   KvCache view = gather_prefix_kv(model, prefixes);

@@ -2,6 +2,7 @@
 // One forward of a batch whose rows continue cached prefixes: by cascade attention over the distinct prefixes,
 // or over a copy of each row's prefix gathered in front of it.
 
+#include "model/forward_batch.h"
 #include "scoring/prefix_cache.h"
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/types.h"

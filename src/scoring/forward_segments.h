@@ -2,6 +2,7 @@
 // Tree packing: which planned prefixes run as one packed tree with their rows instead of a cache entry, and the
 // segments a forward's rows are laid out in (one packed tree, or one row, each a segment of a forward row).
 
+#include "model/forward_batch.h"
 #include "scoring/batching.h"
 #include "scoring/live_prefixes.h"
 #include "scoring/rows.h"

@@ -1,5 +1,6 @@
 #include "prefix_scorer/plain_scorer.h"
 
+#include "model/forward_batch.h"
 #include "model/host_transfers.h"
 #include "scoring/batching.h"
 #include "scoring/requests.h"

@@ -1,5 +1,6 @@
 #include "scoring/prefill_scheduler.h"
 
+#include "model/forward_batch.h"
 #include "scoring/prefix_kv.h"
 #include "scoring/cascade_or_gather.h"
 

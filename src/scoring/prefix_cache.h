@@ -1,6 +1,7 @@
 #pragma once
 // An LRU store of prefix KV segments, keyed by their tokens and rope variant, with budgets in bytes and in entries.
 
+#include "model/forward_batch.h"
 #include "model/kv_cache.h"
 #include "prefix_scorer/types.h"
 
@@ -19,7 +20,7 @@ struct PrefixEntry {
   int64_t rope_variant = 0;             // the rope variant its keys rotate by (ForwardBatch::rope_variant)
   std::shared_ptr<PrefixEntry> parent;  // holds tokens [0, begin); null when begin is 0
   int64_t begin = 0;
-  std::vector<LayerKv> layers;  // [1, kv_heads, tokens.size() - begin, head_dim] per layer, on its device
+  std::vector<LayerCache> layers;  // [1, heads, tokens.size() - begin, width] tensors per layer, on its device
   int64_t bytes = 0;
   int64_t pins = 0;      // batches using it now; a pinned entry is never evicted
   int64_t children = 0;  // entries in the cache whose parent it is; only leaves are evicted

@@ -9,13 +9,12 @@
 namespace prefix_scorer {
 namespace {
 
-// Keys or values of an entry's whole prefix in one layer: its ancestors' segments, then its own.
-at::Tensor whole_prefix(const PrefixEntry* entry, int64_t layer, bool keys) {
-  std::vector<at::Tensor> parts;
-  for (const PrefixEntry* e = entry; e != nullptr; e = e->parent.get())
-    parts.push_back(keys ? e->layers[layer].keys : e->layers[layer].values);
+// An entry's whole prefix in one layer: its ancestors' segments, then its own.
+LayerCache whole_prefix(const PrefixEntry* entry, int64_t layer) {
+  std::vector<LayerCache> parts;
+  for (const PrefixEntry* e = entry; e != nullptr; e = e->parent.get()) parts.push_back(e->layers[layer]);
   std::reverse(parts.begin(), parts.end());
-  return parts.size() == 1 ? parts[0] : at::cat(parts, 2);
+  return join_slots(parts);
 }
 
 // The distinct prefixes of a batch's rows (null, for no prefix, among them) and which one each row takes.
@@ -36,23 +35,25 @@ DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entrie
   return d;
 }
 
-// Whether a layer keeps keys and values of its own (else it reads another layer's and holds none).
-bool holds_kv(const Model& model, int64_t layer) { return model.spec().layers.at(layer).attention.kv_layer == layer; }
+bool keeps_cache(const Model& model, int64_t layer) { return model.spec().cached_per_token(layer) > 0; }
 
-// One layer's keys and values of every distinct prefix, right-padded to the longest:
-// [prefixes, kv_heads, longest, head_dim] on the layer's device; nothing for a layer that holds none.
-LayerKv stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
-  if (!holds_kv(model, layer)) return {};
-  const AttentionSpec& a = model.spec().layers.at(layer).attention;
-  const auto options = at::TensorOptions().device(model.layer_device(layer)).dtype(model.dtype());
-  std::vector<at::Tensor> keys, values;
-  for (const PrefixEntry* e : d.prefixes) {
-    const int64_t depth = e == nullptr ? 0 : e->depth();
-    const at::Tensor pad = at::zeros({1, a.kv_heads, d.longest - depth, a.head_dim}, options);
-    keys.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, true), pad}, 2));
-    values.push_back(depth == 0 ? pad : at::cat({whole_prefix(e, layer, false), pad}, 2));
+// One layer's cache of every distinct prefix, right-padded with zeros to the longest: [prefixes, heads, longest,
+// width] tensors on the layer's device; nothing for a layer that keeps none.
+LayerCache stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
+  if (!keeps_cache(model, layer)) return {};
+  std::vector<LayerCache> wholes(d.prefixes.size());
+  const LayerCache* some = nullptr;  // any prefix's, the shape of the empty one's padding
+  for (size_t p = 0; p < d.prefixes.size(); ++p) {
+    if (d.prefixes[p] == nullptr) continue;
+    wholes[p] = whole_prefix(d.prefixes[p], layer);
+    some = &wholes[p];
   }
-  return {at::cat(keys), at::cat(values)};
+  std::vector<LayerCache> rows;
+  for (size_t p = 0; p < d.prefixes.size(); ++p) {
+    const LayerCache& whole = d.prefixes[p] == nullptr ? some->slot_range(0, 0) : wholes[p];
+    rows.push_back(whole.padded(0, d.longest - whole.slots()));
+  }
+  return join_rows(rows);
 }
 
 }  // namespace
@@ -64,10 +65,8 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
   const at::Tensor pick = at::tensor(d.pick, at::kLong);
   at::Tensor on_device;
   for (int64_t l = 0; l < cache.num_layers(); ++l) {
-    if (!holds_kv(model, l)) continue;
-    const LayerKv stacked = stacked_layer(model, d, l);
-    const at::Tensor& rows = upload_once(pick, model.layer_device(l), on_device);
-    cache.append_layer(l, stacked.keys.index_select(0, rows), stacked.values.index_select(0, rows));
+    if (!keeps_cache(model, l)) continue;
+    cache.append_layer(l, stacked_layer(model, d, l).rows(upload_once(pick, model.layer_device(l), on_device)));
   }
   const auto b = static_cast<int64_t>(entries.size());
   const at::Tensor positions = at::arange(d.longest, at::kLong).expand({b, d.longest}).contiguous();
@@ -89,25 +88,16 @@ std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::
   return shared;
 }
 
-std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len) {
-  std::vector<LayerKv> segment;
-  for (int64_t l = 0; l < cache.num_layers(); ++l) {
-    const LayerKv& kv = cache.layer(l);
-    if (!kv.keys.defined()) {
-      segment.emplace_back();
-      continue;
-    }
-    segment.push_back({kv.keys.narrow(0, row, 1).narrow(2, begin, len).clone(),
-                       kv.values.narrow(0, row, 1).narrow(2, begin, len).clone()});
-  }
+std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len) {
+  std::vector<LayerCache> segment;
+  for (int64_t l = 0; l < cache.num_layers(); ++l)
+    segment.push_back(cache.layer(l).row(row).slot_range(begin, len).copy());
   return segment;
 }
 
 int64_t kv_bytes(const Model& model, int64_t tokens) {
-  int64_t widths = 0;  // keys and values of every layer, per token
-  const std::vector<LayerSpec>& layers = model.spec().layers;
-  for (size_t l = 0; l < layers.size(); ++l)
-    widths += holds_kv(model, static_cast<int64_t>(l)) ? 2 * layers[l].attention.kv_width() : 0;
+  int64_t widths = 0;  // of every layer's cache, per token
+  for (int64_t l = 0; l < model.config().num_layers; ++l) widths += model.spec().cached_per_token(l);
   return widths * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
 }
 

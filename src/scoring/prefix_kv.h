@@ -17,10 +17,10 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
 // The distinct prefixes of the rows' entries once each, for cascade attention; nullopt when no row has one.
 std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries);
 
-// Copies row `row`'s slots [begin, begin + len) out of a batch cache, one [1, kv_heads, len, head_dim] per layer.
-std::vector<LayerKv> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);
+// Copies row `row`'s slots [begin, begin + len) out of a batch cache, one [1, heads, len, width] per layer.
+std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);
 
-// Bytes that `tokens` tokens of keys and values take in every layer of `model`.
+// Bytes that `tokens` tokens take in every layer's cache of `model`.
 int64_t kv_bytes(const Model& model, int64_t tokens);
 
 }  // namespace prefix_scorer

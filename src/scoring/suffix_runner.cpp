@@ -1,5 +1,6 @@
 #include "scoring/suffix_runner.h"
 
+#include "model/forward_batch.h"
 #include "scoring/cascade_or_gather.h"
 
 namespace prefix_scorer {

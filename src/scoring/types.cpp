@@ -54,6 +54,8 @@ const std::vector<StatsField>& stats_fields() {
       {"suffix_padding", &ScoringStats::suffix_padding},
       {"host_copies", &ScoringStats::host_copies},
       {"host_syncs", &ScoringStats::host_syncs},
+      {"bytes_to_device", &ScoringStats::bytes_to_device},
+      {"bytes_to_host", &ScoringStats::bytes_to_host},
       {"entries_held", &ScoringStats::entries_held},
       {"bytes_held", &ScoringStats::bytes_held},
       {"entries_pinned", &ScoringStats::entries_pinned},

@@ -1,5 +1,6 @@
 // Reading config.json: both rope spellings, older checkpoints, family flags, unsupported names, round trips.
 
+#include "model/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

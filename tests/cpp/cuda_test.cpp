@@ -2,6 +2,7 @@
 // Skipped where this build or machine has no CUDA device.
 
 #include "model/merge_attention.h"
+#include "model/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -3,6 +3,7 @@
 // rows joining and leaving) must give the same tokens on every fixture family.
 
 #include "generation/sampling.h"
+#include "model/model_config.h"
 #include "test_support.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -217,9 +218,28 @@ TEST(GenerationSampling, DrawsFollowTheWarpedDistribution) {
   s.top_p = 0.7;
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(7);
   std::vector<int64_t> counts(3, 0);
-  for (int i = 0; i < 4000; ++i) ++counts[pick_token(logprobs, s, generator)];
+  for (int i = 0; i < 4000; ++i) ++counts[draw_token(logprobs, s, generator).item<int64_t>()];
   EXPECT_EQ(counts[0], 0);
   EXPECT_NEAR(static_cast<double>(counts[1]) / 4000, 0.625, 0.03);
+}
+
+// A step brings each row's token and its log-probability to the host (two float64s a row), never the vocabulary's
+// log-probabilities; sampled rows draw where the logits are, as greedy rows take their argmax there.
+TEST(GenerationStats, ATokenMovesSixteenBytesToTheHostWhateverTheVocabulary) {
+  const auto model = tiny();
+  PrefixScorerOptions options;
+  options.min_prefix_len = 4;
+  PrefixScorer scorer(model, options);
+  std::vector<GenerationRequest> requests;
+  for (int64_t i = 0; i < 4; ++i) {
+    GenerationRequest r = sampled({1, 2, 3, 4, 5, 6, 7 + i}, static_cast<uint64_t>(i));
+    r.sampling.greedy = i % 2 == 0;
+    requests.push_back(r);
+  }
+  const GenerationStats s = scorer.generate(requests).stats;
+  EXPECT_EQ(s.generated_tokens, 4 * 12);
+  EXPECT_EQ(s.bytes_to_host, 16 * s.generated_tokens);
+  EXPECT_GT(s.bytes_to_device, 0);
 }
 
 TEST(GenerationErrors, NameTheRequestAndComputeNothing) {

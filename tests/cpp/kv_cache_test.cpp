@@ -1,5 +1,7 @@
 // The KV cache, padding and layer placement give the numbers of one plain full forward.
 
+#include "model/forward_batch.h"
+#include "model/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -76,7 +78,7 @@ TEST(ForwardErrors, SharedPrefixesMustFitTheBatchAndTheModel) {
   const TokenIds row{1, 2, 3};
   SharedPrefixes shared;
   shared.layers.assign(model.config().num_layers,
-                       {at::zeros({1, 2, 4, 16}), at::zeros({1, 2, 4, 16})});
+                       LayerCache{{at::zeros({1, 2, 4, 16}), at::zeros({1, 2, 4, 16})}});
   shared.lengths = at::tensor({int64_t{4}}, at::kLong);
   shared.row_prefix = at::zeros({2}, at::kLong);  // two rows, the batch has one
   EXPECT_NE(message_of<std::invalid_argument>([&] {
@@ -107,7 +109,7 @@ KvCache filled(const std::vector<int64_t>& lengths, int64_t slots) {
   const auto rows = static_cast<int64_t>(lengths.size());
   const at::Tensor keys = (100 * at::arange(rows).view({rows, 1, 1, 1}) + at::arange(slots).view({1, 1, slots, 1}))
                               .to(at::kFloat).expand({rows, 1, slots, 2}).contiguous();
-  cache.append_layer(0, keys, -keys);
+  cache.append_layer(0, {{keys, -keys}});
   at::Tensor valid = at::zeros({rows, slots}, at::kBool);
   for (int64_t r = 0; r < rows; ++r) valid[r].narrow(0, slots - lengths[r], lengths[r]).fill_(true);
   cache.append_slots(at::arange(slots).expand({rows, slots}).contiguous(), valid);
@@ -118,10 +120,10 @@ TEST(KvCacheRows, KeepRowsKeepsThemInOrderAndDropsSlotsNoKeptRowUses) {
   KvCache cache = filled({2, 5, 3}, 5);
   cache.keep_rows({2, 0});
   ASSERT_EQ(cache.slots(), 3);  // row 1 alone used the first two slots
-  EXPECT_EQ(cache.layer(0).keys.size(0), 2);
-  EXPECT_EQ(cache.layer(0).keys[0][0][0][0].item<float>(), 202);
-  EXPECT_EQ(cache.layer(0).keys[1][0][2][0].item<float>(), 4);
-  EXPECT_EQ(cache.layer(0).values[1][0][2][1].item<float>(), -4);
+  EXPECT_EQ(cache.layer(0).keys().size(0), 2);
+  EXPECT_EQ(cache.layer(0).keys()[0][0][0][0].item<float>(), 202);
+  EXPECT_EQ(cache.layer(0).keys()[1][0][2][0].item<float>(), 4);
+  EXPECT_EQ(cache.layer(0).values()[1][0][2][1].item<float>(), -4);
   EXPECT_TRUE(at::equal(cache.valid(), at::tensor({1, 1, 1, 0, 1, 1}, at::kLong).view({2, 3}).to(at::kBool)));
   EXPECT_TRUE(at::equal(cache.positions()[0], at::tensor({2, 3, 4}, at::kLong)));
 }
@@ -132,11 +134,11 @@ TEST(KvCacheRows, AddedRowsEndAtTheSameSlotEitherSideShorter) {
     cache.add_rows(filled({2, added_slots}, added_slots));
     const int64_t slots = std::max<int64_t>(3, added_slots);
     ASSERT_EQ(cache.slots(), slots);
-    ASSERT_EQ(cache.layer(0).keys.size(0), 3);
+    ASSERT_EQ(cache.layer(0).keys().size(0), 3);
     // Each row's last slot is its own last slot, and only its own slots are valid.
-    EXPECT_EQ(cache.layer(0).keys[0][0][slots - 1][0].item<float>(), 2);
-    EXPECT_EQ(cache.layer(0).keys[1][0][slots - 1][0].item<float>(), added_slots - 1);
-    EXPECT_EQ(cache.layer(0).keys[2][0][slots - 1][0].item<float>(), 100 + added_slots - 1);
+    EXPECT_EQ(cache.layer(0).keys()[0][0][slots - 1][0].item<float>(), 2);
+    EXPECT_EQ(cache.layer(0).keys()[1][0][slots - 1][0].item<float>(), added_slots - 1);
+    EXPECT_EQ(cache.layer(0).keys()[2][0][slots - 1][0].item<float>(), 100 + added_slots - 1);
     EXPECT_EQ(cache.valid().sum(1)[0].item<int64_t>(), 3);
     EXPECT_EQ(cache.valid().sum(1)[1].item<int64_t>(), 2);
     EXPECT_EQ(cache.valid().sum(1)[2].item<int64_t>(), added_slots);
@@ -155,14 +157,40 @@ TEST(KvCacheRows, GrowingInPlaceHoldsWhatConcatenationHolds) {
   grown.grow_in_place();
   for (int64_t step = 0; step < 9; ++step) {
     const at::Tensor keys = at::full({2, 1, step % 3 + 1, 4}, static_cast<float>(step));
-    for (KvCache* cache : {&grown, &joined}) cache->append_layer(0, keys, keys * 2);
+    for (KvCache* cache : {&grown, &joined}) cache->append_layer(0, {{keys, keys * 2}});
   }
-  EXPECT_TRUE(at::equal(grown.layer(0).keys, joined.layer(0).keys));
-  EXPECT_TRUE(at::equal(grown.layer(0).values, joined.layer(0).values));
+  EXPECT_TRUE(at::equal(grown.layer(0).keys(), joined.layer(0).keys()));
+  EXPECT_TRUE(at::equal(grown.layer(0).values(), joined.layer(0).values()));
   // Room to spare: the next step writes into it instead of copying what is there.
-  const void* before = grown.layer(0).keys.data_ptr();
-  grown.append_layer(0, at::ones({2, 1, 1, 4}), at::ones({2, 1, 1, 4}));
-  EXPECT_EQ(grown.layer(0).keys.data_ptr(), before);
+  const void* before = grown.layer(0).keys().data_ptr();
+  grown.append_layer(0, {{at::ones({2, 1, 1, 4}), at::ones({2, 1, 1, 4})}});
+  EXPECT_EQ(grown.layer(0).keys().data_ptr(), before);
+}
+
+// Layer 1 keeps a single tensor of its own width, as a latent will: rows added and kept and slots grown in place move
+// it exactly as they move layer 0's keys.
+TEST(KvCacheRows, ALayerOfOneTensorMovesAsKeysAndValuesDo) {
+  auto latent_of = [](const at::Tensor& keys) { return keys.narrow(3, 0, 1).expand({-1, -1, -1, 3}); };
+  auto two_kinds = [&](const std::vector<int64_t>& lengths, int64_t slots) {
+    const KvCache keys_only = filled(lengths, slots);
+    KvCache cache(2);
+    cache.append_layer(0, keys_only.layer(0));
+    cache.append_layer(1, {{latent_of(keys_only.layer(0).keys()).contiguous()}});
+    cache.append_slots(keys_only.positions(), keys_only.valid());
+    return cache;
+  };
+  KvCache cache = two_kinds({3}, 3);
+  cache.grow_in_place();
+  cache.add_rows(two_kinds({2, 5}, 5));
+  cache.keep_rows({2, 0});
+  const at::Tensor step = at::full({2, 1, 1, 2}, 7.0F);
+  cache.append_layer(0, {{step, -step}});
+  cache.append_layer(1, {{latent_of(step).contiguous()}});
+  ASSERT_EQ(cache.layer(1).slotted.size(), 1U);
+  EXPECT_EQ(cache.layer(1).slots(), cache.layer(0).slots());
+  EXPECT_TRUE(at::equal(cache.layer(1).slotted[0], latent_of(cache.layer(0).keys())));
+  EXPECT_EQ(cache.layer(1).keys()[0][0][0][2].item<float>(), 100);  // row 0: the added cache's second row, slot 0
+  EXPECT_EQ(cache.bytes(), 2 * 2 * 6 * 2 * 4 + 2 * 6 * 3 * 4);
 }
 
 }  // namespace

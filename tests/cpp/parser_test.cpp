@@ -1,7 +1,7 @@
 // The parsers of files from strangers, free of libtorch (they also run under sanitizers): the safetensors header
 // and config.json. Every malformed input is a clear error, never a crash or a silently wrong size.
 
-#include "prefix_scorer/model_config.h"
+#include "model/model_config.h"
 #include "model/model_family.h"
 #include "model/safetensors_header.h"
 #include "test_basics.h"

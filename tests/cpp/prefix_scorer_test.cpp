@@ -1,5 +1,7 @@
 // PrefixScorer against the plain full-forward path: random workloads, cache statistics, devices, bad input.
 
+#include "model/forward_batch.h"
+#include "model/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,6 @@
 #include "test_support.h"
+#include "model/forward_batch.h"
+#include "model/model_config.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -41,7 +41,7 @@ std::vector<Request> subjects_of_questions() {
 }
 
 struct Moved {
-  int64_t forwards, copies, syncs;
+  int64_t forwards, copies, syncs, bytes_to_device, bytes_to_host;
 };
 
 Moved moved_by(const std::string& name, int64_t layers, int64_t cascade_min_prefix_len) {
@@ -54,7 +54,7 @@ Moved moved_by(const std::string& name, int64_t layers, int64_t cascade_min_pref
   const ScoringStats s = scorer.loglikelihood(subjects_of_questions()).stats;
   EXPECT_GT(s.prefixes_prefilled, 0);
   EXPECT_EQ(s.cascade_forwards > 0, model->config().cascade_exact() && cascade_min_prefix_len == 0);
-  return {s.forwards, s.host_copies, s.host_syncs};
+  return {s.forwards, s.host_copies, s.host_syncs, s.bytes_to_device, s.bytes_to_host};
 }
 
 class HostTransfers : public testing::TestWithParam<const char*> {};
@@ -66,6 +66,9 @@ TEST_P(HostTransfers, AreTheSameForTwoLayersAndForSix) {
     EXPECT_GT(two.copies, 0);
     EXPECT_EQ(two.copies, six.copies) << "cascade_min_prefix_len " << cascade;
     EXPECT_EQ(two.syncs, six.syncs) << "cascade_min_prefix_len " << cascade;
+    EXPECT_GT(two.bytes_to_device, 0);
+    EXPECT_EQ(two.bytes_to_device, six.bytes_to_device) << "cascade_min_prefix_len " << cascade;
+    EXPECT_EQ(two.bytes_to_host, six.bytes_to_host) << "cascade_min_prefix_len " << cascade;
     EXPECT_LE(two.syncs, two.forwards);  // one download per scored batch at most
   }
 }

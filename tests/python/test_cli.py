@@ -106,6 +106,7 @@ def test_generation_workload_gives_the_same_tokens_both_ways(bench, tmp_path, mo
     assert naive["prefill_tokens"] - prefix["prefill_tokens"] == 5 * 48
     assert prefix["decode_tokens"] < naive["decode_tokens"]
     assert "over naive, same tokens as naive for 6/6 requests" in proc.stderr
+    assert 20 < prefix["ops_per_decode_step_per_layer"] < 400  # counted (torch's op hooks reach the engine's ops)
 
 
 def test_generation_text_workload_is_encoded_and_gives_the_same_tokens_both_ways(bench, tmp_path):

@@ -30,13 +30,13 @@ def test_a_hub_name_loads_its_snapshot_at_each_revision(hub_cache):
     assert resolve_checkpoint("org/tiny") == str(hub_cache / "snapshots" / ("a" * 40))
     assert resolve_checkpoint("org/tiny", "v2") == str(hub_cache / "snapshots" / ("b" * 40))
     assert resolve_checkpoint("org/tiny", "b" * 40) == str(hub_cache / "snapshots" / ("b" * 40))  # a commit
-    assert prefix_scorer.PrefixScorer.from_pretrained("org/tiny").config.model_type == "llama"
-    assert prefix_scorer.PrefixScorer.from_pretrained("org/tiny", revision="v2").config.model_type == "qwen2"
+    assert prefix_scorer.PrefixScorer.from_pretrained("org/tiny").model_info.model_type == "llama"
+    assert prefix_scorer.PrefixScorer.from_pretrained("org/tiny", revision="v2").model_info.model_type == "qwen2"
     text = Scorer("org/tiny", revision="v2", progress=False)  # the tokenizer from the same snapshot
     want = Scorer(MODELS / "qwen2", progress=False).loglikelihood([("Hello", " world")])
     assert text.loglikelihood([("Hello", " world")]) == want
     lm = PrefixScorerLM(pretrained="org/tiny", revision="v2")
-    assert lm.scorer.scorer.config.model_type == "qwen2"
+    assert lm.scorer.scorer.model_info.model_type == "qwen2"
 
 
 def test_a_name_the_cache_lacks_says_where_it_looked(hub_cache):

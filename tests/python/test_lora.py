@@ -92,7 +92,7 @@ def test_vocabulary_resized_as_transformers_resizes_it():
     assert max(abs(a - b) for a, b in zip(full, want)) > 1e-3
     got = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "llama3", vocab_size=500)
     assert [s for s, _ in got.loglikelihood(pairs)] == pytest.approx(want, abs=1e-4)
-    assert got.config.vocab_size == 500
+    assert got.model_info.vocab_size == 500
     with pytest.raises(ValueError, match="cannot grow 'model.embed_tokens.weight' from 512 to 600 tokens: "
                                          "transformers fills new rows at random, and no adapter saves them"):
         prefix_scorer.PrefixScorer.from_pretrained(MODELS / "llama3", vocab_size=600)

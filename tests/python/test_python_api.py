@@ -114,7 +114,7 @@ def test_progress_callback_reports_rows():
         DATA / "models" / "llama3", max_batch_rows=2, on_progress=lambda done, total: seen.append((done, total)))
     scorer.loglikelihood([([1, 2, 3], [i]) for i in range(4, 9)] + [([7, 8], [9])])
     assert seen[-1] == (2, 2)  # two distinct inputs: the five one-token choices share a row
-    assert scorer.config.vocab_size == 512
+    assert scorer.model_info.vocab_size == 512
 
 
 def test_a_released_scorer_frees_its_model():

@@ -1,24 +1,17 @@
-// Every family's file, in the order supported_model_types() lists them: adding a family is a line in each list.
+// Every family's file, in the order supported_model_types() lists them: adding a family is one line in
+// FAMILY_FILES (the function its file defines).
 
 #include "model/families/families.h"
+
+#define FAMILY_FILES(FILE) \
+  FILE(llama) FILE(mistral) FILE(qwen) FILE(gemma) FILE(olmo) FILE(granite) FILE(phi3) FILE(smollm3) \
+  FILE(starcoder2) FILE(phi) FILE(gpt_neox) FILE(gpt2) FILE(gpt_oss) FILE(mixtral)
 
 namespace prefix_scorer {
 namespace families {
 
-std::vector<ModelFamily> llama();
-std::vector<ModelFamily> mistral();
-std::vector<ModelFamily> qwen();
-std::vector<ModelFamily> gemma();
-std::vector<ModelFamily> olmo();
-std::vector<ModelFamily> granite();
-std::vector<ModelFamily> phi3();
-std::vector<ModelFamily> smollm3();
-std::vector<ModelFamily> starcoder2();
-std::vector<ModelFamily> phi();
-std::vector<ModelFamily> gpt_neox();
-std::vector<ModelFamily> gpt2();
-std::vector<ModelFamily> gpt_oss();
-std::vector<ModelFamily> mixtral();
+#define DECLARE_FAMILY_FILE(name) std::vector<ModelFamily> name();
+FAMILY_FILES(DECLARE_FAMILY_FILE)
 
 ModelFamily base(const char* model_type) {
   ModelFamily f;
@@ -31,9 +24,8 @@ ModelFamily base(const char* model_type) {
 const std::vector<ModelFamily>& registered_families() {
   static const std::vector<ModelFamily> table = [] {
     std::vector<ModelFamily> all;
-    for (auto* file : {families::llama, families::mistral, families::qwen, families::gemma, families::olmo,
-                       families::granite, families::phi3, families::smollm3, families::starcoder2, families::phi,
-                       families::gpt_neox, families::gpt2, families::gpt_oss, families::mixtral}) {
+#define LIST_FAMILY_FILE(name) families::name,
+    for (auto* file : {FAMILY_FILES(LIST_FAMILY_FILE)}) {
       for (ModelFamily& f : file()) all.push_back(std::move(f));
     }
     return all;

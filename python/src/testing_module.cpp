@@ -3,6 +3,8 @@
 
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
+#include "model/model_config.h"
+#include "model/rope.h"
 #include "prefix_scorer/plain_scorer.h"
 
 #include <pybind11/pybind11.h>
@@ -64,4 +66,12 @@ PYBIND11_MODULE(_testing, m) {
       },
       py::arg("path"), py::arg("dtype"), py::arg("ids"),
       "One sequence's float32 log-probabilities at every position, [len(ids), vocab] as bytes, by one forward.");
+  m.def(
+      "rope_frequencies",
+      [](const std::string& config_json) {
+        const auto config = prefix_scorer::ModelConfig::from_json(config_json);
+        const at::Tensor f = prefix_scorer::inverse_frequencies(config.rope, config.head_dim).contiguous();
+        return std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+      },
+      py::arg("config_json"), "The inverse frequencies of a config.json's rope, as the engine reads and computes them.");
 }

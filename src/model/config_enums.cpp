@@ -22,7 +22,8 @@ const Names<RopeType> kRopeTypes{{RopeType::kDefault, "default"},
                                  {RopeType::kLinear, "linear"},
                                  {RopeType::kLlama3, "llama3"},
                                  {RopeType::kLongRope, "longrope"},
-                                 {RopeType::kYarn, "yarn"}};
+                                 {RopeType::kYarn, "yarn"},
+                                 {RopeType::kProportional, "proportional"}};
 const Names<LayerKind> kLayerKinds{{LayerKind::kSlidingAttention, "sliding_attention"},
                                    {LayerKind::kFullAttention, "full_attention"}};
 

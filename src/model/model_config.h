@@ -12,8 +12,8 @@ namespace prefix_scorer {
 
 // The MLP gate's activation: silu, gelu_pytorch_tanh or gelu (erf), as config.json names them.
 enum class Activation { kSilu, kGeluTanh, kGelu };
-// The rope's frequencies: rope_type default, linear, llama3, longrope or yarn.
-enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn };
+// The rope's frequencies: rope_type default, linear, llama3, longrope, yarn or proportional.
+enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportional };
 // A layer's attention: layer_types' full_attention or sliding_attention.
 enum class LayerKind { kFullAttention, kSlidingAttention };
 
@@ -34,13 +34,17 @@ struct RopeConfig {
   double attention_factor = 1.0;       // longrope and yarn: cos and sin scaled by it
   double beta_fast = 32.0, beta_slow = 1.0;  // yarn: the rotation counts that bound its ramp
   bool truncate = true;                      // yarn: the ramp's bounds rounded outwards to whole dimensions
-  double partial_rotary_factor = 1.0;  // the share of each head that is rotated (phi3); the rest passes as it is
+  // The share of each head that is rotated (phi3): its first dimensions, the rest passed as they are. Proportional
+  // rope (Gemma 4) rotates the whole head instead, with this share of its frequencies nonzero.
+  double partial_rotary_factor = 1.0;
   // Llama 4's attention temperature (ministral3): queries, once rotated, times
   // 1 + beta ln(1 + floor(position / original_max_position_embeddings)); 0: none.
   double llama4_scaling_beta = 0;
 
-  // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it.
+  // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it (proportional:
+  // the whole head).
   int64_t rotary_dim(int64_t head_dim) const {
+    if (type == RopeType::kProportional) return head_dim;
     return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor);
   }
 };

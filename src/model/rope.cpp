@@ -41,6 +41,11 @@ at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool lo
     return 1.0 / (ext * at::pow(rope.theta, exponents));
   }
   at::Tensor inv_freq = 1.0 / at::pow(rope.theta, exponents);
+  if (rope.type == RopeType::kProportional) {
+    // The first int(partial_rotary_factor * head_dim / 2) frequencies turn, the others are zero (no rotation).
+    const auto turning = static_cast<int64_t>(std::floor(rope.partial_rotary_factor * static_cast<double>(dim) / 2));
+    return at::cat({inv_freq.narrow(0, 0, turning), at::zeros({dim / 2 - turning}, at::kFloat)}) / rope.factor;
+  }
   if (rope.type == RopeType::kLinear) return inv_freq / rope.factor;
   if (rope.type == RopeType::kYarn) return yarn_frequencies(rope, dim);
   if (rope.type != RopeType::kLlama3) return inv_freq;

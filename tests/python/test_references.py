@@ -150,3 +150,27 @@ def test_longrope_generation_switches_factors_as_transformers_generate():
     compared_past_40 = sum(max(0, len(p) + tie - 40) for p, tie in zip(prompts, ties))
     assert compared_past_40 >= 30, ties  # most of it on the long factors
     assert stats["prefix_tokens"] > 0
+
+
+def test_proportional_rope_scores_as_transformers(tmp_path):
+    """Gemma 4's proportional rope on the llama3 fixture's weights (q and k scaled up, so that positions show in the
+    scores): a quarter of each head's frequency pairs turn, over the whole head's exponents."""
+    shutil.copytree(MODELS / "llama3", tmp_path, dirs_exist_ok=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    rope = {"rope_type": "proportional", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}
+    (tmp_path / "config.json").write_text(json.dumps(dict(config, rope_parameters=rope)))
+    tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
+    for name in tensors:
+        if name.endswith(("q_proj.weight", "k_proj.weight")):
+            tensors[name] *= 8
+    safetensors.torch.save_file(tensors, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    rows = json.loads((MODELS / "llama3" / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    want = hf_scores(tmp_path, pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    # The same share rotated as phi3 rotates it (the first quarter of each head, its own exponents) scores otherwise.
+    (tmp_path / "config.json").write_text(json.dumps(dict(config, rope_parameters=dict(rope, rope_type="default"))))
+    first_quarter = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
+    assert max(abs(g[0] - d[0]) for g, d in zip(got, first_quarter)) > 1e-3

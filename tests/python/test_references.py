@@ -73,24 +73,40 @@ def test_ministral3_text_model_alone_scores_as_transformers(tmp_path):
     assert [g[1] for g in got] == [w[1] for w in want]
 
 
+def copy_with_attention_scaled(family, folder, suffixes, factor):
+    """The fixture copied into `folder` with the weights whose names end in `suffixes` times `factor` (random weights
+    give attention scores too small for positions and scales to show); returns its config."""
+    shutil.copytree(MODELS / family, folder, dirs_exist_ok=True)
+    tensors = safetensors.torch.load_file(folder / "model.safetensors")
+    for name in tensors:
+        if name.endswith(suffixes):
+            tensors[name] *= factor
+    safetensors.torch.save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    return json.loads((folder / "config.json").read_text())
+
+
+def fixture_pairs(family):
+    rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    return [(r["context_ids"], r["continuation_ids"]) for r in rows]
+
+
+def assert_scores_as_transformers(model_dir, pairs):
+    """The native scores of `pairs` on `model_dir` within 1e-4 of transformers', greedy flags equal; returns them."""
+    want = hf_scores(model_dir, pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(model_dir).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    return got
+
+
 @pytest.mark.parametrize("options", [dict(scale_attn_weights=False), dict(scale_attn_by_inverse_layer_idx=True)])
 def test_gpt2_attention_options_score_as_transformers(tmp_path, options):
     """GPT-2's unscaled attention scores and its scores divided by the layer's index + 1, on the fixture's weights
     with q, k and v scaled up (random weights give attention scores too small for the options to show)."""
-    shutil.copytree(MODELS / "gpt2", tmp_path, dirs_exist_ok=True)
-    config = json.loads((tmp_path / "config.json").read_text())
+    config = copy_with_attention_scaled("gpt2", tmp_path, ("c_attn.weight",), 12)
     (tmp_path / "config.json").write_text(json.dumps(dict(config, **options)))
-    tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
-    for name in tensors:
-        if name.endswith("c_attn.weight"):
-            tensors[name] *= 12
-    safetensors.torch.save_file(tensors, tmp_path / "model.safetensors", metadata={"format": "pt"})
-    rows = json.loads((MODELS / "gpt2" / "expected_loglikelihood.json").read_text())["loglikelihood"]
-    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
-    want = hf_scores(tmp_path, pairs)
-    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
-    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
-    assert [g[1] for g in got] == [w[1] for w in want]
+    pairs = fixture_pairs("gpt2")
+    got = assert_scores_as_transformers(tmp_path, pairs)
     (tmp_path / "config.json").write_text(json.dumps(config))
     default = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
     assert max(abs(g[0] - d[0]) for g, d in zip(got, default)) > 1e-2  # the option changes the numbers
@@ -155,21 +171,11 @@ def test_longrope_generation_switches_factors_as_transformers_generate():
 def test_proportional_rope_scores_as_transformers(tmp_path):
     """Gemma 4's proportional rope on the llama3 fixture's weights (q and k scaled up, so that positions show in the
     scores): a quarter of each head's frequency pairs turn, over the whole head's exponents."""
-    shutil.copytree(MODELS / "llama3", tmp_path, dirs_exist_ok=True)
-    config = json.loads((tmp_path / "config.json").read_text())
+    config = copy_with_attention_scaled("llama3", tmp_path, ("q_proj.weight", "k_proj.weight"), 8)
     rope = {"rope_type": "proportional", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}
     (tmp_path / "config.json").write_text(json.dumps(dict(config, rope_parameters=rope)))
-    tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
-    for name in tensors:
-        if name.endswith(("q_proj.weight", "k_proj.weight")):
-            tensors[name] *= 8
-    safetensors.torch.save_file(tensors, tmp_path / "model.safetensors", metadata={"format": "pt"})
-    rows = json.loads((MODELS / "llama3" / "expected_loglikelihood.json").read_text())["loglikelihood"]
-    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
-    want = hf_scores(tmp_path, pairs)
-    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
-    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
-    assert [g[1] for g in got] == [w[1] for w in want]
+    pairs = fixture_pairs("llama3")
+    got = assert_scores_as_transformers(tmp_path, pairs)
     # The same share rotated as phi3 rotates it (the first quarter of each head, its own exponents) scores otherwise.
     (tmp_path / "config.json").write_text(json.dumps(dict(config, rope_parameters=dict(rope, rope_type="default"))))
     first_quarter = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)

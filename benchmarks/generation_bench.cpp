@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <map>
 #include <numeric>
 #include <random>
+#include <string>
 
 namespace prefix_scorer::bench {
 namespace {
@@ -24,6 +27,7 @@ struct GenerationRun {
   int64_t decode_tokens = 0;   // tokens fed one a row per step (finished rows kept stepping included)
   int64_t generated = 0;       // tokens the requests wanted
   std::vector<TokenIds> tokens;
+  double peak_rss_mib = -1;  // the process's peak resident memory while the mode ran
 };
 
 GenerationRun run_naive(const Model& model, const std::vector<GenerationRequest>& requests, int64_t batch_rows) {
@@ -84,10 +88,11 @@ GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::v
   return run;
 }
 
-// Top-level aten ops of one decode step, per layer: those of a call that generates 10 tokens for up to four of the
-// prompts, less those of one that generates 2, over the 8 steps between them and the model's layers.
-double decode_ops_per_layer(const std::shared_ptr<const Model>& model, const std::vector<GenerationRequest>& requests,
-                            const PrefixScorerOptions& options) {
+// Top-level aten ops of one decode step, per layer, by name: those of a call that generates 10 tokens for up to four
+// of the prompts, less those of one that generates 2, over the 8 steps between them and the model's layers.
+std::map<std::string, double> decode_ops_per_layer(const std::shared_ptr<const Model>& model,
+                                                   const std::vector<GenerationRequest>& requests,
+                                                   const PrefixScorerOptions& options) {
   std::vector<GenerationRequest> few(requests.begin(), requests.begin() + std::min<size_t>(4, requests.size()));
   auto ops_generating = [&](int64_t tokens) {
     for (GenerationRequest& r : few) {
@@ -95,10 +100,29 @@ double decode_ops_per_layer(const std::shared_ptr<const Model>& model, const std
       r.stop_ids.clear();
     }
     PrefixScorer scorer(model, options);
-    return top_level_ops([&] { scorer.generate(few); });
+    return top_level_ops_by_name([&] { scorer.generate(few); });
   };
-  const double per_step = static_cast<double>(ops_generating(10) - ops_generating(2)) / 8;
-  return per_step / static_cast<double>(model->info().num_layers);
+  const std::map<std::string, int64_t> two = ops_generating(2);
+  std::map<std::string, double> per_layer;
+  for (const auto& [name, count] : ops_generating(10)) {
+    const auto found = two.find(name);
+    const int64_t extra = count - (found == two.end() ? 0 : found->second);
+    if (extra != 0) per_layer[name] = static_cast<double>(extra) / 8 / static_cast<double>(model->info().num_layers);
+  }
+  return per_layer;
+}
+
+// A mode's own peak resident memory: Linux sets the process's high-water mark (VmHWM) back to the current resident
+// size when "5" is written to /proc/self/clear_refs. -1 where either is missing.
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+double peak_rss_mib_since_reset() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // in kB
+  }
+  return -1;
 }
 
 }  // namespace
@@ -141,10 +165,12 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
                                     const std::vector<std::string>& modes, const PrefixScorerOptions& options) {
   std::vector<GenerationRun> runs;
   for (const std::string& mode : modes) {
+    reset_peak_rss();
     const auto start = std::chrono::steady_clock::now();
     GenerationRun run = mode == "naive" ? run_naive(*model, requests, options.max_batch_rows)
                                         : run_prefix(model, requests, options);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.peak_rss_mib = peak_rss_mib_since_reset();
     runs.push_back(std::move(run));
   }
   nlohmann::json report = nlohmann::json::array();
@@ -155,11 +181,15 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
                         {"decode_tokens", run.decode_tokens},
                         {"generated_tokens", run.generated},
                         {"output_tokens_per_second", run.generated / run.seconds},
-                        {"ms_per_output_token", 1e3 * run.seconds / run.generated}};
+                        {"ms_per_output_token", 1e3 * run.seconds / run.generated},
+                        {"peak_rss_mib", run.peak_rss_mib}};
     std::string extra;
     if (run.mode == "prefix") {
-      const double ops = decode_ops_per_layer(model, requests, options);
+      const std::map<std::string, double> by_name = decode_ops_per_layer(model, requests, options);
+      double ops = 0;
+      for (const auto& [name, count] : by_name) ops += count;
       line["ops_per_decode_step_per_layer"] = ops;
+      line["ops_per_decode_step_per_layer_by_name"] = by_name;
       extra += fmt::format("; {:.1f} top-level aten ops per decode step and layer", ops);
     }
     if (runs.front().mode == "naive" && &run != &runs.front()) {
@@ -170,9 +200,9 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
       extra += fmt::format("; {:.2f}x over naive, same tokens as naive for {}/{} requests",
                           runs.front().seconds / run.seconds, same, requests.size());
     }
-    fmt::print(stderr, "{:>7}: {:.2f} s, prefill {} tokens, decode {} tokens, {} generated ({:.1f} tokens/s, {:.2f} ms per output token){}\n",
+    fmt::print(stderr, "{:>7}: {:.2f} s, prefill {} tokens, decode {} tokens, {} generated ({:.1f} tokens/s, {:.2f} ms per output token), peak RSS {:.0f} MiB{}\n",
                run.mode, run.seconds, run.prefill_tokens, run.decode_tokens, run.generated,
-               run.generated / run.seconds, 1e3 * run.seconds / run.generated, extra);
+               run.generated / run.seconds, 1e3 * run.seconds / run.generated, run.peak_rss_mib, extra);
     report.push_back(line);
   }
   return report;

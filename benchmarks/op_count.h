@@ -4,10 +4,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 
 namespace prefix_scorer::bench {
 
-// The top-level aten ops `run` calls on this thread (ops called from inside other ops not counted).
+// The top-level aten ops `run` calls on this thread (ops called from inside other ops not counted), by name.
+std::map<std::string, int64_t> top_level_ops_by_name(const std::function<void()>& run);
+
+// Their total.
 int64_t top_level_ops(const std::function<void()>& run);
 
 }  // namespace prefix_scorer::bench

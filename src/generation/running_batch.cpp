@@ -44,35 +44,69 @@ JoiningRows RunningBatch::prefill(const std::vector<EntryPtr>& prefixes, const s
 }
 
 void RunningBatch::add(const KvCache& cache, std::vector<RunningRow> rows) {
-  cache_.add_rows(cache);
+  if (rows.empty()) return;
+  if (rows.size() <= vacant_.size() && cache.slots() <= cache_.slots()) {  // into vacant rows, in place
+    const std::vector<int64_t> into(vacant_.begin(), vacant_.begin() + static_cast<std::ptrdiff_t>(rows.size()));
+    cache_.place_rows(cache, into);
+    vacant_.erase(vacant_.begin(), vacant_.begin() + static_cast<std::ptrdiff_t>(rows.size()));
+    cache_row_.insert(cache_row_.end(), into.begin(), into.end());
+  } else {
+    if (!vacant_.empty()) compact();
+    for (int64_t r = 0; r < cache.rows(); ++r) cache_row_.push_back(cache_.rows() + r);
+    cache_.add_rows(cache);
+  }
   for (RunningRow& row : rows) rows_.push_back(std::move(row));
   update_shared();
 }
 
 void RunningBatch::keep(const std::vector<int64_t>& going_on) {
   if (going_on.size() == rows_.size()) return;
-  cache_.keep_rows(going_on);
   std::vector<RunningRow> kept;
-  for (int64_t i : going_on) kept.push_back(std::move(rows_[i]));
+  std::vector<int64_t> kept_in;
+  std::vector<bool> stays(rows_.size(), false);
+  for (int64_t i : going_on) {
+    kept.push_back(std::move(rows_[i]));
+    kept_in.push_back(cache_row_[i]);
+    stays[i] = true;
+  }
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (!stays[i]) vacant_.push_back(cache_row_[i]);
   rows_ = std::move(kept);
+  cache_row_ = std::move(kept_in);
+  if (2 * vacant_.size() > rows_.size()) compact();
   update_shared();
 }
 
+void RunningBatch::compact() {
+  if (rows_.empty()) {
+    cache_ = KvCache(model_.config().num_layers);
+  } else {
+    cache_.keep_rows(cache_row_);
+  }
+  cache_.grow_in_place();
+  for (size_t i = 0; i < cache_row_.size(); ++i) cache_row_[i] = static_cast<int64_t>(i);
+  vacant_.clear();
+}
+
 at::Tensor RunningBatch::step() {
-  const auto b = static_cast<int64_t>(rows_.size());
-  std::vector<int64_t> tokens, positions, variants;
-  for (const RunningRow& row : rows_) {
-    tokens.push_back(row.last_token);
-    positions.push_back(row.position);
-    variants.push_back(row.rope_variant);
+  // Every cache row steps; a vacant one on token 0 at position 0, as padding.
+  const int64_t b = cache_.rows();
+  std::vector<int64_t> tokens(b, 0), positions(b, 0), variants(b, 0);
+  std::vector<uint8_t> valid(b, 0);
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const int64_t r = cache_row_[i];
+    tokens[r] = rows_[i].last_token;
+    positions[r] = rows_[i].position;
+    variants[r] = rows_[i].rope_variant;
+    valid[r] = 1;
   }
   ForwardBatch batch;
   batch.tokens = at::tensor(tokens, at::kLong).view({b, 1});
   batch.positions = at::tensor(positions, at::kLong).view({b, 1});
-  batch.valid = at::ones({b, 1}, at::kBool);
+  batch.valid = vacant_.empty() ? at::ones({b, 1}, at::kBool) : at::tensor(valid, at::kByte).view({b, 1}).to(at::kBool);
   if (std::any_of(variants.begin(), variants.end(), [](int64_t v) { return v != 0; }))
     batch.rope_variant = at::tensor(variants, at::kLong);
-  return model_.forward(batch, &cache_, at::arange(b, at::kLong), shared_ ? &*shared_ : nullptr);
+  return model_.forward(batch, &cache_, at::tensor(cache_row_, at::kLong), shared_ ? &*shared_ : nullptr);
 }
 
 void RunningBatch::update_shared() {
@@ -85,16 +119,14 @@ void RunningBatch::update_shared() {
   std::sort(sorted.begin(), sorted.end());
   std::sort(held.begin(), held.end());
   if (sorted != held) {  // a prefix came or went: stack the distinct ones again
-    std::vector<const PrefixEntry*> per_row;
-    for (const RunningRow& row : rows_) per_row.push_back(row.prefix.get());
-    shared_ = distinct_prefix_kv(model_, per_row);
+    shared_ = distinct_prefix_kv(model_, distinct);
     distinct_ = distinct;  // distinct_prefix_kv orders them by first appearance, as here
-    return;
   }
   if (!shared_) return;  // no row has a prefix
-  std::vector<int64_t> pick;
-  for (const RunningRow& row : rows_)
-    pick.push_back(std::find(distinct_.begin(), distinct_.end(), row.prefix.get()) - distinct_.begin());
+  // Each cache row's prefix; a vacant row takes the first, its output unread.
+  std::vector<int64_t> pick(cache_.rows(), 0);
+  for (size_t i = 0; i < rows_.size(); ++i)
+    pick[cache_row_[i]] = std::find(distinct_.begin(), distinct_.end(), rows_[i].prefix.get()) - distinct_.begin();
   shared_->row_prefix = at::tensor(pick, at::kLong);
 }
 

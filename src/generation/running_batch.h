@@ -1,6 +1,9 @@
 #pragma once
 // The rows being generated: their own keys and values in one cache that grows in place, and, where the call
 // attends by cascade, the shared prefixes they continue (each held once for all its rows, never copied per row).
+// A row that stops leaves its cache row vacant: nothing is copied, and the next rows to join are written there.
+// Vacant rows step along (their outputs never read) until they outnumber half the rows going on; then the cache
+// is compacted, the one copy of the others' keys and values, and that only when no joining rows filled them.
 
 #include "prefix_scorer/model.h"
 #include "model/forward_batch.h"
@@ -48,15 +51,23 @@ class RunningBatch {
   void keep(const std::vector<int64_t>& going_on);
   // One token for every row: its last token in, [rows, vocab] float32 log-probabilities on the device out.
   at::Tensor step();
+  // The rows' keys and values (with the vacant rows), and the cache row each row is in.
+  const KvCache& cache() const { return cache_; }
+  const std::vector<int64_t>& cache_rows() const { return cache_row_; }
 
  private:
   // The shared prefixes of the rows by cascade, rebuilt only when the set of distinct prefixes changes.
   void update_shared();
 
+  // Copies the rows going on into a cache of their own, without the vacant rows.
+  void compact();
+
   const Model& model_;
   const bool cascade_;
   KvCache cache_;
   std::vector<RunningRow> rows_;
+  std::vector<int64_t> cache_row_;  // rows_[i]'s row in cache_
+  std::vector<int64_t> vacant_;     // cache rows no row is in
   std::vector<const PrefixEntry*> distinct_;  // the prefixes shared_ holds, in its order
   std::optional<SharedPrefixes> shared_;
 };

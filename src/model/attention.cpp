@@ -27,9 +27,15 @@ at::Tensor fold_groups(const at::Tensor& q, int64_t kv_heads) {
   return q.reshape({b, kv_heads, heads / kv_heads * queries, dim});
 }
 
-at::Tensor fold_mask(const at::Tensor& mask, int64_t group) {
+at::Tensor fold_visible(const at::Tensor& mask, int64_t group) {
+  if (group == 1) return mask;
   const int64_t b = mask.size(0), queries = mask.size(2), keys = mask.size(3);
   return mask.unsqueeze(2).expand({b, 1, group, queries, keys}).reshape({b, 1, group * queries, keys});
+}
+
+// The causal mask of `queries` queries over as many keys, on `like`'s device, as [1, 1, queries, queries].
+at::Tensor causal_mask(int64_t queries, const at::Tensor& like) {
+  return at::ones({queries, queries}, like.options().dtype(at::kBool)).tril().view({1, 1, queries, queries});
 }
 
 at::Tensor unfold_groups(const at::Tensor& out, int64_t heads) {
@@ -47,7 +53,7 @@ at::Tensor folded_sinks(const at::Tensor& sinks, int64_t kv_heads, int64_t queri
 }  // namespace
 
 // Attention with sinks, by the cascade's kernels (below), which give the log-sum-exp the sinks join.
-at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
                              const ScoreOptions& options);
 
 at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
@@ -77,10 +83,8 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
                             const ScoreOptions& options) {
   const int64_t heads = q.size(1), kv_heads = k.size(1);
   const at::Tensor qf = fold_groups(q, kv_heads);
-  const at::Tensor visible =  // causal where no mask is given, made on q's device
-      mask.defined() ? mask
-                     : at::ones({q.size(2), k.size(2)}, q.options().dtype(at::kBool)).tril().view({1, 1, q.size(2), k.size(2)});
-  const at::Tensor mf = fold_mask(visible.to(q.device()), heads / kv_heads);
+  const at::Tensor visible = mask.defined() ? mask.to(q.device()) : causal_mask(q.size(2), q);  // causal where none
+  const at::Tensor mf = fold_visible(visible, heads / kv_heads);
   const double scale = score_scale_or_default(options.scale, q.size(-1));
   at::Tensor scores = at::matmul(qf, k.transpose(-1, -2)) * scale;
   if (options.softcap > 0) scores = at::tanh(scores / options.softcap) * options.softcap;
@@ -93,15 +97,28 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
   return unfold_groups(at::matmul(probs.to(q.scalar_type()), v), heads);
 }
 
+FoldedMask fold_mask(const at::Tensor& mask, int64_t group, at::ScalarType dtype) {
+  if (!mask.defined()) return {};
+  FoldedMask folded{mask, fold_visible(mask, group), {}};
+  if (mask.device().is_cpu()) folded.additive = additive_mask(folded.visible, dtype);
+  return folded;
+}
+
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                   const ScoreOptions& options) {
-  if (options.softcap > 0) return attend_reference(q, k, v, mask, options);
+  const at::Tensor on_device = mask.defined() ? mask.to(q.device()) : mask;
+  return attend(q, k, v, fold_mask(on_device, q.size(1) / k.size(1), q.scalar_type()), options);
+}
+
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
+                  const ScoreOptions& options) {
+  if (options.softcap > 0) return attend_reference(q, k, v, mask.plain, options);
   if (options.sinks.defined()) return attend_with_sinks(q, k, v, mask, options);
   const std::optional<double> scale = options.scale > 0 ? std::optional<double>(options.scale) : std::nullopt;
-  if (!mask.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale, true);
+  if (!mask.plain.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale, true);
   const int64_t heads = q.size(1), kv_heads = k.size(1);
-  const at::Tensor mf = fold_mask(mask.to(q.device()), heads / kv_heads);
-  return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mf, 0.0, false, scale), heads);
+  return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mask.visible, 0.0, false, scale),
+                       heads);
 }
 
 }  // namespace prefix_scorer
@@ -111,22 +128,19 @@ namespace {
 
 std::atomic<bool> matmul_everywhere{false};
 
-// A boolean mask as an additive one: 0 where visible, a finite floor where not, so that a query with no visible
-// key gets a finite log-sum-exp far below any real one (weight 0 in the merge) instead of NaN.
-at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
-  const double floor = dtype == at::kHalf ? -65504.0 : -1e30;
-  return at::zeros(mask.sizes(), mask.options().dtype(dtype)).masked_fill_(mask.logical_not(), floor);
-}
+at::Tensor as_float(const at::Tensor& t) { return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat); }
 
 // Attention of folded queries over keys, normalised over those keys, and the log of its softmax sum: [..., dim]
-// and [..., 1], both fp32. The matmul kernel takes q·kᵀ in fp32 whatever the dtype, as fused kernels accumulate
-// it, so that bf16 scores are not rounded before the softmax.
+// and [..., 1], both fp32. The mask is bool, and for the fused kernel additive too where already made (else made
+// here). The matmul kernel takes q·kᵀ in fp32 whatever the dtype, as fused kernels accumulate it, so that bf16
+// scores are not rounded before the softmax.
 std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const at::Tensor& k, const at::Tensor& v,
-                                                    const at::Tensor& mask, double scale, CascadeKernel kernel) {
+                                                    const at::Tensor& mask, const at::Tensor& additive, double scale,
+                                                    CascadeKernel kernel) {
   if (kernel == CascadeKernel::kFusedCpu) {
     const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
-        qf, k, v, 0.0, false, additive_mask(mask, qf.scalar_type()), scale);
-    return {out.to(at::kFloat), lse.unsqueeze(-1)};
+        qf, k, v, 0.0, false, additive.defined() ? additive : additive_mask(mask, qf.scalar_type()), scale);
+    return {as_float(out), lse.unsqueeze(-1)};
   }
   at::Tensor scores = at::matmul(qf.to(at::kFloat), k.to(at::kFloat).transpose(-1, -2)) * scale;
   scores.masked_fill_(mask.logical_not(), -1e30);
@@ -150,18 +164,19 @@ std::pair<at::Tensor, at::Tensor> with_sinks(const at::Tensor& out, const at::Te
 
 }  // namespace
 
-at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
                              const ScoreOptions& options) {
   const int64_t heads = q.size(1), kv_heads = k.size(1);
-  const at::Tensor visible = mask.defined() ? mask
-                                            : at::ones({q.size(2), k.size(2)}, q.options().dtype(at::kBool))
-                                                  .tril()
-                                                  .view({1, 1, q.size(2), k.size(2)});
-  const auto [out, lse] = partial_attention(fold_groups(q, kv_heads), k, v,
-                                            fold_mask(visible.to(q.device()), heads / kv_heads),
+  const FoldedMask folded = mask.plain.defined() ? mask : fold_mask(causal_mask(q.size(2), q), heads / kv_heads, q.scalar_type());
+  const auto [out, lse] = partial_attention(fold_groups(q, kv_heads), k, v, folded.visible, folded.additive,
                                             score_scale_or_default(options.scale, q.size(-1)),
                                             kernel_for(q, CascadeKernel::kByDevice));
   return unfold_groups(with_sinks(out, lse, options.sinks, q.size(2)).first.to(q.scalar_type()), heads);
+}
+
+at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
+  const double floor = dtype == at::kHalf ? -65504.0 : -1e30;
+  return at::zeros(mask.sizes(), mask.options().dtype(dtype)).masked_fill_(mask.logical_not(), floor);
 }
 
 void take_matmul_cascade_everywhere(bool on) { matmul_everywhere = on; }
@@ -181,34 +196,49 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
   g.slot_rows = at::tensor(slot_rows, at::kLong);
   g.row_slot = at::tensor(row_slot, at::kLong);
   g.key_valid = (at::arange(longest, at::kLong).unsqueeze(0) < lengths.unsqueeze(1)).view({prefixes, 1, 1, longest});
+  g.rows_in_slots = static_cast<int64_t>(slot_rows.size()) == batch;
+  for (int64_t r = 0; g.rows_in_slots && r < batch; ++r) g.rows_in_slots = row_slot[r] == r;
   return g;
 }
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
                           const ScoreOptions& scores, CascadeKernel kernel) {
+  return attend_cascade(q, k, v, fold_mask(mask.to(q.device()), q.size(1) / k.size(1), q.scalar_type()), prefix_keys,
+                        prefix_values, groups, scores, kernel);
+}
+
+at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
+                          const ScoreOptions& scores, CascadeKernel kernel) {
   if (scores.softcap > 0) throw std::invalid_argument("cascade attention does not support soft-capped scores");
   kernel = kernel_for(q, kernel);
   const int64_t heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
-  const int64_t group = heads / kv_heads, folded = group * q.size(2);
+  const int64_t folded = heads / kv_heads * q.size(2);
   const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
   const double scale = score_scale_or_default(scores.scale, dim);
   const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
 
   // Suffix part: each row over its own keys, under the causal / validity mask; the sinks join it.
-  auto [out_s, lse_s] = partial_attention(qf, k, v, fold_mask(mask.to(q.device()), group), scale, kernel);
+  auto [out_s, lse_s] = partial_attention(qf, k, v, mask.visible, mask.additive, scale, kernel);
   if (scores.sinks.defined()) std::tie(out_s, lse_s) = with_sinks(out_s, lse_s, scores.sinks, q.size(2));
 
   // Prefix part: the queries of a prefix's rows side by side as one sequence, every prefix slot visible.
-  const at::Tensor qp = qf.index_select(0, groups.slot_rows)
-                            .view({prefixes, n, kv_heads, folded, dim})
-                            .transpose(1, 2)
-                            .reshape({prefixes, kv_heads, n * folded, dim});
-  auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, scale, kernel);
+  // One prefix whose rows are the batch's, in order (a decode step's usual case), needs no reordering: [b, kv_heads,
+  // folded, dim] and [1, kv_heads, b * folded, dim] are one transpose apart.
+  const bool one_prefix = groups.rows_in_slots && prefixes == 1;
+  const at::Tensor in_slots = groups.rows_in_slots ? qf : qf.index_select(0, groups.slot_rows);
+  const at::Tensor qp =
+      one_prefix ? qf.transpose(0, 1).reshape({1, kv_heads, n * folded, dim})
+                 : in_slots.view({prefixes, n, kv_heads, folded, dim}).transpose(1, 2).reshape({prefixes, kv_heads, n * folded, dim});
+  auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, groups.additive_key_valid,
+                                          scale, kernel);
   auto back_to_rows = [&](const at::Tensor& t) {  // [prefixes, kv_heads, n * folded, x] -> [b, kv_heads, folded, x]
     const int64_t x = t.size(-1);
-    return t.view({prefixes, kv_heads, n, folded, x}).transpose(1, 2).reshape({prefixes * n, kv_heads, folded, x})
-        .index_select(0, groups.row_slot);
+    if (one_prefix) return t.view({kv_heads, n, folded, x}).transpose(0, 1);
+    const at::Tensor slots =
+        t.view({prefixes, kv_heads, n, folded, x}).transpose(1, 2).reshape({prefixes * n, kv_heads, folded, x});
+    return groups.rows_in_slots ? slots : slots.index_select(0, groups.row_slot);
   };
   out_p = back_to_rows(out_p);
   lse_p = back_to_rows(lse_p);

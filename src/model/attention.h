@@ -32,11 +32,24 @@ struct ScoreOptions {
   at::Tensor sinks;
 };
 
+// A mask made ready once per forward for every layer of one window and one query-group size (heads / kv_heads):
+// folded so that the queries sharing a kv head are one sequence, and additive in the model dtype (0 where visible,
+// a finite floor where not) for the fused CPU kernel.
+struct FoldedMask {
+  at::Tensor plain;     // [b, 1, queries, keys] bool; undefined: plain causal over as many keys as queries
+  at::Tensor visible;   // [b, 1, group * queries, keys] bool, on the mask's device; undefined with plain
+  at::Tensor additive;  // the same, additive; defined only for a mask on the CPU
+};
+
+FoldedMask fold_mask(const at::Tensor& mask, int64_t group, at::ScalarType dtype);
+
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
 // returns [batch, heads, queries, dim], through at::scaled_dot_product_attention (through matmul and softmax when
 // soft-capped, as transformers' eager attention; with sinks, through the cascade's kernels, whose log-sum-exp
 // takes them in). An undefined mask means plain causal attention over as many keys as queries.
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                  const ScoreOptions& scores = {});
+at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
                   const ScoreOptions& scores = {});
 
 // Which queries share a prefix: the rows of each prefix padded to the same count, and each row's slot.
@@ -45,6 +58,8 @@ struct PrefixGroups {
   at::Tensor slot_rows;         // [prefixes * rows_per_prefix] int64: the row in each slot (0 in padding slots)
   at::Tensor row_slot;          // [batch] int64: each row's slot
   at::Tensor key_valid;         // [prefixes, 1, 1, longest] bool: real prefix slots
+  at::Tensor additive_key_valid;  // the same, additive in the model dtype, for the fused CPU kernel; may be undefined
+  bool rows_in_slots = false;   // slot i holds row i: every prefix has rows_per_prefix rows, in prefix order
 };
 
 // Groups on the CPU for prefix `lengths` [prefixes] and `row_prefix` [batch], prefixes `longest` slots long.
@@ -66,6 +81,13 @@ void take_matmul_cascade_everywhere(bool on);
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
                           const ScoreOptions& scores = {}, CascadeKernel kernel = CascadeKernel::kByDevice);
+at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
+                          const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
+                          const ScoreOptions& scores = {}, CascadeKernel kernel = CascadeKernel::kByDevice);
+
+// A bool mask as an additive one in `dtype`: 0 where visible, a finite floor where not, so that a query with no
+// visible key gets a finite log-sum-exp far below any real one (weight 0 in a merge) instead of NaN.
+at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype);
 
 // The same through matmul and softmax: the test oracle for attend and attend_cascade.
 at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

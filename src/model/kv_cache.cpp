@@ -2,6 +2,8 @@
 
 #include "model/host_transfers.h"
 
+#include <c10/core/InferenceMode.h>
+
 #include <stdexcept>
 
 namespace prefix_scorer {
@@ -91,6 +93,27 @@ void KvCache::add_rows(const KvCache& other) {
   positions_ = at::cat({pad_front(positions_, mine, 0), pad_front(other.positions_, theirs, 0)});
   valid_ = at::cat({pad_front(valid_, mine, false), pad_front(other.valid_, theirs, false)});
   room_.clear();
+}
+
+void KvCache::place_rows(const KvCache& other, const std::vector<int64_t>& rows) {
+  if (other.num_layers() != num_layers() || other.rows() != static_cast<int64_t>(rows.size()) ||
+      other.slots() > slots())
+    throw std::invalid_argument("place_rows: the rows do not fit the cache");
+  const c10::InferenceMode inference;  // the layers' tensors were made by forwards, in inference mode
+  const int64_t begin = slots() - other.slots();
+  const at::Tensor index = at::tensor(rows, at::kLong);
+  at::Tensor on_device;
+  for (int64_t i = 0; i < num_layers(); ++i) {
+    const LayerCache& placed = other.layers_[i];
+    if (placed.empty()) continue;
+    if (layers_[i].empty()) throw std::invalid_argument("place_rows: a layer keeps nothing here but there");
+    const LayerCache target = layers_[i].slot_range(begin, other.slots());
+    const at::Tensor at_rows = upload_once(index, target.slotted.front().device(), on_device);
+    for (size_t k = 0; k < target.slotted.size(); ++k) target.slotted[k].index_copy_(0, at_rows, placed.slotted[k]);
+  }
+  valid_.index_fill_(0, index, false);
+  valid_.narrow(1, begin, other.slots()).index_copy_(0, index, other.valid_);
+  positions_.narrow(1, begin, other.slots()).index_copy_(0, index, other.positions_);
 }
 
 void KvCache::drop_unused_leading_slots() {

@@ -48,6 +48,10 @@ class KvCache {
   // Appends the rows of `other` (same layers and devices): the shorter side is padded in front with invalid
   // slots, so that both end at the same slot and the next append continues every row.
   void add_rows(const KvCache& other);
+  int64_t rows() const { return positions_.defined() ? positions_.size(0) : 0; }
+  // Writes the rows of `other` (same layers and devices, at most as many slots) over rows `rows` of this cache, in
+  // place, ending at its last slot; their slots before are made invalid. Nothing else is copied or moved.
+  void place_rows(const KvCache& other, const std::vector<int64_t>& rows);
 
  private:
   void drop_unused_leading_slots();

@@ -27,8 +27,9 @@ void check_parts(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Ten
 
 at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
                                      const at::Tensor& lse_b, at::ScalarType dtype) {
-  const at::Tensor lse = at::logaddexp(lse_a, lse_b);
-  return (out_a * at::exp(lse_a - lse) + out_b * at::exp(lse_b - lse)).to(dtype);
+  // a's weight exp(lse_a - logaddexp(lse_a, lse_b)) is sigmoid(lse_a - lse_b); b's is one less it
+  const at::Tensor out = at::lerp(out_b, out_a, at::sigmoid(lse_a - lse_b));
+  return out.scalar_type() == dtype ? out : out.to(dtype);
 }
 
 at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,

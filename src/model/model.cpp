@@ -26,15 +26,18 @@
 namespace prefix_scorer {
 namespace {
 
+// `t` in `dtype`, without a dispatch when it is in it already.
+at::Tensor cast(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
+
 // Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; OLMo 2's by w in fp32; Gemma's by
 // (1 + w) in fp32. An undefined weight is a norm the family does not have.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const NormSpec& n) {
   if (!weight.defined()) return x;
-  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor xf = cast(x, at::kFloat);
   const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + n.eps);
-  if (n.plus_one) return (normalized * (weight.to(at::kFloat) + 1)).to(x.scalar_type());
-  if (n.weight_in_fp32) return (weight.to(at::kFloat) * normalized).to(x.scalar_type());
-  return weight * normalized.to(x.scalar_type());
+  if (n.plus_one) return cast(normalized * (cast(weight, at::kFloat) + 1), x.scalar_type());
+  if (n.weight_in_fp32) return cast(cast(weight, at::kFloat) * normalized, x.scalar_type());
+  return weight * cast(normalized, x.scalar_type());
 }
 
 // A block's norm: LayerNorm with its bias (starcoder2), else RMSNorm.
@@ -61,19 +64,24 @@ at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multi
 // cap * tanh(x / cap), or x for cap 0.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
 
-// What every layer on one device shares during a forward: the attention masks (one per window the layers use), the
-// rotary tables (one per rope of the model's), and the rows' prefix groups for cascade attention.
+// What every layer on one device shares during a forward: the attention masks (one per window and query-group size
+// the layers use, folded and made additive once), the rotary tables (one per rope of the model's), and the rows'
+// prefix groups for cascade attention.
 struct DeviceInputs {
+  struct Mask {
+    int64_t window = 0, group = 1;
+    FoldedMask mask;
+  };
   c10::Device device = c10::kCPU;
-  std::vector<std::pair<int64_t, at::Tensor>> masks;  // (window, mask)
-  std::vector<RotaryTables> rotary;                  // by ModelSpec::ropes' index
+  std::vector<Mask> masks;
+  std::vector<RotaryTables> rotary;  // by ModelSpec::ropes' index
   at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
   PrefixGroups groups;
 
-  const at::Tensor& mask(int64_t window) const {
-    for (const auto& [w, m] : masks)
-      if (w == window) return m;
-    throw std::logic_error(fmt::format("forward: no mask was built for window {}", window));
+  const FoldedMask& mask(int64_t window, int64_t group) const {
+    for (const Mask& m : masks)
+      if (m.window == window && m.group == group) return m.mask;
+    throw std::logic_error(fmt::format("forward: no mask was built for window {} and group {}", window, group));
   }
 };
 
@@ -131,16 +139,39 @@ class WithoutCuDNNAttention {
   bool active_;
 };
 
-// A head-wise projection [b, t, heads * head_dim] as [b, heads, t, head_dim], normed (q/k norms) and rotated.
-at::Tensor heads_of(at::Tensor x, const at::Tensor& norm_weight, int64_t heads, const AttentionSpec& a,
-                    const NormSpec& n, const DeviceInputs& in) {
-  const int64_t b = x.size(0), t = x.size(1);
-  if (a.qk_norm == QkNorm::kFullWidth) x = rms_norm(x, norm_weight, n);
-  x = x.view({b, t, heads, a.head_dim});
-  if (a.qk_norm == QkNorm::kPerHead) x = rms_norm(x, norm_weight, n);
-  x = x.transpose(1, 2);
+// A layer's queries [b, heads, t, head_dim] and, for a layer with keys and values of its own, its keys and values
+// [b, kv_heads, t, head_dim]: views of one matmul over the stacked weights, normed (q/k norms) and rotated. q and k
+// are normed and rotated together as one [b, t, heads + kv_heads, head_dim] view, unless normed over their whole
+// widths (olmo2). A layer that reads another layer's keys and values projects q alone.
+struct Projections {
+  at::Tensor q, k, v;
+};
+
+Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                    bool own_kv, const DeviceInputs& in) {
+  const int64_t b = h.size(0), t = h.size(1);
   // layers without rope (smollm3's, gpt2's) attend without rotated positions
-  return a.rope >= 0 ? apply_rotary(x, in.rotary.at(a.rope)) : x;
+  auto rotate = [&](const at::Tensor& x) { return a.rope >= 0 ? apply_rotary(x, in.rotary.at(a.rope)) : x; };
+  auto heads = [&](const at::Tensor& x, int64_t count) { return x.view({b, t, count, a.head_dim}); };
+  if (!own_kv) {
+    at::Tensor q = at::linear(h, l.q, l.q_bias);
+    if (a.qk_norm == QkNorm::kFullWidth) q = rms_norm(q, l.q_norm, n);
+    q = heads(q, a.heads);
+    if (a.qk_norm == QkNorm::kPerHead) q = rms_norm(q, l.q_norm, n);
+    return {rotate(q).transpose(1, 2), {}, {}};
+  }
+  const at::Tensor qkv = at::linear(h, l.qkv, l.qkv_bias);
+  if (a.qk_norm == QkNorm::kFullWidth) {
+    const std::vector<at::Tensor> parts = qkv.split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1);
+    const at::Tensor q = heads(rms_norm(parts[0], l.q_norm, n), a.heads);
+    const at::Tensor k = heads(rms_norm(parts[1], l.k_norm, n), a.kv_heads);
+    return {rotate(q).transpose(1, 2), rotate(k).transpose(1, 2), heads(parts[2], a.kv_heads).transpose(1, 2)};
+  }
+  const std::vector<at::Tensor> qk_v = qkv.split_with_sizes({a.q_width() + a.kv_width(), a.kv_width()}, -1);
+  at::Tensor qk = heads(qk_v[0], a.heads + a.kv_heads);
+  if (a.qk_norm == QkNorm::kPerHead) qk = rms_norm(qk, l.qk_norm, n);
+  const std::vector<at::Tensor> q_k = rotate(qk).split_with_sizes({a.heads, a.kv_heads}, 2);
+  return {q_k[0].transpose(1, 2), q_k[1].transpose(1, 2), heads(qk_v[1], a.kv_heads).transpose(1, 2)};
 }
 
 // Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result. A
@@ -151,33 +182,31 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
                      const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
                      std::vector<LayerCache>& produced, bool read_later) {
   const int64_t b = h.size(0), t = h.size(1);
-  // q, k and v by one matmul over the stacked weights (q alone for a layer that reads another's keys and values)
-  const std::vector<at::Tensor> qkv =
-      a.kv_layer == index ? at::linear(h, l.qkv, l.qkv_bias).split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1)
-                          : std::vector<at::Tensor>{at::linear(h, l.q, l.q_bias)};
-  at::Tensor q = heads_of(qkv[0], l.q_norm, a.heads, a, n, in);
-  if (in.query_scale.defined()) q = q * in.query_scale;
-  if (a.kv_layer == index) {
-    const at::Tensor k = heads_of(qkv[1], l.k_norm, a.kv_heads, a, n, in);
-    const at::Tensor v = qkv[2].view({b, t, a.kv_heads, a.head_dim}).transpose(1, 2);
-    produced[index] = {{k, v}};
+  const bool own_kv = a.kv_layer == index;
+  Projections p = project(a, n, l, h, own_kv, in);
+  if (in.query_scale.defined()) p.q = p.q * in.query_scale;
+  if (own_kv) {
+    produced[index] = {{p.k, p.v}};
     if (cache != nullptr) {
       cache->append_layer(index, produced[index]);
       produced[index] = cache->layer(index);
     }
   }
   const LayerCache kv = produced.at(a.kv_layer).to(h.device());
-  if (a.kv_layer == index && !read_later) produced[index] = {};
-  const at::Tensor& mask = in.mask(a.window);
+  if (own_kv && !read_later) produced[index] = {};
+  const FoldedMask& mask = in.mask(a.window, a.heads / a.kv_heads);
   const ScoreOptions scores{a.scale, a.softcap, l.sinks};
   const at::Tensor heads =
       shared == nullptr
-          ? attend(q, kv.keys(), kv.values(), mask, scores)
+          ? attend(p.q, kv.keys(), kv.values(), mask, scores)
           : [&] {
               const LayerCache prefix = shared->layers[a.kv_layer].to(h.device());
-              return attend_cascade(q, kv.keys(), kv.values(), mask, prefix.keys(), prefix.values(), in.groups, scores);
+              return attend_cascade(p.q, kv.keys(), kv.values(), mask, prefix.keys(), prefix.values(), in.groups,
+                                    scores);
             }();
-  return at::linear(heads.transpose(1, 2).reshape({b, t, a.q_width()}), l.o, l.o_bias);
+  // [b, heads, t, head_dim] as [b, t, heads * head_dim] (no transpose for one query a row)
+  const at::Tensor by_token = t == 1 ? heads.reshape({b, 1, a.q_width()}) : heads.transpose(1, 2).reshape({b, t, a.q_width()});
+  return at::linear(by_token, l.o, l.o_bias);
 }
 
 // gpt_oss's clamped SwiGLU: (clamp(up, ±limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
@@ -443,10 +472,15 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     in.device = device;
     in.rotary.resize(spec_->ropes.size());
     const std::vector<at::Tensor> inv_freqs = upload_together(inv_freqs_, device);  // every rope's, in one copy
+    std::vector<std::pair<int64_t, at::Tensor>> by_window;  // (window, mask) before folding
     for (const LayerSpec& layer : spec_->layers) {
       const AttentionSpec& a = layer.attention;
-      const bool has_mask = std::any_of(in.masks.begin(), in.masks.end(), [&](const auto& m) { return m.first == a.window; });
-      if (!has_mask) in.masks.emplace_back(a.window, mask_for(a.window));
+      const int64_t group = a.heads / a.kv_heads;
+      auto plain = std::find_if(by_window.begin(), by_window.end(), [&](const auto& m) { return m.first == a.window; });
+      if (plain == by_window.end()) plain = by_window.insert(by_window.end(), {a.window, mask_for(a.window)});
+      const bool has_mask = std::any_of(in.masks.begin(), in.masks.end(),
+                                        [&](const auto& m) { return m.window == a.window && m.group == group; });
+      if (!has_mask) in.masks.push_back({a.window, group, fold_mask(plain->second, group, dtype_)});
       if (a.rope < 0 || in.rotary[a.rope].cos.defined()) continue;
       const at::Tensor& by_variant = inv_freqs[a.rope];  // a row's variant picks its row here
       const at::Tensor inv_freq = by_variant.size(0) > 1 && on[10].defined() ? by_variant.index_select(0, on[10])
@@ -455,7 +489,11 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     }
     if (config_->rope.llama4_scaling_beta != 0)
       in.query_scale = llama4_query_scale(config_->rope, device_positions, dtype_);
-    if (shared != nullptr) in.groups = {groups.rows_per_prefix, on[7], on[8], on[9].to(at::kBool)};
+    if (shared != nullptr) {
+      const at::Tensor key_valid = on[9].to(at::kBool);
+      const at::Tensor additive = device.is_cpu() ? additive_mask(key_valid, dtype_) : at::Tensor();
+      in.groups = {groups.rows_per_prefix, on[7], on[8], key_valid, additive, groups.rows_in_slots};
+    }
     per_device.push_back(std::move(in));
     return per_device.back();
   };
@@ -478,8 +516,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   }
   for (int64_t i = 0; i < config_->num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
-    x = layer_forward(spec_->layers[i], spec_->norm, layer, x.to(layer.device), inputs_on(layer.device), cache, shared,
-                      i, produced, read_later[i]);
+    if (x.device() != layer.device) x = x.to(layer.device);
+    x = layer_forward(spec_->layers[i], spec_->norm, layer, x, inputs_on(layer.device), cache, shared, i, produced,
+                      read_later[i]);
   }
   // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
   if (cache != nullptr) {
@@ -497,7 +536,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
                  weights_->lm_head_bias);
   if (config_->logits_scaling != 1) logits = logits / config_->logits_scaling;
   logits = soft_cap(logits, config_->final_softcap);
-  return at::log_softmax(logits.to(at::kFloat), -1);
+  return at::log_softmax(cast(logits, at::kFloat), -1);
 }
 
 }  // namespace prefix_scorer

@@ -72,18 +72,20 @@ RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positio
                            double scale) {
   const at::Tensor per_row = inv_freq.dim() == 2 ? inv_freq.unsqueeze(1) : inv_freq;  // [b, 1, d/2] or [d/2]
   const at::Tensor freqs = positions.to(inv_freq.device(), at::kFloat).unsqueeze(-1) * per_row;  // [b, len, d/2]
-  const at::Tensor angles = at::cat({freqs, freqs}, -1).unsqueeze(1);                             // [b, 1, len, d]
-  if (scale == 1.0) return {angles.cos().to(dtype), angles.sin().to(dtype)};
-  return {(angles.cos() * scale).to(dtype), (angles.sin() * scale).to(dtype)};
+  const at::Tensor angles = at::cat({freqs, freqs}, -1).unsqueeze(2);                             // [b, len, 1, d]
+  const at::Tensor cos = scale == 1.0 ? angles.cos() : angles.cos() * scale;
+  const at::Tensor sin = (scale == 1.0 ? angles.sin() : angles.sin() * scale).to(dtype);
+  const int64_t half = freqs.size(-1);
+  return {cos.to(dtype), at::cat({-sin.narrow(-1, 0, half), sin.narrow(-1, half, half)}, -1)};
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables) {
   const int64_t dim = tables.cos.size(-1);
-  const at::Tensor part = dim == x.size(-1) ? x : x.narrow(-1, 0, dim);
-  const int64_t half = dim / 2;
-  const at::Tensor rotated = at::cat({-part.narrow(-1, half, half), part.narrow(-1, 0, half)}, -1);
-  const at::Tensor out = part * tables.cos + rotated * tables.sin;
-  return dim == x.size(-1) ? out : at::cat({out, x.narrow(-1, dim, x.size(-1) - dim)}, -1);
+  auto rotate = [&](const at::Tensor& part) {
+    return part * tables.cos + at::roll(part, dim / 2, -1) * tables.sin_signed;
+  };
+  if (dim == x.size(-1)) return rotate(x);
+  return at::cat({rotate(x.narrow(-1, 0, dim)), x.narrow(-1, dim, x.size(-1) - dim)}, -1);
 }
 
 }  // namespace prefix_scorer

@@ -17,8 +17,8 @@ at::Tensor inverse_frequencies(const RopeConfig& rope, int64_t head_dim, bool lo
 at::Tensor rope_variant_frequencies(const RopeConfig& rope, int64_t head_dim);
 
 struct RotaryTables {
-  at::Tensor cos;  // [batch, 1, len, rotary_dim] in the model dtype
-  at::Tensor sin;
+  at::Tensor cos;         // [batch, len, 1, rotary_dim] in the model dtype
+  at::Tensor sin_signed;  // sin in the model dtype with its first half negated (see apply_rotary)
 };
 
 // Tables for `positions` [batch, len], scaled by `scale` (longrope's attention factor) in float32; computed on
@@ -26,8 +26,9 @@ struct RotaryTables {
 RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype,
                            double scale = 1.0);
 
-// x * cos + rotate_half(x) * sin over the first rotary_dim dimensions of x [batch, heads, len, head_dim]; the
-// rest pass unchanged.
+// x * cos + rotate_half(x) * sin over the first rotary_dim dimensions of x [batch, len, heads, head_dim]; the
+// rest pass unchanged. rotate_half(x) * sin is taken as roll(x, rotary_dim / 2) * sin_signed: the same products,
+// negated alike, in one op instead of four.
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables);
 
 }  // namespace prefix_scorer

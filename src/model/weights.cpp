@@ -276,10 +276,12 @@ at::Tensor stack_biases(const std::vector<at::Tensor*>& parts) {
   return parts.front()->defined() ? stack_rows(parts) : at::Tensor();
 }
 
-void stack_projections(LayerWeights& l) {
+void stack_projections(LayerWeights& l, const AttentionSpec& a) {
   if (l.k.defined()) {
     l.qkv = stack_rows({&l.q, &l.k, &l.v});
     l.qkv_bias = stack_biases({&l.q_bias, &l.k_bias, &l.v_bias});
+    if (a.qk_norm == QkNorm::kPerHead)  // a row per head of q and then of k: both normed by one op
+      l.qk_norm = at::cat({l.q_norm.expand({a.heads, a.head_dim}), l.k_norm.expand({a.kv_heads, a.head_dim})});
   }
   if (l.gate.defined()) {
     l.gate_up = stack_rows({&l.gate, &l.up});
@@ -314,7 +316,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
       slot.place(w, source(slot.spec, device).to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
-  for (LayerWeights& l : w.layers) stack_projections(l);
+  for (int64_t i = 0; i < config.num_layers; ++i) stack_projections(w.layers[i], spec.layers[i].attention);
   return w;
 }
 

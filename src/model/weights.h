@@ -33,6 +33,7 @@ struct LayerWeights {
   at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
   at::Tensor qkv, qkv_bias;  // q, k and v stacked, one matmul a forward; undefined for a layer without k and v
   at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
+  at::Tensor qk_norm;  // per-head norms: [heads + kv_heads, head_dim], q_norm's rows then k_norm's; else undefined
   at::Tensor sinks;                        // [heads]: each head's sink logit (gpt_oss); else undefined
   at::Tensor gate, up, down;  // gate undefined in an ungated MLP (gate and up: views of gate_up)
   at::Tensor gate_bias, up_bias, down_bias;

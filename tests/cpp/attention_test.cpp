@@ -45,15 +45,26 @@ TEST_P(GroupedAttention, MatchesRepeatedHeads) {
 
 // The largest difference between cascade (by `kernel`, in `dtype`) and one reference attention in fp32 over the
 // concatenation of each row's prefix and its own keys, on inputs rounded to `dtype`.
-double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtype, bool sinks = false) {
-  // Rows 0 and 2 continue prefix 0 (5 slots), row 1 prefix 1 (3 of its 5 slots real), row 3 no prefix.
+// How the rows continue the prefixes: kMixed, rows 0 and 2 prefix 0 (5 slots), row 1 prefix 1 (3 of its 5 slots
+// real), row 3 none; kInSlots, rows 0 and 1 prefix 0 and rows 2 and 3 prefix 1; kOnePrefix, every row prefix 0.
+// The last two keep each row in its own slot (no reordering), the last one with a shortcut of its own.
+enum class RowLayout { kMixed, kInSlots, kOnePrefix };
+
+double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtype, bool sinks = false,
+                     RowLayout layout = RowLayout::kMixed) {
   const int64_t b = 4, heads = 4, t = 3, longest = 5, d = 8;
   at::manual_seed(5);
   auto draw = [dtype](std::vector<int64_t> shape) { return at::randn(shape).to(dtype); };
   const at::Tensor q = draw({b, heads, t, d}), k = draw({b, kv_heads, t, d}), v = draw({b, kv_heads, t, d});
-  const at::Tensor pk = draw({3, kv_heads, longest, d}), pv = draw({3, kv_heads, longest, d});
-  const at::Tensor lengths = at::tensor({int64_t{5}, int64_t{3}, int64_t{0}}, at::kLong);
-  const at::Tensor row_prefix = at::tensor({int64_t{0}, int64_t{1}, int64_t{0}, int64_t{2}}, at::kLong);
+  auto longs = [](std::vector<int64_t> values) { return at::tensor(values, at::kLong); };
+  const at::Tensor lengths = layout == RowLayout::kMixed     ? longs({5, 3, 0})
+                             : layout == RowLayout::kInSlots ? longs({5, 3})
+                                                             : longs({5});
+  const at::Tensor row_prefix = layout == RowLayout::kMixed     ? longs({0, 1, 0, 2})
+                                : layout == RowLayout::kInSlots ? longs({0, 0, 1, 1})
+                                                                : longs({0, 0, 0, 0});
+  const at::Tensor pk = draw({lengths.size(0), kv_heads, longest, d}), pv = draw({lengths.size(0), kv_heads, longest, d});
+  EXPECT_EQ(prefix_groups(lengths, row_prefix, longest).rows_in_slots, layout != RowLayout::kMixed);
   at::Tensor own_valid = at::ones({b, t}, at::kBool);
   own_valid[2][2] = false;  // padding in row 2's suffix
   const at::Tensor own_pos = at::arange(t, at::kLong).expand({b, t}) + 10;
@@ -81,6 +92,8 @@ TEST_P(GroupedAttention, CascadeEqualsAttentionOverTheConcatenation) {
     // bf16: the output's own rounding (values of order 1, 2^-8 apart) and the weights rounded before p·v;
     // measured at most 6.7e-3 (fused) and 8.2e-3 (matmul) over the three head layouts.
     EXPECT_LT(cascade_error(GetParam(), kernel, at::kBFloat16), 2e-2) << static_cast<int>(kernel);
+    for (const RowLayout layout : {RowLayout::kInSlots, RowLayout::kOnePrefix})
+      EXPECT_LT(cascade_error(GetParam(), kernel, at::kFloat, /*sinks=*/false, layout), 1e-5);
   }
 }
 

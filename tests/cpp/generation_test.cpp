@@ -2,6 +2,7 @@
 // token, the argmax of the last position taken. The prefix path (shared prefixes cached, continuous batching,
 // rows joining and leaving) must give the same tokens on every fixture family.
 
+#include "generation/running_batch.h"
 #include "generation/sampling.h"
 #include "model/model_config.h"
 #include "test_support.h"
@@ -57,6 +58,58 @@ PrefixScorerOptions small_batches() {
 }
 
 class Generation : public testing::TestWithParam<std::string> {};
+
+// A row that stops leaves its cache row vacant and a joining row is written there: the others' keys and values stay
+// where they were (the same storage, no row copied), and every row's next log-probabilities are those of its
+// sequence alone.
+TEST(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
+  const Model model = Model::load(model_dir("llama3"));
+  const int64_t vocab = model.config().vocab_size;
+  RunningBatch batch(model, /*cascade=*/false);
+  std::vector<TokenIds> sequences;
+  auto join = [&](const std::vector<TokenIds>& prompts) {
+    const JoiningRows joined = batch.prefill(std::vector<EntryPtr>(prompts.size()), prompts,
+                                             std::vector<int64_t>(prompts.size(), 0), std::vector<int64_t>(prompts.size(), 0));
+    std::vector<RunningRow> rows;
+    for (const TokenIds& p : prompts) {
+      rows.push_back({sequences.size(), static_cast<int64_t>(p.size()) - 1, p.back(), at::Generator(), nullptr, 0});
+      sequences.push_back(p);
+    }
+    batch.add(joined.cache, std::move(rows));
+  };
+  // One step: each row fed a token of its own; its log-probabilities against its whole sequence's full forward.
+  auto step_and_check = [&](const std::string& when) {
+    for (RunningRow& row : batch.rows()) {
+      row.last_token = (row.position * 7 + 3) % vocab;
+      ++row.position;
+      sequences[row.request].push_back(row.last_token);
+    }
+    const at::Tensor got = batch.step();
+    ASSERT_EQ(got.size(0), static_cast<int64_t>(batch.size())) << when;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const at::Tensor want = full_logprobs(model, sequences[batch.rows()[i].request])[-1];
+      EXPECT_LT((got[static_cast<int64_t>(i)] - want).abs().max().item<double>(), 1e-5) << when << ", row " << i;
+    }
+  };
+  join({{5, 9, 2, 7, 1}, {3, 8}, {4, 4, 6, 1, 2, 9, 9}});
+  step_and_check("three rows");
+  const void* storage = batch.cache().layer(0).keys().data_ptr();
+
+  batch.keep({0, 2});  // the middle row stops
+  EXPECT_EQ(batch.cache().rows(), 3);
+  EXPECT_EQ(batch.cache().layer(0).keys().data_ptr(), storage);
+  step_and_check("after a row left");
+
+  join({{6, 1, 3}});  // shorter than the cache: written into the vacant row
+  EXPECT_EQ(batch.cache_rows(), (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(batch.cache().layer(0).keys().data_ptr(), storage);
+  step_and_check("after a row joined");
+
+  batch.keep({2});  // two of three vacant: the one going on is copied into a cache of its own
+  EXPECT_EQ(batch.cache().rows(), 1);
+  EXPECT_EQ(batch.cache_rows(), (std::vector<int64_t>{0}));
+  step_and_check("after compaction");
+}
 
 TEST_P(Generation, GreedyTokensEqualThePlainPathPromptByPrompt) {
   const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));

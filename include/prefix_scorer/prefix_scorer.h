@@ -7,5 +7,6 @@
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/plain_scorer.h"
 #include "prefix_scorer/scorer.h"
+#include "prefix_scorer/stop_strings.h"
 #include "prefix_scorer/tokenizer.h"
 #include "prefix_scorer/types.h"

@@ -220,17 +220,17 @@ class Scorer:
         if any(s == "" for until in stops for s in until):
             bad = next(i for i, until in enumerate(stops) if "" in until)
             raise ValueError(f"generate: request {bad}: an empty stop string")
+        stop_hook: Any = None
+        if isinstance(self.tokenizer, _core.Tokenizer):
+            stop_hook = _core.StopStrings(self.tokenizer, stops)  # checked in C++, as below
+        elif any(stops):
+            # Only the last tokens are decoded, enough to hold the longest stop string (a token gives at least one
+            # byte): a stop string this misses only makes its row run on, and the caller cuts at the first one.
+            tails = [4 + max((len(s.encode("utf-8")) for s in until), default=0) for until in stops]
 
-        # Only the last tokens are decoded, enough to hold the longest stop string (a token gives at least one
-        # byte): a stop string this misses only makes its row run on, and the caller cuts at the first one anyway.
-        tails = [4 + max((len(s.encode("utf-8")) for s in until), default=0) for until in stops]
-
-        def stop_hook(index: int, ids: List[int]) -> bool:
-            until = stops[index]
-            if not until:
-                return False
-            text = self.tokenizer.decode(ids[-tails[index]:], False)
-            return any(s in text for s in until)
+            def stop_hook(index: int, ids: List[int]) -> bool:
+                until = stops[index]
+                return bool(until) and any(s in self.tokenizer.decode(ids[-tails[index]:], False) for s in until)
 
         native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids,
                    **_generation_settings(self.generation_config, r.sampling, i)} for i, r in enumerate(requests)]

@@ -135,14 +135,17 @@ class PrefixScorer:
         return self._core.loglikelihood_rolling([list(s) for s in sequences], prefix_token)
 
     def generate(
-        self, requests: Sequence[Dict[str, Any]], stop_hook: Optional[Callable[[int, List[int]], bool]] = None
+        self,
+        requests: Sequence[Dict[str, Any]],
+        stop_hook: "_core.StopStrings | Callable[[int, List[int]], bool] | None" = None,
     ) -> Tuple[List[Tuple[List[int], str, List[float]]], Dict[str, int]]:
         """Continues each request's ``prompt`` ids; returns ``([(new ids, finish reason, their logprobs)], stats)`` in
         order (reasons: ``"stop_id"``, ``"max_new_tokens"``, ``"stop_hook"``).
 
         A request is a dict: ``prompt`` (ids, required), ``max_new_tokens`` (256), ``stop_ids`` (ids that end the
         row, kept in its ids), ``do_sample`` (False: greedy), ``temperature``, ``top_k``, ``top_p``, ``seed``.
-        ``stop_hook(request index, ids so far)`` returning True ends that row (finish reason ``"stop_hook"``).
+        ``stop_hook(request index, ids so far)`` returning True ends that row (finish reason ``"stop_hook"``); a
+        ``_core.StopStrings(tokenizer, stops)`` does the same for stop strings in C++, without a call into Python.
         Raises ``ValueError`` naming the request for a bad one, before any compute.
         """
         native = []

@@ -3,11 +3,14 @@
 #include "bindings.h"
 
 #include "prefix_scorer/scorer.h"
+#include "prefix_scorer/stop_strings.h"
+#include "prefix_scorer/tokenizer.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace py = pybind11;
@@ -39,6 +42,23 @@ py::dict generation_stats_dict(const GenerationStats& s) {
   py::dict d;
   for (const GenerationStatsField& f : generation_stats_fields()) d[f.name] = s.*f.member;
   return d;
+}
+
+// A StopHook made in C++ (stop strings on the native tokenizer), kept opaque in Python so that generate runs it
+// without the GIL instead of wrapping it as a Python callable.
+struct StopStrings {
+  StopHook hook;
+};
+
+py::tuple generate(PrefixScorer& self, const std::vector<GenerationRequest>& requests, const StopHook& stop_hook) {
+  GenerationResult result;
+  {
+    py::gil_scoped_release release;  // a Python hook takes the GIL back for each call
+    result = self.generate(requests, stop_hook);
+  }
+  py::list generations;
+  for (const Generation& g : result.generations) generations.append(py::make_tuple(g.tokens, to_string(g.finish), g.logprobs));
+  return py::make_tuple(generations, generation_stats_dict(result.stats));
 }
 
 std::vector<std::pair<double, bool>> as_pairs(const ScoringResult& result) {
@@ -80,6 +100,14 @@ void register_scorer(py::module_& m) {
       .def_readwrite("stop_ids", &GenerationRequest::stop_ids)
       .def_readwrite("sampling", &GenerationRequest::sampling);
 
+  py::class_<StopStrings>(m, "StopStrings",
+                          "Stop strings checked in C++ on the native tokenizer's decode of each row's last tokens: "
+                          "pass it to generate as stop_hook.")
+      .def(py::init([](const Tokenizer& tokenizer, std::vector<std::vector<std::string>> stops) {
+             return StopStrings{stop_strings_hook(tokenizer, std::move(stops))};
+           }),
+           py::arg("tokenizer"), py::arg("stops"), "stops[i]: request i's stop strings (none: no stop string).");
+
   py::class_<PrefixScorer, std::shared_ptr<PrefixScorer>>(m, "PrefixScorer",
                                                            "Scores loglikelihood requests, each shared prefix once.")
       .def(py::init([](const std::string& spec, const ModelOptions& model_options, PrefixScorerOptions options) {
@@ -109,19 +137,14 @@ void register_scorer(py::module_& m) {
           "(summed logprob, all greedy) of each token sequence over lm-eval's disjoint rolling windows.")
       .def(
           "generate",
-          [](PrefixScorer& self, const std::vector<GenerationRequest>& requests, const StopHook& stop_hook) {
-            GenerationResult result;
-            {
-              py::gil_scoped_release release;  // the hook takes the GIL back for each call
-              result = self.generate(requests, stop_hook);
-            }
-            py::list generations;
-            for (const Generation& g : result.generations) generations.append(py::make_tuple(g.tokens, to_string(g.finish), g.logprobs));
-            return py::make_tuple(generations, generation_stats_dict(result.stats));
+          [](PrefixScorer& self, const std::vector<GenerationRequest>& requests, const StopStrings& stop_strings) {
+            return generate(self, requests, stop_strings.hook);
           },
-          py::arg("requests"), py::arg("stop_hook") = StopHook(),
-          "([(new token ids, finish reason, their logprobs)] in order, stats): each prompt continued until a stop id, the hook "
-          "(called with (request index, ids so far); True ends the row) or max_new_tokens.")
+          py::arg("requests"), py::arg("stop_hook"),
+          "The same with stop strings checked in C++ (no call into Python per token).")
+      .def("generate", &generate, py::arg("requests"), py::arg("stop_hook") = StopHook(),
+           "([(new token ids, finish reason, their logprobs)] in order, stats): each prompt continued until a stop id, "
+           "the hook (called with (request index, ids so far); True ends the row) or max_new_tokens.")
       .def(
           "stats",
           [](const PrefixScorer& self) {

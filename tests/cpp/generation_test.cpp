@@ -162,6 +162,38 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Generation, testing::ValuesIn(fixture_models(
 
 std::shared_ptr<const Model> tiny() { return std::make_shared<const Model>(Model::synthetic("tiny")); }
 
+// Stop strings checked in C++ on the native tokenizer: a row ends at the first token whose decoded text so far
+// holds one of its strings (its window of last tokens is long enough for that here), the others run on.
+TEST(GenerationStopStrings, ARowEndsAtTheFirstTokenAfterWhichItsTextHoldsOne) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir("llama3")));
+  const Tokenizer tokenizer = Tokenizer::from_file(model_dir("llama3"));
+  std::vector<GenerationRequest> requests(2);
+  requests[0].prompt = {5, 9, 2, 7};
+  requests[1].prompt = {3, 8, 1};
+  for (GenerationRequest& r : requests) r.max_new_tokens = 12;
+  PrefixScorer scorer(model, PrefixScorerOptions());
+  const GenerationResult free = scorer.generate(requests);
+  const TokenIds& run_on = free.generations[0].tokens;
+  std::string stop;  // the text of a token past the first few, not empty
+  for (size_t i = 4; i < run_on.size() && stop.empty(); ++i) stop = tokenizer.decode({run_on[i]});
+  ASSERT_FALSE(stop.empty());
+  size_t ends = 0;  // the first token after which the text holds it
+  auto text_through = [&](size_t last) {
+    return tokenizer.decode(TokenIds(run_on.begin(), run_on.begin() + static_cast<std::ptrdiff_t>(last) + 1));
+  };
+  while (ends < run_on.size() && text_through(ends).find(stop) == std::string::npos) ++ends;
+  ASSERT_LT(ends, run_on.size());
+
+  const GenerationResult stopped = scorer.generate(requests, stop_strings_hook(tokenizer, {{stop}, {}}));
+  EXPECT_EQ(stopped.generations[0].tokens, TokenIds(run_on.begin(), run_on.begin() + static_cast<std::ptrdiff_t>(ends) + 1));
+  EXPECT_EQ(stopped.generations[0].finish, FinishReason::kStopHook);
+  EXPECT_EQ(stopped.generations[1].tokens, free.generations[1].tokens);
+  EXPECT_EQ(stopped.generations[1].finish, FinishReason::kMaxNewTokens);
+
+  EXPECT_EQ(message_of<std::invalid_argument>([&] { stop_strings_hook(tokenizer, {{"a"}, {"b", ""}}); }),
+            "generate: request 1: an empty stop string");
+}
+
 TEST(GenerationHook, EndsTheRowItNamesWhereItSaysSo) {
   const auto model = tiny();
   std::vector<GenerationRequest> requests(3);

@@ -153,6 +153,21 @@ def test_empty_documents_score_zero_like_lm_eval():
     assert scores[1] < 0.0
 
 
+def test_stop_strings_end_rows_alike_in_cpp_and_through_the_python_hook():
+    """The native tokenizer's stop strings are checked in C++ (``_core.StopStrings``), an HF tokenizer's by a Python
+    hook: the same rows stop at the same tokens."""
+    from prefix_scorer.harness import GenerationText
+
+    native = Scorer(DATA / "models" / "qwen3", progress=False)  # its random weights say "mememe... i i i"
+    hf = Scorer(DATA / "models" / "qwen3", tokenizer_backend="hf", progress=False)
+    prompt = native.encode("Once upon a time")
+    free = native.generate([GenerationText(prompt, [], 24, {"do_sample": False})])[0]
+    requests = [GenerationText(prompt, [" i"], 24, {"do_sample": False}), GenerationText(prompt, [], 24, {"do_sample": False})]
+    stopped = native.generate(requests)
+    assert stopped == hf.generate(requests)
+    assert " i" in stopped[0] and len(stopped[0]) < len(free) and stopped[1] == free
+
+
 def test_generation_requests_that_cannot_run_are_refused_by_name():
     from prefix_scorer.harness import GenerationText
 

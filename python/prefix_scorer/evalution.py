@@ -29,6 +29,7 @@ from evalution.engines.base import (
     RollingLoglikelihoodRequest,
 )
 
+from . import _core
 from .harness import GenerationText, Scorer, default_device
 from .scorer import checkpoint_json
 
@@ -118,7 +119,7 @@ class PrefixScorerSession(BaseInferenceSession):
         for i, request in enumerate(requests):
             context, target = self._encode(request, i)
             targets.append(target)
-            for pair in _windows(context or [scorer.prefix_token_id], target, scorer.max_length):
+            for pair in _core.windows_after(context or [scorer.prefix_token_id], target, scorer.max_length):
                 pairs.append(pair)
                 owner.append(i)
         sums = [0.0] * len(requests)
@@ -243,13 +244,3 @@ def _cut_at_stop(text: str, stops: List[str]) -> str:
     """``text`` up to the earliest of the stop strings it contains."""
     cuts = [text.find(stop) for stop in stops if stop and stop in text]
     return text[:min(cuts)] if cuts else text
-
-
-def _windows(context: List[int], target: List[int], max_length: int) -> Iterator[Tuple[List[int], List[int]]]:
-    """``(context, continuation)`` pairs that score ``target`` after ``context`` in windows of at most
-    ``max_length`` continuation tokens, each after as much of the latest history as fits."""
-    history = list(context)
-    for start in range(0, len(target), max_length):
-        piece = target[start:start + max_length]
-        yield history[-(max_length + 1 - len(piece)):], piece
-        history.extend(piece)

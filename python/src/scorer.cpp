@@ -5,6 +5,7 @@
 #include "prefix_scorer/scorer.h"
 #include "prefix_scorer/stop_strings.h"
 #include "prefix_scorer/tokenizer.h"
+#include "prefix_scorer/windows.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
@@ -99,6 +100,17 @@ void register_scorer(py::module_& m) {
       .def_readwrite("max_new_tokens", &GenerationRequest::max_new_tokens)
       .def_readwrite("stop_ids", &GenerationRequest::stop_ids)
       .def_readwrite("sampling", &GenerationRequest::sampling);
+
+  m.def(
+      "windows_after",
+      [](const TokenIds& context, const TokenIds& target, int64_t max_length) {
+        std::vector<std::pair<TokenIds, TokenIds>> out;
+        for (Request& w : windows_after(context, target, max_length)) out.emplace_back(std::move(w.context), std::move(w.continuation));
+        return out;
+      },
+      py::arg("context"), py::arg("target"), py::arg("max_length"),
+      "(context, continuation) pairs that score target after context in pieces of at most max_length tokens, each "
+      "after as much of the text before it as fits (lm-eval's rolling windows, after the prefix token alone).");
 
   py::class_<StopStrings>(m, "StopStrings",
                           "Stop strings checked in C++ on the native tokenizer's decode of each row's last tokens: "

@@ -12,7 +12,7 @@
 #include "scoring/prefix_cache.h"
 #include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
-#include "scoring/rolling.h"
+#include "prefix_scorer/windows.h"
 #include "scoring/forward_segments.h"
 #include "scoring/rows.h"
 #include "scoring/suffix_runner.h"

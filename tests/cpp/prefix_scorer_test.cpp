@@ -568,6 +568,25 @@ TEST(Rolling, WindowsTileTheDocumentLikeLmEval) {
   EXPECT_TRUE(rolling_windows({}, 0, 8).empty());
 }
 
+// A long continuation after a context of its own: the first piece after as much of the context as fits, each later
+// one after the text before it, the context's tail included while it fits.
+TEST(Rolling, WindowsAfterAContextKeepItsTailWhileItFits) {
+  const TokenIds context{1, 2, 3, 4, 5};
+  TokenIds target(10);
+  for (size_t i = 0; i < target.size(); ++i) target[i] = static_cast<int64_t>(i) + 100;
+  const auto windows = windows_after(context, target, 4);
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0].context, TokenIds{5});  // 4 predicted: one token of context fits
+  EXPECT_EQ(windows[0].continuation, TokenIds(target.begin(), target.begin() + 4));
+  EXPECT_EQ(windows[1].context, TokenIds{103});
+  EXPECT_EQ(windows[2].context, (TokenIds{105, 106, 107}));  // 2 predicted: 3 of context
+  EXPECT_EQ(windows[2].continuation, (TokenIds{108, 109}));
+  const auto short_target = windows_after(context, {7, 8}, 4);  // one piece, after the last 3 of the context
+  ASSERT_EQ(short_target.size(), 1u);
+  EXPECT_EQ(short_target[0].context, (TokenIds{3, 4, 5}));
+  EXPECT_THROW(windows_after(context, target, 0), std::invalid_argument);
+}
+
 TEST(Rolling, SumsThePlainScoresOfItsWindows) {
   const auto model = fixture("llama3");
   TokenIds doc;

@@ -172,9 +172,7 @@ class PrefixScorerSession(BaseInferenceSession):
             else:
                 text = ""
             ids = list(request.input_ids) if request.input_ids is not None else list(scorer.tokenizer.encode(text, False))
-            if request.do_sample and not request.temperature > 0:  # that engine's transformers refuses it too
-                raise ValueError(f"{what}: do_sample=True needs a temperature above 0")
-            sampling = ({"do_sample": True, "temperature": float(request.temperature), "seed": index}
+            sampling = ({"do_sample": True, "temperature": request.temperature, "seed": index}
                         if request.do_sample else {"do_sample": False})
             prepared.append(GenerationText(ids, [s for s in request.stop if s], request.max_new_tokens, sampling))
             rendered.append(text)

@@ -48,7 +48,8 @@ _SAMPLING_DEFAULTS = {"temperature": 1.0, "top_k": 50, "top_p": 1.0}
 
 def _generation_settings(config: Dict[str, Any], sampling: Dict[str, Any], index: int) -> Dict[str, Any]:
     """A request's sampling settings with generation_config.json's (then transformers') defaults filled in, as HF
-    generate takes them; a setting of that file this engine cannot apply is an error naming it."""
+    generate takes them: the one place the adapters' sampling is resolved. A setting of that file this engine cannot
+    apply, or sampling at a temperature that is not above 0, is an error naming the request."""
     unsupported = dict(_UNSUPPORTED_ALWAYS, **(_UNSUPPORTED_SAMPLING if sampling.get("do_sample") else {}))
     for key, default in unsupported.items():
         if config.get(key) not in (None, default, [], {}):
@@ -58,6 +59,8 @@ def _generation_settings(config: Dict[str, Any], sampling: Dict[str, Any], index
         return sampling
     filled = {key: config.get(key, default) for key, default in _SAMPLING_DEFAULTS.items()}
     filled.update({key: value for key, value in sampling.items() if value is not None})
+    if not float(filled["temperature"]) > 0.0:  # transformers refuses it too
+        raise ValueError(f"generation request {index}: do_sample=True needs a temperature above 0")
     return filled
 
 

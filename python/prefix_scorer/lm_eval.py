@@ -84,18 +84,17 @@ SAMPLING_SEED = 1234
 
 
 def sampling_of(kwargs: Dict[str, Any], index: int) -> Dict[str, Any]:
-    """The sampling settings of normalised gen_kwargs: do_sample, temperature, top_k, top_p (those not given come
-    from the checkpoint's generation_config.json, as HF generate takes them); any other key is refused by name (HF
-    generate would run it, this backend cannot), and so is sampling at temperature 0, which hf refuses too."""
+    """The sampling settings of normalised gen_kwargs: do_sample, temperature, top_k, top_p (``Scorer.generate``
+    fills in those not given and checks them); any other key is refused by name (HF generate would run it, this
+    backend cannot)."""
     unknown = sorted(set(kwargs) - {"do_sample", "temperature", "top_k", "top_p"})
     if unknown:
         raise ValueError(f"generate_until: request {index}: prefix-scorer does not support generation arguments "
                          f"{unknown}; it generates greedily or samples with temperature, top_k and top_p")
     if not kwargs.get("do_sample", False):
         return {"do_sample": False}
-    if float(kwargs.get("temperature") or 0.0) <= 0.0:  # the hf backend fills in 0.0, which transformers refuses
-        raise ValueError(f"generate_until: request {index}: do_sample=True needs a temperature above 0")
-    return {"do_sample": True, "temperature": float(kwargs["temperature"]), "top_k": kwargs.get("top_k"),
+    # The hf backend fills in a temperature of 0.0, which transformers (and Scorer.generate) refuses.
+    return {"do_sample": True, "temperature": kwargs.get("temperature", 0.0), "top_k": kwargs.get("top_k"),
             "top_p": kwargs.get("top_p"), "seed": SAMPLING_SEED + index}
 
 

@@ -157,12 +157,11 @@ class PrefixScorer:
             r.prompt = list(request["prompt"])
             r.max_new_tokens = int(request.get("max_new_tokens", 256))
             r.stop_ids = list(request.get("stop_ids", ()))
-            sampling = _core.SamplingOptions()
+            sampling = _core.SamplingOptions()  # the native defaults for what the request leaves out
             sampling.greedy = not request.get("do_sample", False)
-            sampling.temperature = float(request.get("temperature", 1.0))
-            sampling.top_k = int(request.get("top_k", 0) or 0)
-            sampling.top_p = float(request.get("top_p", 1.0))
-            sampling.seed = int(request.get("seed", 0))
+            for key, kind in (("temperature", float), ("top_k", int), ("top_p", float), ("seed", int)):
+                if request.get(key) is not None:
+                    setattr(sampling, key, kind(request[key]))
             r.sampling = sampling
             native.append(r)
         return self._core.generate(native, stop_hook)

@@ -6,8 +6,7 @@
 #include "prefix_scorer/errors.h"
 #include "scoring/batching.h"
 #include "scoring/forward_segments.h"
-#include "scoring/live_prefixes.h"
-#include "scoring/prefill_scheduler.h"
+#include "scoring/call_prefixes.h"
 #include "scoring/requests.h"
 
 #include <fmt/format.h>
@@ -89,14 +88,8 @@ class GenerationCall {
         cancel_(cancel),
         memory_(memory),
         rows_(prompt_rows(requests, model.config())),
-        plan_(prefixes_worth_caching(rows_, options_,
-                                     std::max<int64_t>(1, options_.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
-        prefixes_(plan_, cache, options_.keep_cache, prefix_stats_),
-        scheduler_(prefixes_, options_, memory_,
-                   [this](const std::vector<int64_t>& wave) {
-                     prefill_wave(model_, options_, prefixes_, wave, prefix_stats_);
-                   }),
-        running_(model, decode_by_cascade(model, options_, plan_)) {
+        prefixes_(model, options_, memory_, cache, rows_, prefix_stats_),
+        running_(model, decode_by_cascade(model, options_, prefixes_.plan())) {
     result_.generations.resize(requests.size());
     result_.stats.requests = static_cast<int64_t>(requests.size());
     for (const GenerationRequest& r : requests) token_budget_ += r.max_new_tokens;
@@ -130,7 +123,7 @@ class GenerationCall {
     int64_t longest_tail = 0, longest = longest_running();
     for (size_t k = next_; k < next_ + count; ++k) {
       const GenerationRequest& request = requests_[plan_.order[k].row];
-      longest_tail = std::max(longest_tail, static_cast<int64_t>(request.prompt.size()) - prefixes_.depth(plan_.order[k].entry));
+      longest_tail = std::max(longest_tail, static_cast<int64_t>(request.prompt.size()) - prefixes_.live().depth(plan_.order[k].entry));
       longest = std::max(longest, longest_sequence(request));
       const auto rows = static_cast<int64_t>(running_rows() + joining.size() + 1);
       const bool fits = longest_tail * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
@@ -139,9 +132,7 @@ class GenerationCall {
       joining.push_back(k);
     }
     if (joining.empty()) return step();
-    std::vector<int64_t> needed;
-    for (size_t k : joining) needed.push_back(plan_.order[k].entry);
-    scheduler_.prepare(needed, next_ + joining.size());
+    prefixes_.prepare(joining, next_ + joining.size());
     next_ += joining.size();
 
     std::vector<EntryPtr> prefixes;
@@ -149,17 +140,15 @@ class GenerationCall {
     std::vector<int64_t> starts, variants;
     for (size_t k : joining) {
       variants.push_back(rows_[plan_.order[k].row].rope_variant);
-      int64_t e = plan_.order[k].entry;  // the deepest live prefix of its chain (the cache may not hold them all)
-      while (e >= 0 && !prefixes_.held(e)) e = plan_.entries[e].parent;
-      prefixes.push_back(e < 0 ? nullptr : prefixes_.held(e));
+      const int64_t e = prefixes_.deepest_live(plan_.order[k].entry);  // the cache may not hold the whole chain
+      prefixes.push_back(e < 0 ? nullptr : prefixes_.live().held(e));
       const TokenIds& prompt = rows_[plan_.order[k].row].input;
-      starts.push_back(prefixes_.depth(e));
+      starts.push_back(prefixes_.live().depth(e));
       tails.emplace_back(prompt.begin() + starts.back(), prompt.end());
       result_.stats.prefill_tokens += static_cast<int64_t>(tails.back().size());
     }
     JoiningRows joined = running_.prefill(prefixes, tails, starts, variants);
-    prefixes_.unpin();
-    for (size_t k : joining) prefixes_.finish(plan_.order[k].entry);
+    prefixes_.release(joining);
 
     std::vector<RunningRow> rows;
     for (size_t i = 0; i < joining.size(); ++i) {
@@ -302,10 +291,9 @@ class GenerationCall {
   std::atomic<bool>& cancel_;
   const BatchMemory memory_;
   const std::vector<ScoringRow> rows_;
-  const ScoringPlan plan_;
   ScoringStats prefix_stats_;  // what prefilling the shared prefixes took
-  LivePrefixes prefixes_;
-  PrefillScheduler scheduler_;
+  CallPrefixes prefixes_;
+  const ScoringPlan& plan_ = prefixes_.plan();
   RunningBatch running_;
   size_t next_ = 0;            // the first waiting prompt, in plan order
   size_t done_ = 0;

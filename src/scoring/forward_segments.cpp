@@ -49,14 +49,11 @@ ScoringPlan prefixes_worth_caching(const std::vector<ScoringRow>& rows, const Pr
     drop[e] = entry.parent >= 0 && !trees[e] &&
               entry.depth() - plan.entries[entry.parent].depth() < options.min_prefix_len;
   }
+  // Dropping moves an entry's rows to its parent, which then has more rows and tokens than the child had: no
+  // entry becomes a tree by it, and the trees (leaves) keep their rows.
+  for (size_t e = 0; e < plan.entries.size(); ++e) plan.entries[e].packed = trees[e];
   drop_entries(plan, drop);
   return plan;
-}
-
-int64_t mark_trees(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options) {
-  const std::vector<bool> trees = tree_entries(prefixes.plan(), rows, options);
-  for (size_t e = 0; e < trees.size(); ++e) prefixes.state(static_cast<int64_t>(e)).packed = trees[e];
-  return std::count(trees.begin(), trees.end(), true);
 }
 
 std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows,
@@ -67,7 +64,7 @@ std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::
   for (size_t k : indices) {
     const PlannedRow& r = plan.order[k];
     const auto len = static_cast<int64_t>(rows[r.row].input.size());
-    if (r.entry >= 0 && prefixes.state(r.entry).packed) {
+    if (r.entry >= 0 && plan.entries[r.entry].packed) {
       auto [it, fresh] = tree_unit.emplace(r.entry, units.size());
       if (fresh) {
         const int64_t after = after_of(plan.entries[r.entry].parent);
@@ -85,6 +82,14 @@ std::vector<ForwardSegment> forward_segments(LivePrefixes& prefixes, const std::
   }
   std::stable_sort(units.begin(), units.end(), [](const ForwardSegment& a, const ForwardSegment& b) { return a.length > b.length; });
   return units;
+}
+
+std::vector<size_t> rows_of(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& forward) {
+  std::vector<size_t> indices;
+  for (const RowLayout& row : forward) {
+    for (size_t u : row.units) indices.insert(indices.end(), units[u].order.begin(), units[u].order.end());
+  }
+  return indices;
 }
 
 std::vector<std::vector<RowLayout>> lay_out_forwards(const std::vector<ForwardSegment>& units,

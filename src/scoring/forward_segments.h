@@ -18,13 +18,11 @@ namespace prefix_scorer {
 std::vector<bool> tree_entries(const ScoringPlan& plan, const std::vector<ScoringRow>& rows,
                                const PrefixScorerOptions& options);
 
-// A call's plan: find_shared_prefixes, less the nested entries that cost more than they save. A nested entry (one below
-// another) that does not run as a packed tree is kept only when its own segment is at least min_prefix_len
-// tokens: a shorter one saves a few tokens per row below it but costs a prefill wave of its own.
+// A call's plan: find_shared_prefixes, less the nested entries that cost more than they save, with its tree_entries
+// marked packed. A nested entry (one below another) that does not run as a packed tree is kept only when its own
+// segment is at least min_prefix_len tokens: a shorter one saves a few tokens per row below it but costs a prefill
+// wave of its own.
 ScoringPlan prefixes_worth_caching(const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options, int64_t window_tokens);
-
-// Marks PrefixState::packed on the tree_entries of the prefixes' plan. Returns how many.
-int64_t mark_trees(LivePrefixes& prefixes, const std::vector<ScoringRow>& rows, const PrefixScorerOptions& options);
 
 // One packed row of a forward: the rows of a packed prefix as one tree, or a single row.
 struct ForwardSegment {
@@ -48,6 +46,9 @@ struct RowLayout {
   std::vector<size_t> units;  // indices into the units
   int64_t length = 0;         // their tokens together
 };
+
+// The planned rows (indices into plan.order) of a forward's rows, laid out of `units`.
+std::vector<size_t> rows_of(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& forward);
 
 // The forwards that run `units` (longest first), each as its rows, within the batch budgets as cut_batches
 // cuts them: a forward is as wide as its longest unit, and each further row starts with the longest unit left.

@@ -16,7 +16,6 @@ struct PrefixState {
   std::weak_ptr<PrefixEntry> live;  // its cache entry while the call holds it
   int64_t pending = 0;              // rows and child prefixes of the call still to run
   bool uncacheable = false;         // larger than the whole cache budget: never prefilled
-  bool packed = false;              // runs as one packed tree with its rows: never prefilled
   bool seen = false;                // counted already, as a hit or as a miss
 };
 

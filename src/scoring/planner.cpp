@@ -147,7 +147,7 @@ void drop_entries(ScoringPlan& plan, const std::vector<bool>& drop) {
       continue;
     }
     kept_as[e] = static_cast<int64_t>(kept.size());
-    kept.push_back({parent, std::move(entry.tokens), entry.rope_variant});
+    kept.push_back({parent, std::move(entry.tokens), entry.rope_variant, entry.packed});
   }
   plan.entries = std::move(kept);
   for (PlannedRow& r : plan.order) r.entry = r.entry < 0 ? -1 : kept_as[r.entry];

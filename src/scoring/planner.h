@@ -14,6 +14,7 @@ struct PrefixEntryPlan {
   int64_t parent = -1;  // index into ScoringPlan::entries, -1 for none
   TokenIds tokens;      // the whole prefix [0, depth)
   int64_t rope_variant = 0;  // its rows' (rows of two variants never share an entry)
+  bool packed = false;       // runs as one packed tree with its rows instead of a cache entry: never prefilled
   int64_t depth() const { return static_cast<int64_t>(tokens.size()); }
 };
 

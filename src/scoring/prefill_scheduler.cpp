@@ -16,7 +16,7 @@ void PrefillScheduler::prepare(const std::vector<int64_t>& needed, size_t lookah
     std::vector<int64_t> chain;
     for (int64_t e = leaf; e >= 0; e = plan.entries[e].parent) chain.push_back(e);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      if (queued[*it] || prefixes_.state(*it).uncacheable || prefixes_.state(*it).packed) continue;
+      if (queued[*it] || prefixes_.state(*it).uncacheable || plan.entries[*it].packed) continue;
       queued[*it] = true;
       if (EntryPtr entry = prefixes_.lookup(*it)) {
         if (pin_live) prefixes_.pin(entry);

@@ -4,17 +4,13 @@
 
 #include "scoring/batching.h"
 #include "scoring/call_in_flight.h"
+#include "scoring/call_prefixes.h"
 #include "scoring/call_stats.h"
 #include "model/device_memory.h"
-#include "scoring/live_prefixes.h"
-#include "scoring/planner.h"
-#include "scoring/prefill_scheduler.h"
 #include "scoring/prefix_cache.h"
-#include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
 #include "prefix_scorer/windows.h"
 #include "scoring/forward_segments.h"
-#include "scoring/rows.h"
 #include "scoring/suffix_runner.h"
 
 #include <fmt/format.h>
@@ -25,8 +21,8 @@
 namespace prefix_scorer {
 namespace {
 
-// One loglikelihood call: its rows and plan, the planned prefixes' life in the cache, the prefill scheduler that
-// makes them live, and the suffix runner that scores the rows after them, batch by batch.
+// One loglikelihood call: its rows, their shared prefixes (planned, made live and released), and the suffix runner
+// that scores the rows after them. Each window of the plan is laid out once into forwards, which run in turn.
 class LoglikelihoodCall {
  public:
   LoglikelihoodCall(const Model& model, const PrefixScorerOptions& options, PrefixCache& cache,
@@ -35,57 +31,42 @@ class LoglikelihoodCall {
         cancel_(cancel),
         memory_(batch_memory(model, options)),
         rows_(make_rows(requests, model.config(), options.max_length, true, result.stats.truncated)),
-        // Half the cache budget per window leaves room to prefill the next window's prefixes ahead.
-        plan_(prefixes_worth_caching(rows_, options, std::max<int64_t>(1, options.max_cache_bytes / 2 / memory_.kv_bytes_per_token))),
-        prefixes_(plan_, cache, options.keep_cache, result.stats),
-        scheduler_(prefixes_, options, memory_,
-                   [&model, &options, &result, this](const std::vector<int64_t>& wave) {
-                     prefill_wave(model, options, prefixes_, wave, result.stats);
-                   }),
-        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {
-    mark_trees(prefixes_, rows_, options);
-  }
+        prefixes_(model, options, memory_, cache, rows_, result.stats),
+        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {}
 
   void run() {
+    const ScoringPlan& plan = prefixes_.plan();
     size_t begin = 0;
-    for (const size_t window_end : plan_.window_ends) {
-      // Batches of units (a packed tree or one row) as planned: each unit after its planned prefix.
+    for (const size_t window_end : plan.window_ends) {
+      // The window's units (a packed tree or one row), each after its planned prefix, in forwards.
       std::vector<size_t> indices(window_end - begin);
       std::iota(indices.begin(), indices.end(), begin);
-      const std::vector<ForwardSegment> units = forward_segments(prefixes_, rows_, indices, [](int64_t e) { return e; });
-      for (const auto& unit_rows : lay_out_forwards(units, options_, memory_)) {
-        std::vector<size_t> batch;
-        for (const RowLayout& row : unit_rows) {
-          for (size_t u : row.units) batch.insert(batch.end(), units[u].order.begin(), units[u].order.end());
-        }
-        run_batch(batch, window_end);
-      }
+      const std::vector<ForwardSegment> units =
+          forward_segments(prefixes_.live(), rows_, indices, [](int64_t e) { return e; });
+      for (const auto& forward : lay_out_forwards(units, options_, memory_)) run_forward(units, forward, window_end);
       begin = window_end;
     }
   }
 
  private:
-  // Runs the planned rows plan.order[indices] after preparing their prefixes (and looking ahead from `ahead`).
-  void run_batch(const std::vector<size_t>& indices, size_t ahead) {
+  // Prepares the forward's prefixes (and looks ahead from `ahead`), runs it, and releases them.
+  void run_forward(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& forward, size_t ahead) {
+    const size_t total = prefixes_.plan().order.size();
     if (cancel_.exchange(false))
-      throw Cancelled(fmt::format("loglikelihood: cancelled after {} of {} rows", done_, plan_.order.size()));
-    std::vector<int64_t> needed;  // a packed prefix's chain is prepared without it (the scheduler skips it)
-    for (size_t k : indices) needed.push_back(plan_.order[k].entry);
-    scheduler_.prepare(needed, ahead);
-    suffixes_.run(indices);
-    prefixes_.unpin();
-    for (size_t k : indices) prefixes_.finish(plan_.order[k].entry);
+      throw Cancelled(fmt::format("loglikelihood: cancelled after {} of {} rows", done_, total));
+    const std::vector<size_t> indices = rows_of(units, forward);
+    prefixes_.prepare(indices, ahead);
+    suffixes_.run(units, forward);
+    prefixes_.release(indices);
     done_ += static_cast<int64_t>(indices.size());
-    if (options_.on_progress) options_.on_progress(done_, static_cast<int64_t>(plan_.order.size()));
+    if (options_.on_progress) options_.on_progress(done_, static_cast<int64_t>(total));
   }
 
   const PrefixScorerOptions& options_;
   std::atomic<bool>& cancel_;
   const BatchMemory memory_;
   const std::vector<ScoringRow> rows_;
-  const ScoringPlan plan_;
-  LivePrefixes prefixes_;
-  PrefillScheduler scheduler_;
+  CallPrefixes prefixes_;
   SuffixRunner suffixes_;
   int64_t done_ = 0;  // rows scored so far
 };

@@ -3,6 +3,8 @@
 #include "model/forward_batch.h"
 #include "scoring/cascade_or_gather.h"
 
+#include <algorithm>
+
 namespace prefix_scorer {
 namespace {
 
@@ -17,21 +19,22 @@ void append(PackedRow& row, const TokenIds& tokens, size_t from, int64_t segment
 
 }  // namespace
 
-void SuffixRunner::run(const std::vector<size_t>& indices) {
+void SuffixRunner::run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
+  const bool as_planned = std::all_of(units.begin(), units.end(), [&](const ForwardSegment& u) {
+    return u.after < 0 || prefixes_.live().held(u.after) != nullptr;
+  });
+  if (as_planned) return run_forward(units, rows);
   const ScoringPlan& plan = prefixes_.plan();
-  auto deepest_live = [&](int64_t e) {
-    while (e >= 0 && !prefixes_.held(e)) e = plan.entries[e].parent;
-    return e;
-  };
-  const std::vector<ForwardSegment> units = forward_segments(prefixes_, rows_, indices, deepest_live);
-  for (const ForwardSegment& u : units) {
+  const std::vector<ForwardSegment> after_live = forward_segments(
+      prefixes_.live(), rows_, rows_of(units, rows), [this](int64_t e) { return prefixes_.deepest_live(e); });
+  for (const ForwardSegment& u : after_live) {
     const int64_t planned = u.tree >= 0 ? plan.entries[u.tree].parent : plan.order[u.order.front()].entry;
     result_.stats.fallbacks += u.after != planned ? static_cast<int64_t>(u.order.size()) : 0;
   }
-  for (const auto& batch : lay_out_forwards(units, options_, memory_)) run_batch(units, batch);
+  for (const auto& forward : lay_out_forwards(after_live, options_, memory_)) run_forward(after_live, forward);
 }
 
-void SuffixRunner::run_batch(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& unit_rows) {
+void SuffixRunner::run_forward(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& unit_rows) {
   const ScoringPlan& plan = prefixes_.plan();
   std::vector<EntryPtr> held;
   std::vector<const PrefixEntry*> prefixes;
@@ -41,7 +44,7 @@ void SuffixRunner::run_batch(const std::vector<ForwardSegment>& units, const std
   for (const RowLayout& unit_row : unit_rows) {
     const auto row_index = static_cast<int64_t>(packed.size());
     const int64_t after = units[unit_row.units.front()].after;  // the same for every unit of the row
-    held.push_back(after < 0 ? nullptr : prefixes_.held(after));
+    held.push_back(after < 0 ? nullptr : prefixes_.live().held(after));
     prefixes.push_back(held.back().get());
     PackedRow row;
     row.rope_variant = units[unit_row.units.front()].rope_variant;  // the same for every unit of the row
@@ -55,7 +58,7 @@ void SuffixRunner::run_batch(const std::vector<ForwardSegment>& units, const std
       int64_t branch = unit.tree >= 0 ? 1 : 0;
       for (size_t k : unit.order) {
         const ScoringRow& r = rows_[plan.order[k].row];
-        const int64_t from = unit.tree >= 0 ? prefixes_.depth(unit.tree) : unit.start;
+        const int64_t from = unit.tree >= 0 ? prefixes_.live().depth(unit.tree) : unit.start;
         append(row, r.input, static_cast<size_t>(from), segment, branch++);
         scored.push_back(&r);
         spans.emplace_back(row_index, static_cast<int64_t>(row.tokens.size()) - r.scored);

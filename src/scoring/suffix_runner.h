@@ -1,10 +1,10 @@
 #pragma once
-// Runs planned rows after their live prefixes: each row (or packed tree of rows) from the end of the deepest
-// prefix of its chain that is live, in batches sorted by length under the batch budgets; scores land in the
-// caller's order.
+// Runs planned forwards of rows after their live prefixes: each row (or packed tree of rows) from the end of its
+// planned prefix, or of the deepest prefix of its chain that is live where the cache could not hold that one;
+// scores land in the caller's order.
 
 #include "scoring/batching.h"
-#include "scoring/live_prefixes.h"
+#include "scoring/call_prefixes.h"
 #include "prefix_scorer/model.h"
 #include "scoring/forward_segments.h"
 #include "scoring/rows.h"
@@ -16,23 +16,23 @@ namespace prefix_scorer {
 class SuffixRunner {
  public:
   SuffixRunner(const Model& model, const PrefixScorerOptions& options, const BatchMemory& memory,
-               LivePrefixes& prefixes, const std::vector<ScoringRow>& rows, const std::vector<Request>& requests,
+               CallPrefixes& prefixes, const std::vector<ScoringRow>& rows, const std::vector<Request>& requests,
                ScoringResult& result)
       : model_(model), options_(options), memory_(memory), prefixes_(prefixes), rows_(rows), requests_(requests),
         result_(result) {}
 
-  // Scores the planned rows plan.order[indices]. A row whose planned prefix is not live (the cache could not hold
-  // it) runs a longer suffix after a live ancestor, counted in stats.fallbacks; the rows are re-split under the
-  // budgets for that.
-  void run(const std::vector<size_t>& indices);
+  // Runs one planned forward: `rows` laid out of `units`, whose prefixes are prepared. Where a unit's prefix is not
+  // live (the cache could not hold it), its rows run a longer suffix after a live ancestor, counted in
+  // stats.fallbacks, and the forward's rows are laid out again under the budgets for that.
+  void run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
 
  private:
-  void run_batch(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
+  void run_forward(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
 
   const Model& model_;
   const PrefixScorerOptions& options_;
   const BatchMemory& memory_;
-  LivePrefixes& prefixes_;
+  CallPrefixes& prefixes_;
   const std::vector<ScoringRow>& rows_;
   const std::vector<Request>& requests_;
   ScoringResult& result_;

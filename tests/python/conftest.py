@@ -5,6 +5,11 @@ import sys
 
 import pytest
 
+# Under pytest-xdist (-n N) each worker computes on one thread: OpenMP pools of two threads each, spinning on the
+# same cores, slow each other down several times over (docs/performance.md, "under load").
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 FIXTURE_MODELS = ["llama3", "mistral", "qwen2", "qwen3"]

@@ -33,6 +33,13 @@ at::Tensor cast(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_typ
 // (1 + w) in fp32. An undefined weight is a norm the family does not have.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const NormSpec& n) {
   if (!weight.defined()) return x;
+  // In fp32 all three are x * rsqrt(mean(x^2) + eps) * w', the same products as torch's rms_norm: one op, not seven.
+  // (q and k normed together scale by per-head weights [heads, head_dim]: those multiply after it.)
+  if (x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat) {
+    const at::Tensor w = n.plus_one ? weight + 1 : weight;
+    if (w.dim() > 1) return at::rms_norm(x, {x.size(-1)}, std::nullopt, n.eps) * w;
+    return at::rms_norm(x, {x.size(-1)}, w, n.eps);
+  }
   const at::Tensor xf = cast(x, at::kFloat);
   const at::Tensor normalized = xf * at::rsqrt(xf.pow(2).mean(-1, true) + n.eps);
   if (n.plus_one) return cast(normalized * (cast(weight, at::kFloat) + 1), x.scalar_type());

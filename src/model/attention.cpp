@@ -1,5 +1,6 @@
 #include "model/attention.h"
 
+#include "model/cast.h"
 #include "model/merge_attention.h"
 
 #include <cmath>
@@ -128,8 +129,6 @@ namespace {
 
 std::atomic<bool> matmul_everywhere{false};
 
-at::Tensor as_float(const at::Tensor& t) { return t.scalar_type() == at::kFloat ? t : t.to(at::kFloat); }
-
 // Attention of folded queries over keys, normalised over those keys, and the log of its softmax sum: [..., dim]
 // and [..., 1], both fp32. The mask is bool, and for the fused kernel additive too where already made (else made
 // here). The matmul kernel takes q·kᵀ in fp32 whatever the dtype, as fused kernels accumulate it, so that bf16
@@ -140,7 +139,7 @@ std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const 
   if (kernel == CascadeKernel::kFusedCpu) {
     const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
         qf, k, v, 0.0, false, additive.defined() ? additive : additive_mask(mask, qf.scalar_type()), scale);
-    return {as_float(out), lse.unsqueeze(-1)};
+    return {cast(out, at::kFloat), lse.unsqueeze(-1)};
   }
   at::Tensor scores = at::matmul(qf.to(at::kFloat), k.to(at::kFloat).transpose(-1, -2)) * scale;
   scores.masked_fill_(mask.logical_not(), -1e30);

@@ -3,7 +3,9 @@
 #include "model/host_transfers.h"
 
 #include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace prefix_scorer {
@@ -96,9 +98,17 @@ void KvCache::add_rows(const KvCache& other) {
 }
 
 void KvCache::place_rows(const KvCache& other, const std::vector<int64_t>& rows) {
-  if (other.num_layers() != num_layers() || other.rows() != static_cast<int64_t>(rows.size()) ||
-      other.slots() > slots())
-    throw std::invalid_argument("place_rows: the rows do not fit the cache");
+  if (other.num_layers() != num_layers())
+    throw std::invalid_argument("place_rows: the caches have different numbers of layers");
+  if (other.rows() != static_cast<int64_t>(rows.size()))
+    throw std::invalid_argument(fmt::format("place_rows: {} rows named for {} rows placed", rows.size(), other.rows()));
+  if (other.slots() > slots())
+    throw std::invalid_argument(fmt::format("place_rows: rows of {} slots do not fit {} slots", other.slots(), slots()));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] < 0 || rows[i] >= this->rows() || std::count(rows.begin(), rows.begin() + i, rows[i]) > 0)
+      throw std::invalid_argument(fmt::format("place_rows: row {} is not a distinct row of the {} here", rows[i],
+                                              this->rows()));
+  }
   const c10::InferenceMode inference;  // the layers' tensors were made by forwards, in inference mode
   const int64_t begin = slots() - other.slots();
   const at::Tensor index = at::tensor(rows, at::kLong);

@@ -1,5 +1,7 @@
 #include "model/merge_attention.h"
 
+#include "model/cast.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -29,7 +31,7 @@ at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& 
                                      const at::Tensor& lse_b, at::ScalarType dtype) {
   // a's weight exp(lse_a - logaddexp(lse_a, lse_b)) is sigmoid(lse_a - lse_b); b's is one less it
   const at::Tensor out = at::lerp(out_b, out_a, at::sigmoid(lse_a - lse_b));
-  return out.scalar_type() == dtype ? out : out.to(dtype);
+  return cast(out, dtype);
 }
 
 at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,

@@ -2,6 +2,7 @@
 
 #include "prefix_scorer/devices.h"
 
+#include "model/cast.h"
 #include "model/attention.h"
 #include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
@@ -25,9 +26,6 @@
 
 namespace prefix_scorer {
 namespace {
-
-// `t` in `dtype`, without a dispatch when it is in it already.
-at::Tensor cast(const at::Tensor& t, at::ScalarType dtype) { return t.scalar_type() == dtype ? t : t.to(dtype); }
 
 // Llama's RMSNorm scales the normalized input, cast back to its dtype, by w; OLMo 2's by w in fp32; Gemma's by
 // (1 + w) in fp32. An undefined weight is a norm the family does not have.

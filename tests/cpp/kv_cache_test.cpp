@@ -152,6 +152,22 @@ TEST(KvCacheRows, RowsOfAnotherModelAreRefused) {
             "add_rows: the caches have different numbers of layers");
 }
 
+TEST(KvCacheRows, RowsPlacedWhereTheyDoNotFitAreNamed) {
+  KvCache cache = filled({3, 2}, 3);
+  auto error = [&](const KvCache& rows, const std::vector<int64_t>& at) {
+    return message_of<std::invalid_argument>([&] { cache.place_rows(rows, at); });
+  };
+  EXPECT_EQ(error(KvCache(2), {}), "place_rows: the caches have different numbers of layers");
+  EXPECT_EQ(error(filled({1, 1}, 1), {0}), "place_rows: 1 rows named for 2 rows placed");
+  EXPECT_EQ(error(filled({4}, 4), {0}), "place_rows: rows of 4 slots do not fit 3 slots");
+  EXPECT_EQ(error(filled({1}, 1), {2}), "place_rows: row 2 is not a distinct row of the 2 here");
+  EXPECT_EQ(error(filled({1, 1}, 1), {1, 1}), "place_rows: row 1 is not a distinct row of the 2 here");
+  cache.place_rows(filled({2}, 2), {1});  // and one that fits: the row's last slots, the others untouched
+  EXPECT_EQ(cache.layer(0).keys()[1][0][2][0].item<float>(), 1);
+  EXPECT_EQ(cache.layer(0).keys()[0][0][2][0].item<float>(), 2);
+  EXPECT_EQ(cache.valid().sum(1)[1].item<int64_t>(), 2);
+}
+
 TEST(KvCacheRows, GrowingInPlaceHoldsWhatConcatenationHolds) {
   KvCache grown(1), joined(1);
   grown.grow_in_place();

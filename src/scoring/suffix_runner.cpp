@@ -21,7 +21,7 @@ void append(PackedRow& row, const TokenIds& tokens, size_t from, int64_t segment
 
 void SuffixRunner::run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
   const bool as_planned = std::all_of(units.begin(), units.end(), [&](const ForwardSegment& u) {
-    return u.after < 0 || prefixes_.live().held(u.after) != nullptr;
+    return prefixes_.deepest_live(u.after) == u.after;
   });
   if (as_planned) return run_forward(units, rows);
   const ScoringPlan& plan = prefixes_.plan();

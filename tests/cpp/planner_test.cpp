@@ -1,8 +1,11 @@
 // The planner's choice of prefixes and windows, and forwards cut to their memory budget.
 
+#include "scoring/forward_segments.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
+
+#include <random>
 
 namespace prefix_scorer::test {
 namespace {
@@ -79,6 +82,40 @@ TEST(Planner, WindowsSortRowsByDescendingSuffix) {
   const auto per_subject = find_shared_prefixes(rows, 32, 40);  // one subject's prefix per window
   for (size_t i = 1; i < per_subject.order.size(); ++i)
     EXPECT_LE(per_subject.order[i - 1].entry, per_subject.order[i].entry);
+}
+
+// prefixes_worth_caching marks its packed trees once, before dropping short nested entries: dropping moves rows up
+// to a parent, which then has more rows and tokens than the child had, so no entry becomes a tree by it. Random
+// nests of shared prefixes hold the marks to tree_entries of the final plan.
+TEST(Planner, PackedTreesAreTheTreesOfTheFinalPlan) {
+  std::mt19937 random(7);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(random); };
+  int64_t trees = 0, dropped = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<TokenIds> inputs;
+    for (int64_t subject = 0; subject < pick(1, 3); ++subject) {
+      const TokenIds head = seq(1000 * (subject + 1), pick(2, 12));
+      for (int64_t question = 0; question < pick(1, 4); ++question) {
+        const TokenIds middle = join(head, seq(100 * (question + 1), pick(1, 10)));
+        for (int64_t choice = 0; choice < pick(1, 6); ++choice) inputs.push_back(join(middle, seq(10 * choice + 1, pick(1, 3))));
+      }
+    }
+    PrefixScorerOptions options;
+    options.min_prefix_len = pick(2, 8);
+    options.tree_max_branches = pick(0, 5);
+    options.max_batch_tokens = pick(8, 64);
+    const std::vector<ScoringRow> rows = rows_of(inputs);
+    const ScoringPlan plan = prefixes_worth_caching(rows, options, 1 << 20);
+    const std::vector<bool> final_trees = tree_entries(plan, rows, options);
+    for (size_t e = 0; e < plan.entries.size(); ++e) {
+      EXPECT_EQ(plan.entries[e].packed, final_trees[e]) << "trial " << trial << " entry " << e;
+      trees += final_trees[e] ? 1 : 0;
+    }
+    dropped += static_cast<int64_t>(find_shared_prefixes(rows, options.min_prefix_len, 1 << 20).entries.size() -
+                                    plan.entries.size());
+  }
+  EXPECT_GT(trees, 0);    // the property was tested on trees,
+  EXPECT_GT(dropped, 0);  // and on plans that dropped entries
 }
 
 TEST(Batching, ForwardsAreCutToTheirMemoryBudget) {

@@ -144,7 +144,7 @@ class PrefixScorerSession(BaseInferenceSession):
         """Each text's summed logprob over lm-evaluation-harness's disjoint windows, from the prefix token."""
         scorer = self.scorer
         documents = [list(r.input_ids) if r.input_ids is not None else scorer.encode(r.text) for r in requests]
-        scores = scorer.scorer.loglikelihood_rolling(documents, scorer.prefix_token_id)
+        scores = scorer.rolling_token_scores(documents)
         return [RollingLoglikelihoodOutput(logprob=logprob, token_count=len(document), metadata=dict(r.metadata))
                 for (logprob, _), document, r in zip(scores, documents, requests)]
 
@@ -209,7 +209,7 @@ class PrefixScorerSession(BaseInferenceSession):
 
     def gc(self) -> None:
         """Releases every cached prefix."""
-        self.scorer.scorer.clear_cache()
+        self.scorer.clear_cache()
 
     def close(self) -> None:
         """Releases the cache and the model; later calls raise."""
@@ -221,7 +221,7 @@ class PrefixScorerSession(BaseInferenceSession):
         """The engine, device and dtype, the window, the BOS rule, and the cache statistics so far."""
         scorer = self.scorer
         return {**self._execution, "max_length": scorer.max_length, "add_bos_token": scorer.add_bos_token,
-                "cache": dict(scorer.scorer.stats)}
+                "cache": dict(scorer.stats)}
 
     def _encode(self, request: LoglikelihoodRequest, index: int) -> Tuple[List[int], List[int]]:
         scorer = self.scorer

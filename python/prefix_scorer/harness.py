@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tu
 
 from . import _core
 from .hub import resolve_checkpoint
-from .scorer import PrefixScorer, checkpoint_json
+from .scorer import NativeEngine, checkpoint_json, load_native, native_generation_requests
 
 try:
     from tqdm.auto import tqdm
@@ -110,8 +110,10 @@ class _ProgressRelay:
             bar.refresh()
 
 
-class Scorer:
-    """Scores text requests as lm-evaluation-harness's HF backend would, on a :class:`PrefixScorer`.
+class Scorer(NativeEngine):
+    """Scores text requests as lm-evaluation-harness's HF backend would: the one engine the harness adapters hold,
+    encoding, scoring and generating on the native scorer (its stats, model_info, dtype, clear_cache and cancel are
+    :class:`~prefix_scorer.PrefixScorer`'s).
 
     - ``add_bos_token``: ``None`` takes the tokenizer's own default (a tokenizer.json whose template adds a BOS
       adds it); ``True``/``False`` force it. Text that already starts with the BOS gets no second one.
@@ -141,10 +143,9 @@ class Scorer:
         self.progress = progress
         self._relay = _ProgressRelay()
         pretrained = resolve_checkpoint(pretrained, revision)
-        self.scorer = PrefixScorer.from_pretrained(
-            pretrained, device, dtype, max_length=max_length or 0, on_progress=self._relay, **options
-        )
-        self.max_length = max_length or self.scorer.model_info.max_position_embeddings
+        super().__init__(*load_native(pretrained, device, dtype, max_length=max_length or 0,
+                                      on_progress=self._relay, **options))
+        self.max_length = max_length or self.model_info.max_position_embeddings
         self.pretrained = pretrained
         self.revision = revision
         source = os.fspath(tokenizer if tokenizer is not None else pretrained)
@@ -201,7 +202,8 @@ class Scorer:
         scored = [i for i, (_, continuation) in enumerate(pairs) if len(continuation) > 0]
         results: List[Tuple[float, bool]] = [(0.0, True)] * len(pairs)
         with self._progress_bar(len(scored), "loglikelihood"):
-            for i, result in zip(scored, self.scorer.loglikelihood([pairs[i] for i in scored])):
+            native = [(list(pairs[i][0]), list(pairs[i][1])) for i in scored]
+            for i, result in zip(scored, self._core.loglikelihood(native)):
                 results[i] = result
         return results
 
@@ -211,9 +213,12 @@ class Scorer:
 
     def rolling_scores(self, texts: Sequence[str]) -> List[Tuple[float, bool]]:
         """``(summed logprob, all greedy)`` of each text over the rolling windows."""
-        sequences = [self.encode(text) for text in texts]
-        with self._progress_bar(len(texts), "loglikelihood_rolling"):
-            return self.scorer.loglikelihood_rolling(sequences, self.prefix_token_id)
+        return self.rolling_token_scores([self.encode(text) for text in texts])
+
+    def rolling_token_scores(self, sequences: Sequence[Sequence[int]]) -> List[Tuple[float, bool]]:
+        """The same for texts already encoded."""
+        with self._progress_bar(len(sequences), "loglikelihood_rolling"):
+            return self._core.loglikelihood_rolling([list(s) for s in sequences], self.prefix_token_id)
 
     def generate(self, requests: Sequence[GenerationText], skip_special_tokens: bool = True) -> List[str]:
         """Each request's continuation, decoded (without special tokens by default): generated until an EOS id of the model
@@ -235,10 +240,11 @@ class Scorer:
                 until = stops[index]
                 return bool(until) and any(s in self.tokenizer.decode(ids[-tails[index]:], False) for s in until)
 
-        native = [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids,
-                   **_generation_settings(self.generation_config, r.sampling, i)} for i, r in enumerate(requests)]
+        native = native_generation_requests(
+            [{"prompt": r.prompt, "max_new_tokens": r.max_new_tokens, "stop_ids": self.eos_ids,
+              **_generation_settings(self.generation_config, r.sampling, i)} for i, r in enumerate(requests)])
         with self._progress_bar(sum(r.max_new_tokens for r in requests), "generate", unit="token"):
-            generations, _ = self.scorer.generate(native, stop_hook)
+            generations, _ = self._core.generate(native, stop_hook)
         return [self.tokenizer.decode(ids, skip_special_tokens) for ids, _, _ in generations]
 
     @contextlib.contextmanager

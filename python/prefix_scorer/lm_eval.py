@@ -279,12 +279,12 @@ class PrefixScorerLM(_Base):
     def get_model_info(self) -> Dict[str, Any]:
         """What the hf backend adds to the results' config: parameters, dtype, revision and commit (and the
         adapter's commit)."""
-        core = self.scorer.scorer
-        info = {"model_num_parameters": core.num_parameters, "model_dtype": f"torch.{core.dtype}",
+        engine = self.scorer
+        info = {"model_num_parameters": engine.num_parameters, "model_dtype": f"torch.{engine.dtype}",
                 "model_revision": self.scorer.revision or "main",
                 "model_sha": _snapshot_commit(os.fspath(self.scorer.pretrained))}
-        if core.adapter:
-            info["peft_sha"] = _snapshot_commit(core.adapter)
+        if engine.adapter:
+            info["peft_sha"] = _snapshot_commit(engine.adapter)
         return info
 
     @property

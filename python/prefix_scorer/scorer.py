@@ -51,64 +51,71 @@ def _dtype_name(dtype: Any, devices: Sequence[str], checkpoint: str) -> str:
     return str(dtype).replace("torch.", "")
 
 
-class PrefixScorer:
-    """Scores ``(context ids, continuation ids)`` pairs exactly as one full forward would, each shared prefix once.
+def load_native(
+    path_or_synthetic: "str | os.PathLike[str]",
+    device: str = "cpu",
+    dtype: Any = None,
+    *,
+    layer_devices: Optional[Sequence[str]] = None,
+    revision: Optional[str] = None,
+    adapter: "Optional[str | os.PathLike[str]]" = None,
+    vocab_size: int = 0,
+    seed: int = 0,
+    on_progress: Optional[Callable[[int, int], None]] = None,
+    **options: Any,
+) -> Tuple[_core.PrefixScorer, str, Optional[str]]:
+    """The native scorer of a checkpoint, with the dtype its weights load in and the adapter folder merged (if any):
+    the one place both engines load (:meth:`PrefixScorer.from_pretrained` documents the arguments)."""
+    model_options = _core.ModelOptions()
+    model_options.device = device
+    model_options.layer_devices = list(layer_devices or [])
+    path = resolve_checkpoint(path_or_synthetic, revision)
+    model_options.dtype = _dtype_name(dtype, model_options.layer_devices or [device], path)
+    model_options.seed = seed
+    if adapter is not None:
+        model_options.adapter = resolve_checkpoint(adapter, files=ADAPTER_FILES)
+    model_options.vocab_size = vocab_size
+    scorer_options = _core.PrefixScorerOptions()
+    for name, value in options.items():
+        if name not in OPTION_NAMES:
+            raise TypeError(f"unknown option {name!r}; options are {', '.join(sorted(OPTION_NAMES))}")
+        setattr(scorer_options, name, value)
+    if on_progress is not None:
+        scorer_options.on_progress = on_progress
+    core = _core.PrefixScorer(path, model_options, scorer_options)
+    return core, model_options.dtype, model_options.adapter or None
 
-    Build it with :meth:`from_pretrained`. Every call releases the GIL while it computes.
-    """
 
-    def __init__(self, core: _core.PrefixScorer) -> None:
+def native_generation_requests(requests: Sequence[Dict[str, Any]]) -> List[_core.GenerationRequest]:
+    """The native form of generation request dicts (:meth:`PrefixScorer.generate` says what a dict holds); a field
+    a request leaves out keeps the native default."""
+    native = []
+    for index, request in enumerate(requests):
+        unknown = set(request) - _GENERATION_KEYS
+        if unknown:
+            raise ValueError(f"generate: request {index}: unknown keys {sorted(unknown)}")
+        r = _core.GenerationRequest()
+        r.prompt = list(request["prompt"])
+        r.max_new_tokens = int(request.get("max_new_tokens", 256))
+        r.stop_ids = list(request.get("stop_ids", ()))
+        sampling = _core.SamplingOptions()
+        sampling.greedy = not request.get("do_sample", False)
+        for key, kind in (("temperature", float), ("top_k", int), ("top_p", float), ("seed", int)):
+            if request.get(key) is not None:
+                setattr(sampling, key, kind(request[key]))
+        r.sampling = sampling
+        native.append(r)
+    return native
+
+
+class NativeEngine:
+    """A loaded native model and its prefix cache: what the token-level :class:`PrefixScorer` and the text-level
+    ``harness.Scorer`` share, each holding the native scorer directly."""
+
+    def __init__(self, core: _core.PrefixScorer, dtype: Optional[str] = None, adapter: Optional[str] = None) -> None:
         self._core = core
-        self.dtype: Optional[str] = None  # the weights' dtype, set by from_pretrained
-        self.adapter: Optional[str] = None  # the LoRA adapter's folder merged at load, set by from_pretrained
-
-    @classmethod
-    def from_pretrained(
-        cls,
-        path_or_synthetic: "str | os.PathLike[str]",
-        device: str = "cpu",
-        dtype: Any = None,
-        *,
-        layer_devices: Optional[Sequence[str]] = None,
-        revision: Optional[str] = None,
-        adapter: "Optional[str | os.PathLike[str]]" = None,
-        vocab_size: int = 0,
-        seed: int = 0,
-        on_progress: Optional[Callable[[int, int], None]] = None,
-        **options: Any,
-    ) -> "PrefixScorer":
-        """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b,
-        tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b, pythia-1b,
-        phi-2, starcoder2-3b, gpt2, gpt-oss-20b).
-
-        ``options`` are the native options under their own names (``OPTION_NAMES``; docs/options.md says what
-        each does, and ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
-        ``layer_devices`` splits the layers into contiguous blocks over several devices, balanced by bytes. A hub
-        name (``org/name``, with ``revision``) loads its snapshot from the Hugging Face cache (``prefix_scorer.hub``). ``adapter``, a peft
-        LoRA adapter's folder or hub name, is merged into the weights as they load. ``vocab_size`` resizes the
-        embeddings and output layer as transformers' ``resize_token_embeddings`` (rows cut, or the adapter's).
-        Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
-        """
-        model_options = _core.ModelOptions()
-        model_options.device = device
-        model_options.layer_devices = list(layer_devices or [])
-        path = resolve_checkpoint(path_or_synthetic, revision)
-        model_options.dtype = _dtype_name(dtype, model_options.layer_devices or [device], path)
-        model_options.seed = seed
-        if adapter is not None:
-            model_options.adapter = resolve_checkpoint(adapter, files=ADAPTER_FILES)
-        model_options.vocab_size = vocab_size
-        scorer_options = _core.PrefixScorerOptions()
-        for name, value in options.items():
-            if name not in OPTION_NAMES:
-                raise TypeError(f"unknown option {name!r}; options are {', '.join(sorted(OPTION_NAMES))}")
-            setattr(scorer_options, name, value)
-        if on_progress is not None:
-            scorer_options.on_progress = on_progress
-        scorer = cls(_core.PrefixScorer(path, model_options, scorer_options))
-        scorer.dtype = model_options.dtype
-        scorer.adapter = model_options.adapter or None
-        return scorer
+        self.dtype = dtype  # the weights' dtype
+        self.adapter = adapter  # the LoRA adapter's folder merged at load
 
     @property
     def num_parameters(self) -> int:
@@ -120,6 +127,51 @@ class PrefixScorer:
             count += sum(math.prod(info["shape"]) for name, info in header.items()
                          if name != "__metadata__" and ".base_layer." not in name)
         return count
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """Totals over every call so far (prefixes prefilled, cache hits, tokens, ...), with the cache's size."""
+        return self._core.stats()
+
+    @property
+    def model_info(self) -> _core.ModelInfo:
+        """The model's type and sizes (vocab_size, max_position_embeddings, ...)."""
+        return self._core.model_info
+
+    def cancel(self) -> None:
+        """Stops the call in flight (from another thread) before its next forward; it raises ``Cancelled``.
+        Ctrl-C stops a call the same way, raising ``KeyboardInterrupt``. The scorer stays usable."""
+        self._core.cancel()
+
+    def clear_cache(self) -> None:
+        """Drops every cached prefix."""
+        self._core.clear_cache()
+
+
+class PrefixScorer(NativeEngine):
+    """Scores ``(context ids, continuation ids)`` pairs exactly as one full forward would, each shared prefix once.
+
+    Build it with :meth:`from_pretrained`. Every call releases the GIL while it computes.
+    """
+
+    @classmethod
+    def from_pretrained(cls, path_or_synthetic: "str | os.PathLike[str]", device: str = "cpu", dtype: Any = None,
+                        **kwargs: Any) -> "PrefixScorer":
+        """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b,
+        tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b, pythia-1b,
+        phi-2, starcoder2-3b, gpt2, gpt-oss-20b).
+
+        Keyword arguments: ``layer_devices`` splits the layers into contiguous blocks over several devices, balanced
+        by bytes. A hub name (``org/name``, with ``revision``) loads its snapshot from the Hugging Face cache
+        (``prefix_scorer.hub``). ``adapter``, a peft LoRA adapter's folder or hub name, is merged into the weights as
+        they load. ``vocab_size`` resizes the embeddings and output layer as transformers'
+        ``resize_token_embeddings`` (rows cut, or the adapter's). ``seed`` seeds a synthetic model's weights;
+        ``on_progress(done, total)`` hears each call's progress. The rest are the native options under their own
+        names (``OPTION_NAMES``; docs/options.md says what each does, and
+        ``help(prefix_scorer._core.PrefixScorerOptions)`` too).
+        Raises ``FileNotFoundError`` for a missing checkpoint, ``ValueError`` for a bad option or config.
+        """
+        return cls(*load_native(path_or_synthetic, device, dtype, **kwargs))
 
     def loglikelihood(self, pairs: Sequence[TokenPair]) -> List[Tuple[float, bool]]:
         """``(summed logprob, is_greedy)`` of each pair's continuation, in the order given.
@@ -148,42 +200,7 @@ class PrefixScorer:
         ``_core.StopStrings(tokenizer, stops)`` does the same for stop strings in C++, without a call into Python.
         Raises ``ValueError`` naming the request for a bad one, before any compute.
         """
-        native = []
-        for index, request in enumerate(requests):
-            unknown = set(request) - _GENERATION_KEYS
-            if unknown:
-                raise ValueError(f"generate: request {index}: unknown keys {sorted(unknown)}")
-            r = _core.GenerationRequest()
-            r.prompt = list(request["prompt"])
-            r.max_new_tokens = int(request.get("max_new_tokens", 256))
-            r.stop_ids = list(request.get("stop_ids", ()))
-            sampling = _core.SamplingOptions()  # the native defaults for what the request leaves out
-            sampling.greedy = not request.get("do_sample", False)
-            for key, kind in (("temperature", float), ("top_k", int), ("top_p", float), ("seed", int)):
-                if request.get(key) is not None:
-                    setattr(sampling, key, kind(request[key]))
-            r.sampling = sampling
-            native.append(r)
-        return self._core.generate(native, stop_hook)
-
-    @property
-    def stats(self) -> Dict[str, int]:
-        """Totals over every call so far (prefixes prefilled, cache hits, tokens, ...), with the cache's size."""
-        return self._core.stats()
-
-    @property
-    def model_info(self) -> _core.ModelInfo:
-        """The model's type and sizes (vocab_size, max_position_embeddings, ...)."""
-        return self._core.model_info
-
-    def cancel(self) -> None:
-        """Stops the call in flight (from another thread) before its next forward; it raises ``Cancelled``.
-        Ctrl-C stops a call the same way, raising ``KeyboardInterrupt``. The scorer stays usable."""
-        self._core.cancel()
-
-    def clear_cache(self) -> None:
-        """Drops every cached prefix."""
-        self._core.clear_cache()
+        return self._core.generate(native_generation_requests(requests), stop_hook)
 
 
 def _safetensors_header(path: str) -> Dict[str, Any]:

@@ -222,10 +222,19 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
   auto [out_s, lse_s] = partial_attention(qf, k, v, mask.visible, mask.additive, scale, kernel);
   if (scores.sinks.defined()) std::tie(out_s, lse_s) = with_sinks(out_s, lse_s, scores.sinks, q.size(2));
 
-  // Prefix part: the queries of a prefix's rows side by side as one sequence, every prefix slot visible.
-  // One prefix whose rows are the batch's, in order (a decode step's usual case), needs no reordering: [b, kv_heads,
-  // folded, dim] and [1, kv_heads, b * folded, dim] are one transpose apart.
+  // Prefix part. One prefix whose rows are the batch's, in order (a decode step's usual case), on the fused CPU
+  // kernel: each row's queries over the prefix's keys broadcast to every row (a stride-0 view, nothing copied), so
+  // that the parts come out in the rows' own layout.
   const bool one_prefix = groups.rows_in_slots && prefixes == 1;
+  if (one_prefix && kernel == CascadeKernel::kFusedCpu) {
+    const int64_t b = q.size(0);
+    const auto [out_p, lse_p] = partial_attention(qf, prefix_keys.expand({b, -1, -1, -1}),
+                                                  prefix_values.expand({b, -1, -1, -1}), groups.key_valid,
+                                                  groups.additive_key_valid, scale, kernel);
+    return unfold_groups(merge_attention(out_p, lse_p, out_s, lse_s, q.scalar_type()), heads);
+  }
+  // Otherwise the queries of a prefix's rows side by side as one sequence, every prefix slot visible. One prefix
+  // needs no reordering: [b, kv_heads, folded, dim] and [1, kv_heads, b * folded, dim] are one transpose apart.
   const at::Tensor in_slots = groups.rows_in_slots ? qf : qf.index_select(0, groups.slot_rows);
   const at::Tensor qp =
       one_prefix ? qf.transpose(0, 1).reshape({1, kv_heads, n * folded, dim})

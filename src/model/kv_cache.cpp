@@ -37,8 +37,17 @@ void KvCache::append_layer(int64_t i, const LayerCache& fresh) {
     if (used > 0) grown.slot_range(0, used).copy_from(layer);
     room = std::move(grown);
   }
-  room.slot_range(used, added).copy_from(fresh);
+  room.write_slots(slot_index(used, added, fresh.slotted.front().device()), fresh);
   layer = room.slot_range(0, used + added);
+}
+
+const at::Tensor& KvCache::slot_index(int64_t begin, int64_t count, c10::Device device) {
+  if (!slot_index_.defined() || slot_index_.device() != device || slot_index_.size(0) != count ||
+      slot_index_begin_ != begin) {
+    slot_index_ = at::arange(begin, begin + count, at::TensorOptions().dtype(at::kLong).device(device));
+    slot_index_begin_ = begin;
+  }
+  return slot_index_;
 }
 
 void KvCache::append_slots(const at::Tensor& positions, const at::Tensor& valid) {

@@ -55,10 +55,14 @@ class KvCache {
 
  private:
   void drop_unused_leading_slots();
+  // Slots [begin, begin + count) as int64 on `device`: made once for all the layers that append there in a forward.
+  const at::Tensor& slot_index(int64_t begin, int64_t count, c10::Device device);
 
   std::vector<LayerCache> layers_;
   std::vector<LayerCache> room_;  // when growing in place: the storage layers_ are views of
   bool grow_in_place_ = false;
+  at::Tensor slot_index_;
+  int64_t slot_index_begin_ = 0;
   at::Tensor positions_;
   at::Tensor valid_;
 };

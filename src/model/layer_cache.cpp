@@ -58,6 +58,10 @@ LayerCache LayerCache::padded(int64_t before, int64_t after) const {
   });
 }
 
+void LayerCache::write_slots(const at::Tensor& slot_index, const LayerCache& source) const {
+  for (size_t k = 0; k < slotted.size(); ++k) slotted[k].index_copy_(2, slot_index, source.slotted.at(k));
+}
+
 void LayerCache::copy_from(const LayerCache& source) const {
   for (size_t k = 0; k < slotted.size(); ++k) slotted[k].copy_(source.slotted.at(k));
 }

@@ -29,6 +29,8 @@ struct LayerCache {
   LayerCache slot_range(int64_t begin, int64_t count) const;
   // With `before` zero slots in front of its own and `after` behind them.
   LayerCache padded(int64_t before, int64_t after) const;
+  // Writes `source`'s tensors into the slots `slot_index` (int64, on the tensors' device) names, in place.
+  void write_slots(const at::Tensor& slot_index, const LayerCache& source) const;
   // Writes `source`'s tensors (of the same sizes) into these, which may be views.
   void copy_from(const LayerCache& source) const;
   // A copy that holds its own storage (a view's base is freed with its owner).

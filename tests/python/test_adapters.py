@@ -48,7 +48,7 @@ def test_a_continuation_of_no_tokens_scores_as_the_hf_backend_scores_it():
     pairs = [(ROWS[0]["context_ids"], ROWS[0]["continuation_ids"]), (ROWS[1]["context_ids"], []),
              (ROWS[1]["context_ids"], ROWS[1]["continuation_ids"])]
     got = scorer.loglikelihood_tokens(pairs)
-    want = scorer.scorer.loglikelihood([pairs[0], pairs[2]])
+    want = scorer.loglikelihood_tokens([pairs[0], pairs[2]])
     assert got == [want[0], (0.0, True), want[1]]
 
 
@@ -83,7 +83,7 @@ def test_lm_eval_model_scores_requests_in_order():
     assert lm.tok_encode("Hello world", left_truncate_len=2) == lm.tok_encode("Hello world")[-2:]
     assert lm.prefix_token_id == 0 and lm.eot_token_id == 1
     assert lm.tokenizer_name.endswith("llama3")
-    assert lm.scorer.scorer.stats["requests"] >= 5
+    assert lm.scorer.stats["requests"] >= 5
 
 
 def transformers_rolling(text, max_length):
@@ -130,8 +130,8 @@ def test_dtype_auto_is_the_checkpoints_own_as_in_the_hf_backend(tmp_path):
     shutil.copytree(MODEL, tmp_path / "bf16")
     config = tmp_path / "bf16" / "config.json"
     config.write_text(config.read_text().replace('"dtype": "float32"', '"dtype": "bfloat16"'))
-    assert pl.PrefixScorerLM(pretrained=str(tmp_path / "bf16")).scorer.scorer.dtype == "bfloat16"  # hf's "auto"
-    assert pl.PrefixScorerLM(pretrained=str(tmp_path / "bf16"), dtype="float32").scorer.scorer.dtype == "float32"
+    assert pl.PrefixScorerLM(pretrained=str(tmp_path / "bf16")).scorer.dtype == "bfloat16"  # hf's "auto"
+    assert pl.PrefixScorerLM(pretrained=str(tmp_path / "bf16"), dtype="float32").scorer.dtype == "float32"
     assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "bf16", dtype="auto").dtype == "bfloat16"
     assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "bf16").dtype == "float32"  # None: the CPU's rule
     assert prefix_scorer.PrefixScorer.from_pretrained("synthetic:tiny", dtype="auto").dtype == "float32"

@@ -36,7 +36,7 @@ def test_a_hub_name_loads_its_snapshot_at_each_revision(hub_cache):
     want = Scorer(MODELS / "qwen2", progress=False).loglikelihood([("Hello", " world")])
     assert text.loglikelihood([("Hello", " world")]) == want
     lm = PrefixScorerLM(pretrained="org/tiny", revision="v2")
-    assert lm.scorer.scorer.model_info.model_type == "qwen2"
+    assert lm.scorer.model_info.model_type == "qwen2"
 
 
 def test_a_name_the_cache_lacks_says_where_it_looked(hub_cache):

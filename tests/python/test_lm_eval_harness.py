@@ -226,10 +226,10 @@ def test_use_cache_answers_the_second_run_from_the_cache(task_manager, tmp_path)
     cache = str(tmp_path / "requests")
     first_lm = PrefixScorerLM(pretrained=str(MODEL))
     first = evaluate(task_manager, first_lm, use_cache=cache)
-    assert first_lm.scorer.scorer.stats["requests"] > 0
+    assert first_lm.scorer.stats["requests"] > 0
     again_lm = PrefixScorerLM(pretrained=str(MODEL))
     again = evaluate(task_manager, again_lm, use_cache=cache)
-    assert again_lm.scorer.scorer.stats["requests"] == 0  # every request answered by the cache
+    assert again_lm.scorer.stats["requests"] == 0  # every request answered by the cache
     assert_same_results(again, first)
 
 

@@ -10,7 +10,8 @@ skipped norm or a dropped bias changes the numbers. Written per family:
 - tokenizer.json, tokenizer_config.json: the byte-level BPE tokenizer of tests/data/tokenizer;
 - expected_logits.safetensors: tokens_i (int64) and logits_i (float32 [len, vocab]) of one forward each, lengths
   1, 7, 33, 70 and 150 (longer than every sliding window here);
-- expected_loglikelihood.json: text pairs scored the way lm-evaluation-harness's HF backend scores them
+- expected_loglikelihood.json: transformers' own bf16 argmax agreement with fp32 on the 150-token sequence, and text
+  pairs scored the way lm-evaluation-harness's HF backend scores them
   (add_bos_token off): trailing whitespace of the context moves to the continuation, the pair is encoded whole and
   the context alone, an empty context becomes the tokenizer's BOS. Beside the fixed pairs of PAIRS, greedy rows:
   the model's own argmax continuation (GREEDY_LENGTHS tokens) of a context, decoded to text, kept where the text
@@ -103,6 +104,20 @@ FAMILIES = {
     # with biases, gelu_new, tied embeddings; its own config keys (n_embd, n_layer, ... mapped from these names).
     "gpt2": dict(model_type="gpt2", n_inner=128, num_hidden_layers=2, num_attention_heads=4, layer_norm_epsilon=1e-5,
                  activation_function="gelu_new", seed=1, max_position_embeddings=256),
+    # Gemma 4: heads of 12 on sliding layers, 20 (and one KV head whose keys are the values) on full ones, the
+    # proportional rope rotating 2 of their 10 frequencies, KV shared by the last two layers (their MLPs twice as
+    # wide), per-layer inputs of 8, a scalar per layer.
+    "gemma4_text": dict(model_type="gemma4_text", intermediate_size=80, num_hidden_layers=5, num_attention_heads=4,
+                        num_key_value_heads=2, head_dim=12, global_head_dim=20, num_global_key_value_heads=1,
+                        attention_k_eq_v=True, num_kv_shared_layers=2, use_double_wide_mlp=True,
+                        hidden_size_per_layer_input=8, vocab_size_per_layer_input=VOCAB, sliding_window=16, seed=3,
+                        final_logit_softcapping=2.0, rms_norm_eps=1e-6, pad_token_id=0,
+                        layer_types=["sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+                                     "full_attention"],
+                        rope_parameters=dict(
+                            sliding_attention=dict(rope_type="default", rope_theta=10000.0),
+                            full_attention=dict(rope_type="proportional", partial_rotary_factor=0.25,
+                                                rope_theta=1e6))),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.
@@ -120,6 +135,16 @@ FAMILIES = {
                                     layer_types=["sliding_attention", "full_attention"]),
                    vision_config=dict(model_type="siglip_vision_model", hidden_size=16, intermediate_size=32,
                                       num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14)),
+    # Gemma 4 as released: the multimodal wrapper (a tiny vision tower beside it, no audio tower), its text model
+    # like the 31B's: no per-layer inputs, no KV sharing, values of their own, wider full-attention heads.
+    "gemma4": dict(model_type="gemma4", audio_config=None,
+                   text_config=dict(model_type="gemma4_text", intermediate_size=96, num_hidden_layers=3,
+                                    num_attention_heads=4, num_key_value_heads=2, head_dim=10, global_head_dim=14,
+                                    attention_k_eq_v=False, num_kv_shared_layers=0, hidden_size_per_layer_input=0,
+                                    sliding_window=16, rms_norm_eps=1e-6, pad_token_id=0,
+                                    layer_types=["sliding_attention", "full_attention", "sliding_attention"]),
+                   vision_config=dict(model_type="gemma4_vision", hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=1, num_attention_heads=2, head_dim=8)),
     "mistral3": dict(model_type="mistral3", image_token_index=502, spatial_merge_size=2, vision_feature_layer=-1,
                      text_config=dict(model_type="mistral", intermediate_size=128, num_hidden_layers=2,
                                       num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-5,
@@ -197,6 +222,9 @@ def make_model(family):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith(("bias", "sinks")):
                 p.normal_(0.0, 0.05 if name.endswith("bias") else 1.0)
+        for name, b in model.named_buffers():
+            if name.endswith("layer_scalar"):  # Gemma 4's, saved with the weights
+                b.uniform_(0.5, 1.5)
     return model
 
 
@@ -260,8 +288,15 @@ def make(family):
     tokenizer = Tokenizer.from_file(str(DATA / "tokenizer" / "tokenizer.json"))
     pairs = PAIRS + greedy_pairs(model, tokenizer)
     rows = [dict(context=c, continuation=x, **score_pair(model, tokenizer, c, x)) for c, x in pairs]
+    # How often transformers' own bf16 picks the fp32 argmax on the 150-token sequence: a floor for ours where a
+    # family's tiny random model is too tie-prone for the usual one (Gemma 4's normed q, k and v).
+    bf16 = model_class(model.config).from_pretrained(out, dtype=torch.bfloat16, attn_implementation="eager").eval()
+    with torch.no_grad():
+        bf16_argmax = bf16(tensors["tokens_4"][None]).logits[0].float().argmax(-1)
+    agreement = (bf16_argmax == tensors["logits_4"].argmax(-1)).float().mean().item()
     (out / "expected_loglikelihood.json").write_text(json.dumps(
-        dict(transformers_version=transformers.__version__, torch_version=torch.__version__, loglikelihood=rows),
+        dict(transformers_version=transformers.__version__, torch_version=torch.__version__,
+             transformers_bfloat16_argmax_agreement=agreement, loglikelihood=rows),
         ensure_ascii=False, indent=1) + "\n")
 
 

@@ -8,9 +8,11 @@ namespace {
 AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   AttentionSpec a;
   a.heads = c.num_heads;
-  a.kv_heads = c.num_kv_heads;
-  a.head_dim = c.head_dim;
+  a.kv_heads = c.layer_kv_head_count(layer);
+  a.head_dim = c.layer_head_dim(layer);
   a.window = c.layer_window(layer);
+  a.keys_as_values = c.keys_as_values && a.window == 0;
+  a.value_norm = c.value_norm;
   if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
   a.scale = c.layer_attention_scale(layer);
   a.softcap = c.attn_softcap;
@@ -35,7 +37,7 @@ MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
   m.activation = c.activation;
   if (!c.is_moe_layer(layer)) {
     m.kind = c.gated_mlp ? MlpKind::kGated : MlpKind::kUngated;
-    m.size = c.intermediate_size;
+    m.size = c.intermediate_size * (c.double_wide_shared_mlp && c.kv_shared(layer) ? 2 : 1);
     m.bias = c.mlp_bias;
     return m;
   }
@@ -53,8 +55,15 @@ MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
 ModelSpec model_spec(const ModelConfig& c) {
   ModelSpec spec;
   spec.norm = {c.layer_norm, c.rms_norm_eps, c.norm_plus_one, c.norm_in_fp32};
-  spec.ropes.push_back({c.rope, c.head_dim});
-  if (c.sliding_rope) spec.ropes.push_back({*c.sliding_rope, c.head_dim});
+  // Each rope rotates the heads of the layers that take it (full-attention layers' may be wider).
+  auto head_dim_of = [&](bool sliding) {
+    for (int64_t i = 0; i < c.num_layers; ++i)
+      if ((c.layer_window(i) > 0) == sliding) return c.layer_head_dim(i);
+    return c.head_dim;
+  };
+  spec.ropes.push_back({c.rope, head_dim_of(!c.has_full_attention())});
+  if (c.sliding_rope) spec.ropes.push_back({*c.sliding_rope, head_dim_of(true)});
+  spec.per_layer_input_size = c.per_layer_input_size;
   // One norm feeds both blocks of a parallel layer unless the family names a second (gpt_neox's own MLP norm).
   const bool one_norm_for_both = model_family(c.model_type).parallel_block;
   for (int64_t i = 0; i < c.num_layers; ++i) {
@@ -66,6 +75,8 @@ ModelSpec model_spec(const ModelConfig& c) {
     l.pre_mlp_norm = c.sandwich_norms || (!c.output_norms_only && !one_norm_for_both);
     l.parallel = c.parallel_block;
     l.residual_multiplier = c.residual_multiplier;
+    l.per_layer_input = c.per_layer_input_size > 0;
+    l.scalar = c.layer_scalars;
     spec.layers.push_back(l);
   }
   return spec;

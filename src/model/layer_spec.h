@@ -23,6 +23,8 @@ struct AttentionSpec {
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false, o_bias = false;
   int64_t kv_layer = 0;    // the layer whose keys and values it attends to (its own index)
+  bool keys_as_values = false;  // values are the keys' projection, taken before the keys' norm and rotation
+  bool value_norm = false;      // values normed by an RMSNorm without weight
 
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
@@ -66,6 +68,10 @@ struct LayerSpec {
   // it has none) and their outputs join the residual together.
   bool parallel = false;
   double residual_multiplier = 1;  // each block's output times this before it joins the residual
+  // After both blocks: the layer's slice of the per-layer inputs, gated by a projection of the residual, projected
+  // back, normed and added (Gemma 4's per-layer embeddings); then the whole output times a learned scalar.
+  bool per_layer_input = false;
+  bool scalar = false;
 };
 
 // A rope and the head width it rotates.
@@ -78,6 +84,7 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;
   std::vector<RopeSpec> ropes;
   NormSpec norm;
+  int64_t per_layer_input_size = 0;  // the width of each layer's per-layer input; 0: none
 
   // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
   // layer that reads another layer's.

@@ -45,6 +45,17 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const NormSpe
   return weight * cast(normalized, x.scalar_type());
 }
 
+// Gemma 4's per-layer scalar (a buffer in transformers, saved with the weights).
+bool is_layer_scalar(const std::string& name) {
+  const std::string suffix = "layer_scalar";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// An RMSNorm without weight, in fp32 then back to x's dtype (Gemma 4's value norm).
+at::Tensor unit_rms_norm(const at::Tensor& x, double eps) {
+  return cast(at::rms_norm(cast(x, at::kFloat), {x.size(-1)}, std::nullopt, eps), x.scalar_type());
+}
+
 // A block's norm: LayerNorm with its bias (starcoder2), else RMSNorm.
 at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const NormSpec& n) {
   if (n.layer_norm) return at::layer_norm(x, {x.size(-1)}, weight, bias, n.eps);
@@ -177,12 +188,21 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     const at::Tensor k = heads(rms_norm(parts[1], l.k_norm, n), a.kv_heads);
     return {head_major(rotate(q), a.heads), head_major(rotate(k), a.kv_heads), head_major(parts[2], a.kv_heads)};
   }
-  const std::vector<at::Tensor> qk_v = qkv.split_with_sizes({a.q_width() + a.kv_width(), a.kv_width()}, -1);
-  at::Tensor qk = heads(qk_v[0], a.heads + a.kv_heads);
+  // q and k, and v: its own rows, or the keys' (before their norm and rotation) where values are keys
+  at::Tensor qk_part = qkv, v;
+  if (a.keys_as_values) {
+    v = qkv.narrow(-1, a.q_width(), a.kv_width());
+  } else {
+    const std::vector<at::Tensor> qk_v = qkv.split_with_sizes({a.q_width() + a.kv_width(), a.kv_width()}, -1);
+    qk_part = qk_v[0];
+    v = qk_v[1];
+  }
+  at::Tensor qk = heads(qk_part, a.heads + a.kv_heads);
   if (a.qk_norm == QkNorm::kPerHead) qk = rms_norm(qk, l.qk_norm, n);
+  if (a.value_norm) v = unit_rms_norm(heads(v, a.kv_heads), n.eps);
   const std::vector<at::Tensor> q_k =
       head_major(rotate(qk), a.heads + a.kv_heads).split_with_sizes({a.heads, a.kv_heads}, 1);
-  return {q_k[0], q_k[1], head_major(qk_v[1], a.kv_heads)};
+  return {q_k[0], q_k[1], head_major(v, a.kv_heads)};
 }
 
 // Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result. A
@@ -291,7 +311,7 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
 // scaled (granite) and added to the residual; or both blocks on one normed input, added together (phi).
 at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& x,
                          const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
-                         std::vector<LayerCache>& produced, bool read_later) {
+                         std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
@@ -300,7 +320,30 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
   }
   const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, n), s.residual_multiplier);
   const at::Tensor out = mlp(s.mlp, l, norm(y, l.post_norm, l.post_norm_bias, n));
-  return y + scale_residual(rms_norm(out, l.mlp_out_norm, n), s.residual_multiplier);
+  at::Tensor z = y + scale_residual(rms_norm(out, l.mlp_out_norm, n), s.residual_multiplier);
+  if (s.per_layer_input) {
+    const at::Tensor gated = activate(at::linear(z, l.per_layer_gate), s.mlp.activation) * per_layer_input;
+    z = z + rms_norm(at::linear(gated, l.per_layer_projection), l.per_layer_norm, n);
+  }
+  return s.scalar ? z * l.scalar : z;
+}
+
+// Gemma 4's per-layer inputs [b, t, layers, width]: the tokens' rows of the per-layer table (times sqrt(width)),
+// and the embeddings projected (times hidden^-1/2) and normed, added and scaled by 1/sqrt(2), as transformers
+// computes them in the model dtype.
+at::Tensor per_layer_inputs(const ModelWeights& w, const ModelSpec& spec, const NormSpec& n, const at::Tensor& tokens,
+                            const at::Tensor& embedded) {
+  const int64_t b = embedded.size(0), t = embedded.size(1), width = spec.per_layer_input_size;
+  const auto layers = static_cast<int64_t>(spec.layers.size());
+  const auto scalar = [&](double value) {
+    return at::scalar_tensor(static_cast<float>(value), embedded.options().dtype(at::kFloat)).to(embedded.scalar_type());
+  };
+  const at::Tensor by_token =
+      w.per_layer_embed.index_select(0, tokens).view({b, t, layers, width}) * scalar(std::sqrt(static_cast<double>(width)));
+  const double projection_scale = std::pow(static_cast<double>(embedded.size(-1)), -0.5);
+  const at::Tensor projected = (at::linear(embedded, w.per_layer_model_projection) * projection_scale)
+                                   .view({b, t, layers, width});
+  return (rms_norm(projected, w.per_layer_projection_norm, n) + by_token) * std::pow(2.0, -0.5);
 }
 
 }  // namespace
@@ -332,6 +375,7 @@ bool Model::on_cuda() const {
 int64_t Model::num_parameters() const {
   int64_t total = 0;
   for (const TensorSpec& spec : expected_tensors(*config_)) {
+    if (is_layer_scalar(spec.name)) continue;  // a buffer, which transformers does not count
     int64_t count = 1;
     for (const int64_t size : spec.shape) count *= size;
     total += count;
@@ -365,7 +409,8 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
       const std::string suffix = ".weight";
       const bool is_norm = spec.name.size() > suffix.size() &&
                            spec.name.compare(spec.name.size() - suffix.size(), suffix.size(), suffix) == 0;
-      return is_norm && !config.norm_plus_one ? at::ones(spec.shape, opts) : at::zeros(spec.shape, opts);
+      return (is_norm && !config.norm_plus_one) || is_layer_scalar(spec.name) ? at::ones(spec.shape, opts)
+                                                                             : at::zeros(spec.shape, opts);
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
@@ -510,12 +555,14 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   };
 
   const LayerWeights& first = weights_->layers.front();
-  at::Tensor x = weights_->embed.index_select(0, upload(batch.tokens.reshape({-1}).to(at::kCPU), first.device))
-                     .view({b, t, config_->hidden_size});
+  const at::Tensor token_ids = upload(batch.tokens.reshape({-1}).to(at::kCPU), first.device);
+  at::Tensor x = weights_->embed.index_select(0, token_ids).view({b, t, config_->hidden_size});
   if (config_->scale_embeddings) {  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
     const float scale = static_cast<float>(std::sqrt(static_cast<double>(config_->hidden_size)));
     x = x * at::scalar_tensor(scale, x.options().dtype(at::kFloat)).to(x.scalar_type());
   }
+  const at::Tensor by_layer =
+      spec_->per_layer_input_size > 0 ? per_layer_inputs(*weights_, *spec_, spec_->norm, token_ids, x) : at::Tensor();
   if (config_->embedding_multiplier != 1) x = x * config_->embedding_multiplier;
   if (config_->learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
   // Each layer's keys and values (after the cache's), held while a KV-shared layer still reads them.
@@ -528,8 +575,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   for (int64_t i = 0; i < config_->num_layers; ++i) {
     const LayerWeights& layer = weights_->layers[i];
     if (x.device() != layer.device) x = x.to(layer.device);
+    const at::Tensor per_layer_input = by_layer.defined() ? by_layer.select(2, i).to(layer.device) : by_layer;
     x = layer_forward(spec_->layers[i], spec_->norm, layer, x, inputs_on(layer.device), cache, shared, i, produced,
-                      read_later[i]);
+                      read_later[i], per_layer_input);
   }
   // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
   if (cache != nullptr) {

@@ -141,16 +141,16 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
   const double theta = get_or<double>(j, family.theta_key, family.default_rope_theta);
   const json* parameters = object_at(j, "rope_parameters");
   const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
-  if (parameters != nullptr && object_at(*parameters, "full_attention") != nullptr) {
-    c.rope = parse_rope_dict((*parameters)["full_attention"], theta, j, family);
-    const json* sliding = object_at(*parameters, "sliding_attention");
+  const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
+  const json& dict = scaling != nullptr ? *scaling : fallback;
+  if (object_at(dict, "full_attention") != nullptr) {  // a rope by layer type
+    c.rope = parse_rope_dict(dict["full_attention"], theta, j, family);
+    const json* sliding = object_at(dict, "sliding_attention");
     // gemma3's sliding layers default to the local base; olmo3's to the model's theta
     c.sliding_rope = parse_rope_dict(sliding != nullptr ? *sliding : json::object(),
                                      family.local_rope_base ? 10000.0 : theta, j, family);
     return;
   }
-  const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
-  const json& dict = scaling != nullptr ? *scaling : fallback;
   c.rope = parse_rope_dict(dict, theta, j, family);
   if (family.query_scale_by_position) {  // transformers reads both keys from the dict, and fails without them
     for (const char* key : {"llama_4_scaling_beta", "original_max_position_embeddings"})
@@ -240,6 +240,73 @@ void parse_nope_layers(const json& j, ModelConfig& c) {
     c.layer_kinds.push_back(rope ? LayerKind::kFullAttention : LayerKind::kSlidingAttention);
 }
 
+// A layer index of per_layer_config, whose keys are the indices as strings.
+int64_t per_layer_index(const std::string& key, int64_t num_layers) {
+  int64_t layer = -1;
+  try {
+    size_t used = 0;
+    layer = std::stoll(key, &used);
+    if (used != key.size()) layer = -1;
+  } catch (const std::exception&) {
+  }
+  if (layer < 0 || layer >= num_layers)
+    throw std::invalid_argument(
+        fmt::format("config.json: per_layer_config names layer '{}' of a model of {} layers", key, num_layers));
+  return layer;
+}
+
+// Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
+// (per_layer_config as transformers 5 saves it, else global_head_dim and, with attention_k_eq_v,
+// num_global_key_value_heads), KV sharing, per-layer inputs, and the last layer always full.
+void parse_gemma4(const json& j, ModelConfig& c) {
+  if (get_or<bool>(j, "enable_moe_block", false))
+    throw std::invalid_argument("config.json: gemma4 with 'enable_moe_block' (the MoE variant) is not supported yet");
+  c.attention_multiplier = 1.0;  // scores unscaled: q and k are normed instead
+  c.value_norm = c.layer_scalars = true;
+  c.keys_as_values = get_or<bool>(j, "attention_k_eq_v", false);
+  c.kv_shared_layers = get_or<int64_t>(j, "num_kv_shared_layers", 0);
+  c.double_wide_shared_mlp = get_or<bool>(j, "use_double_wide_mlp", false);
+  c.per_layer_input_size = get_or<int64_t>(j, "hidden_size_per_layer_input", 256);
+  if (c.per_layer_input_size > 0) c.per_layer_vocab = get_or<int64_t>(j, "vocab_size_per_layer_input", 262144);
+  if (!c.layer_kinds.empty()) c.layer_kinds.back() = LayerKind::kFullAttention;
+  c.layer_head_dims.assign(std::max<int64_t>(c.num_layers, 0), 0);
+  c.layer_kv_heads.assign(std::max<int64_t>(c.num_layers, 0), 0);
+  if (const json* per_layer = object_at(j, "per_layer_config")) {
+    for (const auto& [key, fields] : per_layer->items()) {
+      const int64_t layer = per_layer_index(key, c.num_layers);
+      if (!fields.is_object())
+        throw std::invalid_argument(fmt::format("config.json: per_layer_config of layer {} is not an object", layer));
+      for (const auto& [name, value] : fields.items()) {
+        const std::string what = fmt::format("config.json: per_layer_config of layer {}: '{}'", layer, name);
+        if (name == "head_dim") {
+          c.layer_head_dims[layer] = json_integer(value, what);
+        } else if (name == "num_key_value_heads") {
+          c.layer_kv_heads[layer] = json_integer(value, what);
+        } else {
+          throw std::invalid_argument(what + " is not supported (head_dim and num_key_value_heads are)");
+        }
+      }
+    }
+    return;
+  }
+  const int64_t global_head_dim = get_or<int64_t>(j, "global_head_dim", 512);
+  const int64_t global_kv_heads = c.keys_as_values ? get_or<int64_t>(j, "num_global_key_value_heads", 0) : 0;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    if (c.layer_window(i) > 0) continue;
+    c.layer_head_dims[i] = global_head_dim;
+    c.layer_kv_heads[i] = global_kv_heads;
+  }
+}
+
+// Whether text tokens attend both ways: use_bidirectional_attention true, or "all" (Gemma 4's "vision" makes only
+// image tokens bidirectional, text stays causal).
+bool bidirectional_text(const json& j) {
+  if (!has_field(j, "use_bidirectional_attention")) return false;
+  const json& value = j["use_bidirectional_attention"];
+  if (value.is_string()) return value.get<std::string>() != "vision";
+  return get_or<bool>(j, "use_bidirectional_attention", false);
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::from_json(const std::string& text) {
@@ -276,7 +343,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
                                               c.model_type));
   }
   c.attention_sinks = family.attention_sinks;
-  if (get_or<bool>(j, "use_bidirectional_attention", false))
+  if (bidirectional_text(j))
     throw std::invalid_argument("config.json: 'use_bidirectional_attention' is not supported (causal models are)");
 
   const std::string activation =
@@ -345,6 +412,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
   if (family.nope_layers) parse_nope_layers(j, c);
+  if (family.gemma4_keys) parse_gemma4(j, c);
   c.validate();
   return c;
 }
@@ -402,6 +470,20 @@ void ModelConfig::validate() const {
     if (r->original_max_position_embeddings < 1)
       throw std::invalid_argument("config: longrope needs original_max_position_embeddings >= 1");
   }
+  for (const std::vector<int64_t>* sizes : {&layer_head_dims, &layer_kv_heads}) {
+    if (!sizes->empty() && static_cast<int64_t>(sizes->size()) != num_layers)
+      throw std::invalid_argument("config: the per-layer head sizes do not cover every layer");
+  }
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const int64_t dim = layer_head_dim(i), kv = layer_kv_head_count(i);
+    if (dim <= 0 || dim % 2 != 0 || kv <= 0 || num_heads % kv != 0)
+      throw std::invalid_argument(fmt::format("config: layer {} has heads of {} values and {} key-value heads (the "
+                                              "size must be even, the heads a multiple of them)", i, dim, kv));
+  }
+  if (per_layer_input_size < 0 || (per_layer_input_size > 0 && per_layer_vocab < vocab_size))
+    throw std::invalid_argument(fmt::format(
+        "config: per-layer inputs of {} values from a table of {} tokens for a vocabulary of {} (ids past the table "
+        "would have none)", per_layer_input_size, per_layer_vocab, vocab_size));
   if (!layer_kinds.empty() && static_cast<int64_t>(layer_kinds.size()) != num_layers)
     throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", layer_kinds.size(),
                                             num_layers));
@@ -574,6 +656,19 @@ std::string ModelConfig::to_json() const {
   if (sliding_rope) {
     j["rope_parameters"] = {{"full_attention", rope_parameters}, {"sliding_attention", rope_json(*sliding_rope)}};
     j["rope_scaling"] = nullptr;
+  }
+  if (family.gemma4_keys) {
+    j["attention_k_eq_v"] = keys_as_values;
+    j["num_kv_shared_layers"] = kv_shared_layers;
+    j["use_double_wide_mlp"] = double_wide_shared_mlp;
+    j["hidden_size_per_layer_input"] = per_layer_input_size;
+    j["vocab_size_per_layer_input"] = per_layer_input_size > 0 ? per_layer_vocab : vocab_size;
+    json per_layer = json::object();
+    for (int64_t i = 0; i < num_layers; ++i) {
+      if (layer_head_dim(i) != head_dim || layer_kv_head_count(i) != num_kv_heads)
+        per_layer[std::to_string(i)] = {{"head_dim", layer_head_dim(i)}, {"num_key_value_heads", layer_kv_head_count(i)}};
+    }
+    j["per_layer_config"] = per_layer;
   }
   return j.dump(2);
 }

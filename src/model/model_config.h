@@ -109,8 +109,30 @@ struct ModelConfig {
   // The last this many layers compute no keys and values: each attends to those of the last earlier layer of its
   // kind (full or sliding), as Gemma 3n's and Gemma 4's num_kv_shared_layers; 0: none.
   int64_t kv_shared_layers = 0;
+  // Heads of their own size (Gemma 4's full-attention layers: global_head_dim, num_global_key_value_heads, or
+  // per_layer_config): by layer, 0 where the layer takes head_dim or num_key_value_heads; empty: none differ.
+  std::vector<int64_t> layer_head_dims, layer_kv_heads;
+  // Gemma 4: full-attention layers' values are their keys' projection (attention_k_eq_v), values are normed by a
+  // weightless RMSNorm, each layer's output is multiplied by its learned scalar, and the KV-shared layers' MLPs are
+  // twice as wide (use_double_wide_mlp).
+  bool keys_as_values = false;
+  bool value_norm = false;
+  bool layer_scalars = false;
+  bool double_wide_shared_mlp = false;
+  // Per-layer embeddings (Gemma 4's hidden_size_per_layer_input; 0: none): each layer adds a gated projection of
+  // its own slice of a per-token input, made from a second embedding table and a projection of the embeddings.
+  int64_t per_layer_input_size = 0;
+  int64_t per_layer_vocab = 0;  // the per-layer table's rows (vocab_size_per_layer_input)
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
+  int64_t layer_head_dim(int64_t layer) const {
+    return layer_head_dims.empty() || layer_head_dims.at(layer) == 0 ? head_dim : layer_head_dims.at(layer);
+  }
+  int64_t layer_kv_head_count(int64_t layer) const {
+    return layer_kv_heads.empty() || layer_kv_heads.at(layer) == 0 ? num_kv_heads : layer_kv_heads.at(layer);
+  }
+  // Whether layer `layer` reads another layer's keys and values (the last kv_shared_layers).
+  bool kv_shared(int64_t layer) const { return layer >= num_layers - kv_shared_layers; }
 
   bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
   // The window of one layer (0: none).

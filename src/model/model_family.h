@@ -133,6 +133,10 @@ struct ModelFamily {
   bool sliding_rope_unscaled = false;
   bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
+  // Gemma 4's keys: layer shapes (global_head_dim, num_global_key_value_heads, per_layer_config),
+  // attention_k_eq_v, num_kv_shared_layers, hidden_size_per_layer_input, use_double_wide_mlp; values normed, a
+  // scalar per layer, attention scores unscaled, the last layer always full attention.
+  bool gemma4_keys = false;
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;
   ExpertTraits experts;

@@ -150,7 +150,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
       if (own_kv) {
         add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
-        add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
+        if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
       }
       if (gated) {
         add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
@@ -164,7 +164,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
       if (own_kv) {
         add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
-        add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
+        if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
       }
     }
     if (a.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
@@ -174,6 +174,13 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add(attn + "q_norm.weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
       if (own_kv) add(attn + "k_norm.weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
     }
+    if (layer.per_layer_input) {
+      const int64_t p = spec.per_layer_input_size;
+      add("per_layer_input_gate.weight", {p, h}, &LayerWeights::per_layer_gate);
+      add("per_layer_projection.weight", {h, p}, &LayerWeights::per_layer_projection);
+      add("post_per_layer_input_norm.weight", {h}, &LayerWeights::per_layer_norm);
+    }
+    if (layer.scalar) add("layer_scalar", {1}, &LayerWeights::scalar);
     if (m.kind == MlpKind::kUngated) {
       add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
       if (m.bias) {
@@ -209,6 +216,16 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add_shared_expert("mlp.shared_expert.down_proj.weight", {h, sff}, &ExpertWeights::down);
       add("mlp.shared_expert_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
     }
+  }
+  if (spec.per_layer_input_size > 0) {
+    const int64_t width = c.num_layers * spec.per_layer_input_size;
+    const std::string base = std::string(family.embed).substr(0, std::string(family.embed).find('.') + 1);
+    slots.push_back({{base + "embed_tokens_per_layer.weight", {c.per_layer_vocab, width}}, -1,
+                     [](ModelWeights& w, const at::Tensor& t) { w.per_layer_embed = t; }});
+    slots.push_back({{base + "per_layer_model_projection.weight", {width, h}}, -1,
+                     [](ModelWeights& w, const at::Tensor& t) { w.per_layer_model_projection = t; }});
+    slots.push_back({{base + "per_layer_projection_norm.weight", {spec.per_layer_input_size}}, -1,
+                     [](ModelWeights& w, const at::Tensor& t) { w.per_layer_projection_norm = t; }});
   }
   const std::string final_norm = family.final_norm;
   slots.push_back({{final_norm + ".weight", {h}}, c.num_layers,
@@ -277,9 +294,9 @@ at::Tensor stack_biases(const std::vector<at::Tensor*>& parts) {
 }
 
 void stack_projections(LayerWeights& l, const AttentionSpec& a) {
-  if (l.k.defined()) {
-    l.qkv = stack_rows({&l.q, &l.k, &l.v});
-    l.qkv_bias = stack_biases({&l.q_bias, &l.k_bias, &l.v_bias});
+  if (l.k.defined()) {  // values that are the keys' projection have no rows of their own
+    l.qkv = a.keys_as_values ? stack_rows({&l.q, &l.k}) : stack_rows({&l.q, &l.k, &l.v});
+    l.qkv_bias = a.keys_as_values ? stack_biases({&l.q_bias, &l.k_bias}) : stack_biases({&l.q_bias, &l.k_bias, &l.v_bias});
     if (a.qk_norm == QkNorm::kPerHead)  // a row per head of q and then of k: both normed by one op
       l.qk_norm = at::cat({l.q_norm.expand({a.heads, a.head_dim}), l.k_norm.expand({a.kv_heads, a.head_dim})});
   }

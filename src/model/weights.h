@@ -44,6 +44,10 @@ struct LayerWeights {
   StackedExperts experts;              // undefined tensors in dense layers
   ExpertWeights shared_expert;         // qwen2_moe, with its gate [1, hidden]
   at::Tensor shared_expert_gate;
+  // Gemma 4's per-layer input: gate [per_layer, hidden], projection [hidden, per_layer], its norm [hidden]; and
+  // the layer's scalar [1]. Undefined elsewhere.
+  at::Tensor per_layer_gate, per_layer_projection, per_layer_norm;
+  at::Tensor scalar;
 };
 
 struct ModelWeights {
@@ -54,6 +58,9 @@ struct ModelWeights {
   at::Tensor final_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
   at::Tensor lm_head_bias;  // phi's; else undefined
+  // Gemma 4's per-layer inputs, on the first layer's device: the table [per_layer_vocab, layers x per_layer], the
+  // projection of the embeddings [layers x per_layer, hidden] and its norm [per_layer]. Undefined elsewhere.
+  at::Tensor per_layer_embed, per_layer_model_projection, per_layer_projection_norm;
   // Weights the checkpoint holds beside the text model and that are never loaded (a multimodal checkpoint's vision
   // tower and projector), counted for the parameter total as transformers counts the whole model.
   int64_t unloaded_parameters = 0;

@@ -18,6 +18,33 @@ ModelSpec spec_of(const std::string& model_type, const std::string& keys = "") {
   return model_spec(ModelConfig::from_json(R"({"model_type": ")" + model_type + R"(", )" + kSizes + keys + "}"));
 }
 
+// Gemma 4: full-attention layers with wider heads, their values the keys, their rope over their own width; KV-shared
+// layers reading the last layer of their kind, with doubled MLPs and no cache of their own.
+TEST(LayerSpec, Gemma4LayersDifferInHeadsValuesAndMlps) {
+  const ModelSpec gemma4 = spec_of("gemma4_text", R"(, "sliding_window": 8, "global_head_dim": 32,
+      "num_global_key_value_heads": 1, "attention_k_eq_v": true, "num_kv_shared_layers": 2, "use_double_wide_mlp": true,
+      "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 512,
+      "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"])");
+  ASSERT_EQ(gemma4.ropes.size(), 2u);
+  EXPECT_EQ(gemma4.ropes[0].head_dim, 32);
+  EXPECT_EQ(gemma4.ropes[1].head_dim, 16);
+  EXPECT_EQ(gemma4.per_layer_input_size, 8);
+  const int64_t kv_layer[] = {0, 1, 0, 1};
+  for (int64_t i = 0; i < 4; ++i) {
+    const LayerSpec& l = gemma4.layers[i];
+    const bool full = i % 2 == 1, shared = i >= 2;
+    EXPECT_EQ(l.attention.head_dim, full ? 32 : 16) << i;
+    EXPECT_EQ(l.attention.kv_heads, full ? 1 : 2) << i;
+    EXPECT_EQ(l.attention.keys_as_values, full) << i;
+    EXPECT_TRUE(l.attention.value_norm && l.per_layer_input && l.scalar) << i;
+    EXPECT_DOUBLE_EQ(l.attention.scale, 1.0) << i;
+    EXPECT_EQ(l.attention.kv_layer, kv_layer[i]) << i;
+    EXPECT_EQ(l.mlp.size, shared ? 192 : 96) << i;
+    EXPECT_EQ(gemma4.cached_per_token(i), shared ? 0 : 2 * l.attention.kv_width()) << i;
+  }
+  EXPECT_FALSE(gemma4.norm.plus_one);
+}
+
 TEST(LayerSpec, AlternatingWindowsTakeTheirOwnRopeAndScale) {
   const ModelSpec gemma3 = spec_of("gemma3_text", R"(, "sliding_window": 8, "sliding_window_pattern": 2,
       "query_pre_attn_scalar": 64, "rope_local_base_freq": 500.0)");

@@ -348,7 +348,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 23u);
+  EXPECT_EQ(types.size(), 25u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -359,6 +359,38 @@ TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
     EXPECT_EQ(c.model_type, text_type == nullptr ? type : std::string(text_type));
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;
   }
+}
+
+// Gemma 4's full-attention layers: their heads as released configs give them (global_head_dim, and with
+// attention_k_eq_v num_global_key_value_heads) and as transformers 5 saves them (per_layer_config), alike; the last
+// layer full whatever layer_types says; the MoE variant and bidirectional text refused by name.
+TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
+  const std::string sizes = R"("model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "attention_k_eq_v": true, "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 512,
+      "layer_types": ["sliding_attention", "full_attention", "sliding_attention"])";
+  const ModelConfig released = ModelConfig::from_json(
+      "{" + sizes + R"(, "global_head_dim": 32, "num_global_key_value_heads": 1, "use_bidirectional_attention": "vision"})");
+  const ModelConfig saved = ModelConfig::from_json(
+      "{" + sizes + R"(, "per_layer_config": {"1": {"head_dim": 32, "num_key_value_heads": 1},
+                                              "2": {"head_dim": 32, "num_key_value_heads": 1}}})");
+  for (const ModelConfig* c : {&released, &saved}) {
+    EXPECT_EQ(c->layer_window(2), 0);  // forced full
+    EXPECT_EQ(c->layer_head_dim(0), 16);
+    EXPECT_EQ(c->layer_kv_head_count(0), 2);
+    EXPECT_EQ(c->layer_head_dim(2), 32);
+    EXPECT_EQ(c->layer_kv_head_count(1), 1);
+    EXPECT_EQ(c->attention_scale(), 1.0);
+    EXPECT_EQ(ModelConfig::from_json(c->to_json()).to_json(), c->to_json());
+  }
+  auto refusal = [&](const std::string& more) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
+  };
+  EXPECT_NE(refusal(R"("enable_moe_block": true)").find("enable_moe_block"), std::string::npos);
+  EXPECT_NE(refusal(R"("use_bidirectional_attention": "all")").find("use_bidirectional_attention"), std::string::npos);
+  EXPECT_NE(refusal(R"("per_layer_config": {"7": {"head_dim": 8}})").find("names layer '7'"), std::string::npos);
+  EXPECT_NE(refusal(R"("per_layer_config": {"1": {"intermediate_size": 8}})").find("'intermediate_size' is not supported"),
+            std::string::npos);
 }
 
 // Ministral 3 as published: a mistral3 checkpoint whose text_config is a ministral3, YaRN by default (as

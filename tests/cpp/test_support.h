@@ -41,8 +41,12 @@ constexpr double kBfloat16PerToken = 1e-2;
 // The least share of positions whose argmax bf16 keeps on the fixtures' 150-token sequence: measured 0.96 to 1.0
 // (random weights give flat logits, whose near-ties bf16 may flip); another model agrees on about 1 in 512.
 constexpr double kBfloat16ArgmaxAgreement = 0.95;
+// A fixture whose transformers bf16 agrees less (its field transformers_bfloat16_argmax_agreement: Gemma 4's tiny
+// model, 0.89) asks ours for at least that less this margin.
+constexpr double kBfloat16ArgmaxMargin = 0.03;
+double bfloat16_argmax_floor(const std::string& model_name);
 // Expects a bf16 `model` of fixture `model_name` to give the fixture's fp32 loglikelihoods within kBfloat16PerToken
-// per continuation token, and the fixture's argmax on its 150-token sequence at kBfloat16ArgmaxAgreement or more.
+// per continuation token, and the fixture's argmax on its 150-token sequence at bfloat16_argmax_floor or more.
 void expect_bfloat16_agrees_with_fixture(const Model& model, const std::string& model_name);
 
 // A fresh empty directory under the system's temporary folder.

@@ -1,6 +1,7 @@
 // Gemma 1 to 3: RMSNorm scaling by (1 + w) in fp32, embeddings times sqrt(hidden_size), tanh GELU, heads of 256,
 // tied embeddings; Gemma 2 and 3 add norms around attention and the MLP and windows on all but every period-th
-// layer (Gemma 2 soft-caps, Gemma 3 normalizes q and k and gives its sliding layers a rope of their own).
+// layer (Gemma 2 soft-caps, Gemma 3 normalizes q and k and gives its sliding layers a rope of their own; Gemma 4
+// below).
 
 #include "model/families/families.h"
 
@@ -34,7 +35,17 @@ std::vector<ModelFamily> gemma() {
   gemma3.qk_norm = gemma3.local_rope_base = true;
   gemma3.default_rope_theta = 1e6;
   gemma3.multimodal_wrapper = "gemma3";  // Gemma 3 from 4B up
-  return {gemma, gemma2, gemma3};
+  // Gemma 4: RMSNorm by w (not 1 + w) in fp32, q, k and v normed, unscaled scores, full-attention layers with
+  // heads of their own and a proportional rope; per-layer inputs and KV sharing in the small models.
+  ModelFamily gemma4 = gemma_windowed("gemma4_text", {true, 512, 6, nullptr, 0.0, 0.0});
+  gemma4.norm_plus_one = false;
+  gemma4.norm_in_fp32 = gemma4.qk_norm = gemma4.gemma4_keys = true;
+  gemma4.default_query_pre_attn_scalar = 0;
+  gemma4.default_rope_scaling =
+      R"({"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0},
+          "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})";
+  gemma4.multimodal_wrapper = "gemma4";
+  return {gemma, gemma2, gemma3, gemma4};
 }
 
 }  // namespace prefix_scorer::families

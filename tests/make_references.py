@@ -118,6 +118,14 @@ FAMILIES = {
                             sliding_attention=dict(rope_type="default", rope_theta=10000.0),
                             full_attention=dict(rope_type="proportional", partial_rotary_factor=0.25,
                                                 rope_theta=1e6))),
+    # Gemma 4's MoE (26B-A4B-like): 6 experts (2 a token) beside every layer's dense MLP, a router on the normed
+    # residual with learned input and per-expert scales; keys as values on the full layers, no per-layer inputs.
+    "gemma4_moe": dict(model_type="gemma4_text", intermediate_size=72, num_hidden_layers=3, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=14, global_head_dim=18, num_global_key_value_heads=1,
+                       attention_k_eq_v=True, num_kv_shared_layers=0, hidden_size_per_layer_input=0,
+                       enable_moe_block=True, num_experts=6, top_k_experts=2, moe_intermediate_size=24,
+                       sliding_window=16, rms_norm_eps=1e-6, pad_token_id=0,
+                       layer_types=["sliding_attention", "sliding_attention", "full_attention"]),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.
@@ -220,6 +228,10 @@ def make_model(family):
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
+            elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2
+                p.normal_(0.0, 4.0)
+            elif name.endswith(("router.scale", "per_expert_scale")):  # Gemma 4's, initialized to one
+                p.uniform_(0.5, 1.5)
             elif name.endswith(("bias", "sinks")):
                 p.normal_(0.0, 0.05 if name.endswith("bias") else 1.0)
         for name, b in model.named_buffers():

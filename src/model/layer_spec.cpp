@@ -32,21 +32,26 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   return a;
 }
 
-MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
+MlpSpec experts_spec(const ModelConfig& c) {
   MlpSpec m;
   m.activation = c.activation;
-  if (!c.is_moe_layer(layer)) {
-    m.kind = c.gated_mlp ? MlpKind::kGated : MlpKind::kUngated;
-    m.size = c.intermediate_size * (c.double_wide_shared_mlp && c.kv_shared(layer) ? 2 : 1);
-    m.bias = c.mlp_bias;
-    return m;
-  }
   m.kind = MlpKind::kExperts;
   m.size = c.moe_intermediate_size;
   m.swiglu_alpha = c.swiglu_alpha;
   m.swiglu_limit = c.swiglu_limit;
   m.router = {c.num_experts,          c.experts_per_token, c.softmax_over_chosen, c.norm_topk_prob,
-              c.routing_weights_fp32, c.expert_biases,     c.shared_expert_intermediate_size};
+              c.routing_weights_fp32, c.expert_biases,     c.shared_expert_intermediate_size,
+              c.experts_beside_mlp,   c.experts_beside_mlp};
+  return m;
+}
+
+MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
+  if (c.is_moe_layer(layer) && !c.experts_beside_mlp) return experts_spec(c);
+  MlpSpec m;
+  m.activation = c.activation;
+  m.kind = c.gated_mlp ? MlpKind::kGated : MlpKind::kUngated;
+  m.size = c.intermediate_size * (c.double_wide_shared_mlp && c.kv_shared(layer) ? 2 : 1);
+  m.bias = c.mlp_bias;
   return m;
 }
 
@@ -77,6 +82,8 @@ ModelSpec model_spec(const ModelConfig& c) {
     l.residual_multiplier = c.residual_multiplier;
     l.per_layer_input = c.per_layer_input_size > 0;
     l.scalar = c.layer_scalars;
+    l.experts_beside = c.experts_beside_mlp;
+    if (l.experts_beside) l.experts = experts_spec(c);
     spec.layers.push_back(l);
   }
   return spec;

@@ -38,6 +38,10 @@ struct RouterSpec {
   bool weights_fp32 = false;         // the weights stay fp32 through the experts' sum
   bool biases = false;               // on the router and on every expert's projections
   int64_t shared_expert_size = 0;    // a shared expert behind a sigmoid gate beside the routed ones; 0: none
+  // Gemma 4's router: its input RMS-normed without weight, times a learned scale [hidden] and hidden^-1/2; each
+  // chosen weight times its expert's learned scale.
+  bool scaled_input = false;
+  bool expert_scales = false;
 };
 
 enum class MlpKind { kGated, kUngated, kExperts };
@@ -72,6 +76,10 @@ struct LayerSpec {
   // back, normed and added (Gemma 4's per-layer embeddings); then the whole output times a learned scalar.
   bool per_layer_input = false;
   bool scalar = false;
+  // Experts beside the dense MLP (Gemma 4's MoE): on the residual through their own norm, each block's output
+  // normed, the two added before the MLP's output norm. `experts` is a kExperts spec; unused unless set.
+  bool experts_beside = false;
+  MlpSpec experts;
 };
 
 // A rope and the head width it rotates.

@@ -45,11 +45,15 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const NormSpe
   return weight * cast(normalized, x.scalar_type());
 }
 
-// Gemma 4's per-layer scalar (a buffer in transformers, saved with the weights).
-bool is_layer_scalar(const std::string& name) {
-  const std::string suffix = "layer_scalar";
+bool ends_with(const std::string& name, const std::string& suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+// Gemma 4's per-layer scalar (a buffer in transformers, saved with the weights).
+bool is_layer_scalar(const std::string& name) { return ends_with(name, "layer_scalar"); }
+
+// Scales that start at one, as transformers initializes them (Gemma 4's layer scalar, router and expert scales).
+bool is_scale(const std::string& name) { return is_layer_scalar(name) || ends_with(name, "scale"); }
 
 // An RMSNorm without weight, in fp32 then back to x's dtype (Gemma 4's value norm).
 at::Tensor unit_rms_norm(const at::Tensor& x, double eps) {
@@ -262,10 +266,15 @@ at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Te
 // (token, choice) pairs are sorted by expert and each projection runs as one grouped matmul over the experts'
 // runs of rows, whose bounds stay on the device: no host sync (torch's grouped kernel on sm90/sm100 in bf16; its
 // fallback elsewhere, which reads the bounds on the host itself).
-at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
+// `routed` is what the router reads: the experts' input, or (Gemma 4) the residual before their norm.
+at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, const at::Tensor& routed,
+                   const NormSpec& n) {
   const RouterSpec& r = m.router;
   const at::Tensor x = g.reshape({-1, g.size(-1)});
-  const at::Tensor logits = at::linear(x, l.router, l.router_bias);
+  at::Tensor router_in = routed.reshape({-1, routed.size(-1)});
+  if (r.scaled_input)
+    router_in = unit_rms_norm(router_in, n.eps) * l.router_scale * std::pow(static_cast<double>(x.size(-1)), -0.5);
+  const at::Tensor logits = at::linear(router_in, l.router, l.router_bias);
   at::Tensor weights, chosen;
   if (r.softmax_over_chosen) {  // the top logits, then a softmax over them in the model dtype
     std::tie(weights, chosen) = logits.topk(r.per_token, -1);
@@ -273,6 +282,7 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g)
   } else {
     std::tie(weights, chosen) = at::softmax(logits.to(at::kFloat), -1).topk(r.per_token, -1);
     if (r.normalize) weights = weights / weights.sum(-1, true);
+    if (r.expert_scales) weights = weights * l.expert_scales.index_select(0, chosen.reshape(-1)).view(chosen.sizes());
     if (!r.weights_fp32) weights = weights.to(x.scalar_type());
   }
   const auto [sorted_experts, order] = at::sort(chosen.reshape(-1), /*stable=*/true, /*dim=*/0, /*descending=*/false);
@@ -294,10 +304,10 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g)
   return out.view(g.sizes());
 }
 
-at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g) {
+at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, const NormSpec& n) {
   switch (m.kind) {
     case MlpKind::kExperts:
-      return mixture(m, l, g);
+      return mixture(m, l, g, g, n);
     case MlpKind::kUngated:
       return at::linear(activate(at::linear(g, l.up, l.up_bias), m.activation), l.down, l.down_bias);
     case MlpKind::kGated:
@@ -316,10 +326,13 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
   const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
-    return attn + mlp(s.mlp, l, mlp_in) + x;
+    return attn + mlp(s.mlp, l, mlp_in, n) + x;
   }
   const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, n), s.residual_multiplier);
-  const at::Tensor out = mlp(s.mlp, l, norm(y, l.post_norm, l.post_norm_bias, n));
+  at::Tensor out = mlp(s.mlp, l, norm(y, l.post_norm, l.post_norm_bias, n), n);
+  if (s.experts_beside)
+    out = rms_norm(out, l.dense_out_norm, n) +
+          rms_norm(mixture(s.experts, l, rms_norm(y, l.experts_in_norm, n), y, n), l.experts_out_norm, n);
   at::Tensor z = y + scale_residual(rms_norm(out, l.mlp_out_norm, n), s.residual_multiplier);
   if (s.per_layer_input) {
     const at::Tensor gated = activate(at::linear(z, l.per_layer_gate), s.mlp.activation) * per_layer_input;
@@ -409,8 +422,8 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
       const std::string suffix = ".weight";
       const bool is_norm = spec.name.size() > suffix.size() &&
                            spec.name.compare(spec.name.size() - suffix.size(), suffix.size(), suffix) == 0;
-      return (is_norm && !config.norm_plus_one) || is_layer_scalar(spec.name) ? at::ones(spec.shape, opts)
-                                                                             : at::zeros(spec.shape, opts);
+      return (is_norm && !config.norm_plus_one) || is_scale(spec.name) ? at::ones(spec.shape, opts)
+                                                                      : at::zeros(spec.shape, opts);
     }
     return at::randn(spec.shape, opts) * 0.02;
   };

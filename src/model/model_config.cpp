@@ -259,8 +259,12 @@ int64_t per_layer_index(const std::string& key, int64_t num_layers) {
 // (per_layer_config as transformers 5 saves it, else global_head_dim and, with attention_k_eq_v,
 // num_global_key_value_heads), KV sharing, per-layer inputs, and the last layer always full.
 void parse_gemma4(const json& j, ModelConfig& c) {
-  if (get_or<bool>(j, "enable_moe_block", false))
-    throw std::invalid_argument("config.json: gemma4 with 'enable_moe_block' (the MoE variant) is not supported yet");
+  if (get_or<bool>(j, "enable_moe_block", false)) {
+    c.experts_beside_mlp = c.norm_topk_prob = c.routing_weights_fp32 = true;
+    c.num_experts = require<int64_t>(j, "num_experts");
+    c.experts_per_token = require<int64_t>(j, "top_k_experts");
+    c.moe_intermediate_size = require<int64_t>(j, "moe_intermediate_size");
+  }
   c.attention_multiplier = 1.0;  // scores unscaled: q and k are normed instead
   c.value_norm = c.layer_scalars = true;
   c.keys_as_values = get_or<bool>(j, "attention_k_eq_v", false);
@@ -669,6 +673,12 @@ std::string ModelConfig::to_json() const {
         per_layer[std::to_string(i)] = {{"head_dim", layer_head_dim(i)}, {"num_key_value_heads", layer_kv_head_count(i)}};
     }
     j["per_layer_config"] = per_layer;
+    j["enable_moe_block"] = experts_beside_mlp;
+    if (experts_beside_mlp) {
+      j["num_experts"] = num_experts;
+      j["top_k_experts"] = experts_per_token;
+      j["moe_intermediate_size"] = moe_intermediate_size;
+    }
   }
   return j.dump(2);
 }

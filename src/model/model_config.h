@@ -102,6 +102,10 @@ struct ModelConfig {
   bool expert_biases = false;
   bool softmax_over_chosen = false;
   double swiglu_alpha = 0, swiglu_limit = 0;  // limit 0: experts gate by the config's activation
+  // Gemma 4's MoE (enable_moe_block): every layer's experts beside its dense MLP (not instead of it), routed from
+  // the residual RMS-normed without weight, times a learned scale and hidden^-1/2; each chosen weight times its
+  // expert's learned scale.
+  bool experts_beside_mlp = false;
   bool attention_sinks = false;  // a learned logit per head joins each softmax; no value takes its weight (gpt_oss)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3, olmo3)

@@ -55,6 +55,29 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const
                    [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down_bias = t; }});
 }
 
+// Gemma 4's experts beside the dense MLP in layer `i`: the router (its projection, input scale and per-expert
+// scales), gate and up [experts, 2 x ff, hidden] in one tensor (gate's rows first), down [experts, hidden, ff], and
+// the norms around both blocks.
+void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_t h, int64_t i, const std::string& layer) {
+  const int64_t e = m.router.experts, ff = m.size;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
+    slots.push_back({{layer + name, std::move(shape)}, i,
+                     [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+  };
+  add("router.proj.weight", {e, h}, &LayerWeights::router);
+  add("router.scale", {h}, &LayerWeights::router_scale);
+  add("router.per_expert_scale", {e}, &LayerWeights::expert_scales);
+  slots.push_back({{layer + "experts.gate_up_proj", {e, 2 * ff, h}}, i, [i, ff](ModelWeights& w, const at::Tensor& t) {
+                     w.layers[i].experts.gate = t.narrow(1, 0, ff).contiguous();
+                     w.layers[i].experts.up = t.narrow(1, ff, ff).contiguous();
+                   }});
+  slots.push_back({{layer + "experts.down_proj", {e, h, ff}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t; }});
+  add("post_feedforward_layernorm_1.weight", {h}, &LayerWeights::dense_out_norm);
+  add("pre_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_in_norm);
+  add("post_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_out_norm);
+}
+
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
 // where it goes: the one list of checkpoint names.
 std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
@@ -181,6 +204,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("post_per_layer_input_norm.weight", {h}, &LayerWeights::per_layer_norm);
     }
     if (layer.scalar) add("layer_scalar", {1}, &LayerWeights::scalar);
+    if (layer.experts_beside) add_experts_beside(slots, layer.experts, h, i, layer_name(family, i, ""));
     if (m.kind == MlpKind::kUngated) {
       add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
       if (m.bias) {

@@ -48,6 +48,10 @@ struct LayerWeights {
   // the layer's scalar [1]. Undefined elsewhere.
   at::Tensor per_layer_gate, per_layer_projection, per_layer_norm;
   at::Tensor scalar;
+  // Gemma 4's experts beside the MLP (in `router` and `experts` above): the router's input scale [hidden] and each
+  // expert's scale [experts]; the norms on the MLP's output, on the experts' input and on their output [hidden].
+  at::Tensor router_scale, expert_scales;
+  at::Tensor dense_out_norm, experts_in_norm, experts_out_norm;
 };
 
 struct ModelWeights {

@@ -363,7 +363,7 @@ TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
 
 // Gemma 4's full-attention layers: their heads as released configs give them (global_head_dim, and with
 // attention_k_eq_v num_global_key_value_heads) and as transformers 5 saves them (per_layer_config), alike; the last
-// layer full whatever layer_types says; the MoE variant and bidirectional text refused by name.
+// layer full whatever layer_types says; the MoE variant's keys read back; bidirectional text refused by name.
 TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
   const std::string sizes = R"("model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64,
       "intermediate_size": 128, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -386,7 +386,12 @@ TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
   auto refusal = [&](const std::string& more) {
     return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
   };
-  EXPECT_NE(refusal(R"("enable_moe_block": true)").find("enable_moe_block"), std::string::npos);
+  EXPECT_NE(refusal(R"("enable_moe_block": true)").find("'num_experts'"), std::string::npos);
+  const ModelConfig moe = ModelConfig::from_json(
+      "{" + sizes + R"(, "enable_moe_block": true, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 24})");
+  EXPECT_TRUE(moe.experts_beside_mlp && moe.norm_topk_prob && moe.routing_weights_fp32);
+  EXPECT_EQ(moe.experts_per_token, 2);
+  EXPECT_EQ(ModelConfig::from_json(moe.to_json()).to_json(), moe.to_json());
   EXPECT_NE(refusal(R"("use_bidirectional_attention": "all")").find("use_bidirectional_attention"), std::string::npos);
   EXPECT_NE(refusal(R"("per_layer_config": {"7": {"head_dim": 8}})").find("names layer '7'"), std::string::npos);
   EXPECT_NE(refusal(R"("per_layer_config": {"1": {"intermediate_size": 8}})").find("'intermediate_size' is not supported"),

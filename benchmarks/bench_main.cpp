@@ -36,7 +36,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --model SPEC              checkpoint directory or synthetic:NAME (tiny, small, llama-1b, llama-8b,
                             tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b,
                             phi3-mini, qwen3-moe-a3b, pythia-1b, phi-2,
-                            starcoder2-3b, gpt2, gpt-oss-20b)
+                            starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4,
+                            gemma4-e2b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded

@@ -159,7 +159,7 @@ class PrefixScorer(NativeEngine):
                         **kwargs: Any) -> "PrefixScorer":
         """Loads a Hugging Face checkpoint directory, or ``"synthetic:NAME"`` (tiny, small, llama-1b, llama-8b,
         tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, qwen3-moe-a3b, pythia-1b,
-        phi-2, starcoder2-3b, gpt2, gpt-oss-20b).
+        phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b).
 
         Keyword arguments: ``layer_devices`` splits the layers into contiguous blocks over several devices, balanced
         by bytes. A hub name (``org/name``, with ``revision``) loads its snapshot from the Hugging Face cache

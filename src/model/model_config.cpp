@@ -192,7 +192,7 @@ std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int6
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
-    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b";
+    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b";
 // The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
 void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
@@ -721,7 +721,30 @@ void phi3_keys(json& j, int64_t original, double partial_rotary_factor) {
             {"rope_scaling", {{"type", "longrope"}, {"short_factor", short_factor}, {"long_factor", long_factor}}}});
 }
 
+// Gemma 4 keys: `sliding` sliding layers to one full, repeated; full layers with heads of `global_head_dim`; the
+// last `shared` layers reading earlier layers' keys and values with MLPs twice as wide; per-layer inputs of
+// `per_layer` values.
+void gemma4_keys(json& j, int64_t window, int64_t sliding, int64_t global_head_dim, int64_t shared, int64_t per_layer) {
+  json types = json::array();
+  for (int64_t i = 0; i < j["num_hidden_layers"].get<int64_t>(); ++i)
+    types.push_back((i + 1) % (sliding + 1) == 0 ? "full_attention" : "sliding_attention");
+  j.update({{"model_type", "gemma4_text"}, {"rms_norm_eps", 1e-6}, {"sliding_window", window}, {"layer_types", types},
+            {"global_head_dim", global_head_dim}, {"num_kv_shared_layers", shared}, {"use_double_wide_mlp", true},
+            {"hidden_size_per_layer_input", per_layer}, {"vocab_size_per_layer_input", j["vocab_size"]},
+            {"final_logit_softcapping", 30.0}, {"tie_word_embeddings", true}});
+}
+
 json synthetic_keys(const std::string& name) {
+  if (name == "tiny-gemma4") {  // tiny's sizes with Gemma 4's traits: windows of 32, KV shared by the last 2 layers
+    json j = shape("gemma4_text", 2048, 128, 384, 6, 4, 2, 32, 4096);
+    gemma4_keys(j, 32, 2, 64, 2, 16);
+    return j;
+  }
+  if (name == "gemma4-e2b") {  // google/gemma-4-E2B's text model
+    json j = shape("gemma4_text", 262144, 1536, 6144, 35, 8, 1, 256, 131072);
+    gemma4_keys(j, 512, 4, 512, 20, 256);
+    return j;
+  }
   if (name == "tiny" || name == "tiny-gemma2" || name == "tiny-gemma3" || name == "tiny-moe" || name == "tiny-phi3") {
     json j = shape("llama", 2048, 128, 384, 4, 4, 2, 32, 4096);
     j["tie_word_embeddings"] = true;

@@ -168,7 +168,8 @@ struct ModelConfig {
   // A built-in shape: tiny, small, llama-1b, llama-8b; tiny-gemma2 and tiny-gemma3 (tiny with the families'
   // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); tiny-phi3 (tiny as phi3, longrope
   // from 64 tokens on, 3/4 of each head rotated); gemma2-2b, gemma3-1b, phi3-mini (128k, longrope from 4096)
-  // and qwen3-moe-a3b as released; pythia-1b, phi-2, starcoder2-3b, gpt2 (124M) and gpt-oss-20b as released.
+  // and qwen3-moe-a3b as released; pythia-1b, phi-2, starcoder2-3b, gpt2 (124M) and gpt-oss-20b as released;
+  // tiny-gemma4 (tiny with Gemma 4's traits) and gemma4-e2b (Gemma 4 E2B's text model).
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -20,6 +20,8 @@ ADAPTERS = {
     # Multimodal checkpoints: peft wraps the whole model, so the factors name model.language_model.* and, where a
     # target matches there too, the vision tower's layers (which no text input reaches).
     "multimodal-all-linear": ("gemma3", dict(r=4, lora_alpha=16, target_modules="all-linear")),
+    # Gemma 4: every linear layer, the per-layer inputs' gate and projections among them.
+    "gemma4-all-linear": ("gemma4_text", dict(r=4, lora_alpha=16, target_modules="all-linear")),
     "multimodal-saved-head": ("mistral3", dict(r=4, lora_alpha=16, target_modules=["q_proj", "down_proj"],
                                                modules_to_save=["lm_head"])),
 }

@@ -180,3 +180,24 @@ def test_proportional_rope_scores_as_transformers(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(dict(config, rope_parameters=dict(rope, rope_type="default"))))
     first_quarter = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
     assert max(abs(g[0] - d[0]) for g, d in zip(got, first_quarter)) > 1e-3
+
+
+def test_gemma4_ignores_what_transformers_ignores_on_load(tmp_path):
+    """A Gemma 4 checkpoint as published may carry keys and values for the KV-shared layers, which read another
+    layer's: transformers ignores them on load (_keys_to_ignore_on_load_unexpected), and so does prefix_scorer. The
+    scores stay transformers' with them there, and a missing tensor the model does read is still an error."""
+    shutil.copytree(MODELS / "gemma4_text", tmp_path / "model")
+    weights = safetensors.torch.load_file(tmp_path / "model" / "model.safetensors")
+    for layer in (3, 4):  # the KV-shared layers
+        weights[f"model.layers.{layer}.self_attn.k_proj.weight"] = torch.randn(24, 64)
+        weights[f"model.layers.{layer}.self_attn.k_norm.weight"] = torch.randn(12)
+    safetensors.torch.save_file(weights, tmp_path / "model" / "model.safetensors", metadata={"format": "pt"})
+    rows = json.loads((MODELS / "gemma4_text" / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    want = hf_scores(tmp_path / "model", pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "model").loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    del weights["model.layers.2.self_attn.k_proj.weight"]
+    safetensors.torch.save_file(weights, tmp_path / "model" / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(RuntimeError, match="model.layers.2.self_attn.k_proj.weight"):
+        prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "model")

@@ -40,6 +40,9 @@ struct ModelInfo {
   int64_t num_parameters = 0;
 };
 
+// Every config.json model_type the native engine runs (the multimodal wrappers whose text model it scores last).
+std::vector<std::string> supported_model_types();
+
 struct ModelConfig;     // the architecture read from config.json (internal: src/model/model_config.h)
 struct ForwardBatch;    // a batch of token rows (internal: src/model/forward_batch.h)
 struct ModelWeights;    // the tensors, per layer on the layer's device (internal)

@@ -4,6 +4,7 @@ from os import PathLike
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 def build_info_json() -> str: ...
+def supported_model_types() -> List[str]: ...
 
 class ModelOptions:
     device: str

@@ -31,7 +31,7 @@ from evalution.engines.base import (
 
 from . import _core
 from .harness import GenerationText, Scorer, default_device
-from .scorer import checkpoint_json
+from .scorer import checkpoint_json, native_model_type
 
 @dataclasses.dataclass
 class PrefixScorer(BaseEngine):
@@ -52,10 +52,24 @@ class PrefixScorer(BaseEngine):
     min_prefix_len: Optional[int] = None
     max_cache_bytes: Optional[int] = None
     options: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    native_only: bool = False
 
-    def build(self, model: Any) -> "PrefixScorerSession":
+    def build(self, model: Any) -> BaseInferenceSession:
         """A session on ``model`` (``evalution.config.Model``): its ``path``, and ``tokenizer_path`` or ``path`` for
-        the tokenizer; ``tokenizer_kwargs`` may set ``add_bos_token``."""
+        the tokenizer; ``tokenizer_kwargs`` may set ``add_bos_token``. A model_type the native engine lacks is served
+        by Evalution's Transformers engine (one warning, prefix reuse off, ``engine: transformers`` in the execution
+        description), unless ``native_only`` asks for a refusal."""
+        model_type, native = native_model_type(model.path)
+        if not native:
+            if self.native_only:
+                raise ValueError(f"model_type '{model_type}' is not one prefix-scorer runs natively (native_only=True)")
+            warnings.warn(f"prefix-scorer does not run model_type '{model_type}' natively: Evalution's Transformers "
+                          "engine serves it, without prefix reuse")
+            from evalution.engines.transformers import Transformers
+
+            batch_size = 1 if self.batch_size in (None, "auto") else int(self.batch_size)
+            engine = Transformers(device=self.device or default_device(), dtype=self.dtype, batch_size=batch_size)
+            return TransformersFallbackSession(engine.build(model))
         tokenizer_kwargs = dict(getattr(model, "tokenizer_kwargs", None) or {})
         add_bos_token = tokenizer_kwargs.pop("add_bos_token", None)
         tokenizer_path = getattr(model, "tokenizer_path", None)
@@ -83,6 +97,45 @@ class PrefixScorer(BaseEngine):
                         add_bos_token=add_bos_token, tokenizer=tokenizer_path, progress=False,
                         keep_cache=self.keep_cache, **options)
         return PrefixScorerSession(scorer, {"engine": "prefix-scorer", "device": device, "dtype": self.dtype})
+
+
+class TransformersFallbackSession(BaseInferenceSession):
+    """Evalution's Transformers session, serving a model_type prefix-scorer does not run natively: every call goes
+    to it, and its execution description says which engine served."""
+
+    def __init__(self, session: BaseInferenceSession) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:  # what else the Transformers session offers (prepare_requests, ...)
+        return getattr(self._session, name)
+
+    @property
+    def request_executor_requires_non_main_thread(self) -> bool:
+        return self._session.request_executor_requires_non_main_thread
+
+    def loglikelihood(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.loglikelihood(*args, **kwargs)
+
+    def loglikelihood_continuous(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.loglikelihood_continuous(*args, **kwargs)
+
+    def loglikelihood_rolling(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.loglikelihood_rolling(*args, **kwargs)
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.generate(*args, **kwargs)
+
+    def generate_continuous(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.generate_continuous(*args, **kwargs)
+
+    def gc(self) -> None:
+        self._session.gc()
+
+    def close(self) -> None:
+        self._session.close()
+
+    def describe_execution(self) -> Dict[str, Any]:
+        return {**(self._session.describe_execution() or {}), "engine": "transformers"}
 
 
 def _real_length(value: Any) -> Optional[int]:

@@ -14,10 +14,11 @@ import re
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import _core
 from .distributed import DataParallel
 from .harness import GenerationText, Scorer, default_device
 from .hub import resolve_checkpoint
-from .scorer import OPTION_NAMES
+from .scorer import OPTION_NAMES, native_model_type
 
 try:
     # lm-eval fills its registry with the built-in backends (lazily) only while the registry is empty: load them
@@ -174,12 +175,27 @@ class PrefixScorerLM(_Base):
     ``tokenizer_name`` (the request cache's key), plus the cache options.
     """
 
+    def __new__(cls, pretrained: str = "", *args: Any, **model_args: Any) -> Any:
+        """A model_type the native engine lacks is served by lm-eval's own hf backend (with one warning, prefix reuse
+        off, and ``engine: transformers`` in the results), unless ``native_only=True`` asks for a refusal."""
+        model_type, native = native_model_type(pretrained, model_args.get("revision"))
+        if native or not HAVE_LM_EVAL:
+            return super().__new__(cls)
+        if _as_bool(model_args.get("native_only", False)):
+            raise ValueError(f"model_type '{model_type}' is not one prefix-scorer runs natively (native_only=True); "
+                             f"it runs: {', '.join(_core.supported_model_types())}")
+        warnings.warn(f"prefix-scorer does not run model_type '{model_type}' natively: lm-eval's hf backend (transformers) "
+                      "serves it, without prefix reuse")
+        hf_args = {name: value for name, value in model_args.items() if name not in PREFIX_SCORER_ONLY_ARGS}
+        return TransformersFallbackLM(pretrained, *args, **hf_args)
+
     def __init__(
         self,
         pretrained: str,
         device: Optional[str] = None,
         dtype: Optional[str] = None,
         tokenizer_name: Optional[str] = None,
+        native_only: Any = False,
         **model_args: Any,
     ) -> None:
         if HAVE_LM_EVAL:
@@ -280,7 +296,8 @@ class PrefixScorerLM(_Base):
         """What the hf backend adds to the results' config: parameters, dtype, revision and commit (and the
         adapter's commit)."""
         engine = self.scorer
-        info = {"model_num_parameters": engine.num_parameters, "model_dtype": f"torch.{engine.dtype}",
+        info = {"engine": "prefix-scorer", "model_num_parameters": engine.num_parameters,
+                "model_dtype": f"torch.{engine.dtype}",
                 "model_revision": self.scorer.revision or "main",
                 "model_sha": _snapshot_commit(os.fspath(self.scorer.pretrained))}
         if engine.adapter:
@@ -371,7 +388,18 @@ class PrefixScorerLM(_Base):
         return results
 
 
+#: Model arguments that only prefix-scorer reads, left out when lm-eval's hf backend serves the model instead.
+PREFIX_SCORER_ONLY_ARGS = frozenset(OPTION_NAMES | {"tokenizer_backend", "tokenizer_name", "native_only"})
+
 if HAVE_LM_EVAL:
+    from lm_eval.models.huggingface import HFLM
+
+    class TransformersFallbackLM(HFLM):
+        """lm-eval's own hf backend, for a model_type prefix-scorer does not run natively; its results say so."""
+
+        def get_model_info(self) -> Dict[str, Any]:
+            return {**super().get_model_info(), "engine": "transformers"}
+
     PrefixScorerLM = _register_model("prefix-scorer")(PrefixScorerLM)
 
 

@@ -34,6 +34,15 @@ def checkpoint_json(folder: "str | os.PathLike[str]", name: str) -> Dict[str, An
         return json.load(f)
 
 
+def native_model_type(pretrained: "str | os.PathLike[str]", revision: Optional[str] = None) -> Tuple[Optional[str], bool]:
+    """A checkpoint's config.json model_type (None where it names none, or for a synthetic model) and whether the
+    native engine runs it."""
+    if os.fspath(pretrained).startswith("synthetic:"):
+        return None, True
+    model_type = checkpoint_json(resolve_checkpoint(pretrained, revision), "config.json").get("model_type")
+    return model_type, model_type is None or model_type in _core.supported_model_types()
+
+
 def checkpoint_dtype(path: str) -> Optional[str]:
     """The dtype a checkpoint folder's config.json names (``dtype``, or the older ``torch_dtype``), if any."""
     fields = checkpoint_json(path, "config.json")

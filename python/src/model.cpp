@@ -33,6 +33,9 @@ void register_model(py::module_& m) {
       .def_readonly("head_dim", &ModelInfo::head_dim)
       .def_readonly("max_position_embeddings", &ModelInfo::max_position_embeddings)
       .def_readonly("num_parameters", &ModelInfo::num_parameters);
+
+  m.def("supported_model_types", &supported_model_types,
+        "Every config.json model_type the native engine runs (the multimodal wrappers last).");
 }
 
 }  // namespace prefix_scorer::python

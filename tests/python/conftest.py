@@ -82,3 +82,21 @@ def pytest_runtest_makereport(item, call):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     _fail_disallowed_skip((yield).get_result())  # a module-level importorskip
+
+
+def foreign_checkpoint(folder):
+    """A tiny random OPT checkpoint with the fixtures' tokenizer: a model_type transformers runs and prefix-scorer
+    does not, for the harnesses' fallback to transformers."""
+    import shutil
+
+    import torch
+    import transformers
+
+    config = transformers.OPTConfig(vocab_size=512, hidden_size=32, word_embed_proj_dim=32, ffn_dim=64,
+                                    num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=512,
+                                    bos_token_id=0, eos_token_id=2, pad_token_id=1)
+    torch.manual_seed(0)
+    transformers.OPTForCausalLM(config).save_pretrained(folder)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(DATA / "tokenizer" / name, folder / name)
+    return folder

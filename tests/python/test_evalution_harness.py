@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import DATA, assert_paired
+from conftest import DATA, assert_paired, foreign_checkpoint
 
 import evalution  # noqa: F401
 
@@ -244,3 +244,21 @@ def test_session_lifecycle_and_what_it_refuses():
     session.close()
     with pytest.raises(RuntimeError, match="closed"):
         session.loglikelihood([LoglikelihoodRequest(context="a", continuation=" b")])
+
+
+def test_a_model_type_without_a_native_engine_is_served_by_evalution_transformers(tmp_path):
+    """OPT, which transformers runs and prefix-scorer does not: Evalution's Transformers engine serves it, with one
+    warning naming the type, its own numbers, and an execution description saying so; native_only=True refuses."""
+    model = Model(path=str(foreign_checkpoint(tmp_path / "opt")))
+    with pytest.warns(UserWarning, match="model_type 'opt' natively"):
+        ours = PrefixScorer(device="cpu", dtype="float32", batch_size=4).build(model)
+    theirs = reference_engine().build(model)
+    requests = [LoglikelihoodRequest(context="Question: Is the sky blue?", continuation=" Yes"),
+                LoglikelihoodRequest(context="The capital of France is", continuation=" Paris.")]
+    got, want = ours.loglikelihood(requests), theirs.loglikelihood(requests)
+    assert [o.logprob for o in got] == pytest.approx([o.logprob for o in want], abs=1e-4)
+    assert ours.describe_execution()["engine"] == "transformers"
+    for session in (ours, theirs):
+        session.close()
+    with pytest.raises(ValueError, match="'opt' is not one prefix-scorer runs natively"):
+        PrefixScorer(device="cpu", native_only=True).build(model)

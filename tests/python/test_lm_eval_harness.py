@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import DATA, assert_paired, child_env
+from conftest import DATA, assert_paired, child_env, foreign_checkpoint
 from lora_adapters import make_adapter
 
 import lm_eval
@@ -385,3 +385,20 @@ def test_chat_templates_give_lm_eval_hf_requests_and_metrics(task_manager, tmp_p
     assert prompts == [s["arguments"][0][0] for s in theirs["samples"]["tiny_gsm8k"]] and len(prompts) == 6
     assert all(("[assistant]" if template == "without_system" else "assistant\n\n") in p for p in prompts)
     assert all(("Answer with one letter." in p) == (template == "with_system") for p in prompts)
+
+
+def test_a_model_type_without_a_native_engine_is_served_by_lm_eval_hf(task_manager, tmp_path):
+    """OPT, which transformers runs and prefix-scorer does not: lm-eval's own hf backend serves it under
+    ``--model prefix-scorer`` with one warning naming the type, the same numbers as ``--model hf``, and the results
+    saying which engine served; ``native_only=True`` refuses it by name instead."""
+    foreign_checkpoint(tmp_path / "opt")
+    kwargs = dict(model_args=f"pretrained={tmp_path / 'opt'},dtype=float32", tasks=["tiny_mmlu"],
+                  task_manager=task_manager, batch_size=1, device="cpu", log_samples=True)
+    theirs = lm_eval.simple_evaluate(model="hf", **kwargs)
+    with pytest.warns(UserWarning, match="model_type 'opt' natively"):
+        ours = lm_eval.simple_evaluate(model="prefix-scorer", **kwargs)
+    assert ours["config"]["engine"] == "transformers"
+    assert_same_results(ours, theirs)
+    with pytest.raises(ValueError, match="'opt' is not one prefix-scorer runs natively"):
+        PrefixScorerLM(pretrained=str(tmp_path / "opt"), native_only="True")
+    assert PrefixScorerLM(pretrained=str(MODEL)).get_model_info()["engine"] == "prefix-scorer"

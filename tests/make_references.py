@@ -126,6 +126,18 @@ FAMILIES = {
                        enable_moe_block=True, num_experts=6, top_k_experts=2, moe_intermediate_size=24,
                        sliding_window=16, rms_norm_eps=1e-6, pad_token_id=0,
                        layer_types=["sliding_attention", "sliding_attention", "full_attention"]),
+    # Seed-OSS: biases on q, k, v (attention_bias) and on o (its own attention_out_bias), heads of 24.
+    "seed_oss": dict(model_type="seed_oss", intermediate_size=112, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=24, attention_bias=True, attention_out_bias=True,
+                     rms_norm_eps=1e-6, tie_word_embeddings=False,
+                     rope_parameters=dict(rope_type="default", rope_theta=1e7)),
+    # EXAONE 4: output norms only, q/k norms per head, windows of 16 on layers 0 and 1 (the pattern as released, a
+    # string beside layer_types), no rope on the full layer, heads of 20.
+    "exaone4": dict(model_type="exaone4", intermediate_size=88, num_hidden_layers=3, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=20, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                    sliding_window=16, sliding_window_pattern="LLG",
+                    layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+                    rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.

@@ -190,6 +190,19 @@ std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int6
   return kinds;
 }
 
+// EXAONE 4's sliding_window_pattern as text: "L" (local, sliding) and "G" (global) for layers 0, 1, ..., repeated;
+// the last layer global whatever the pattern says.
+std::vector<LayerKind> pattern_layer_types(const std::string& pattern, int64_t num_layers) {
+  if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos)
+    throw std::invalid_argument(fmt::format("config.json: sliding_window_pattern '{}' is not a sequence of L and G", pattern));
+  std::vector<LayerKind> kinds;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const bool local = pattern[i % pattern.size()] == 'L' && i + 1 < num_layers;
+    kinds.push_back(local ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
+  }
+  return kinds;
+}
+
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b";
@@ -375,7 +388,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
 
   const bool attention_bias = get_or<bool>(j, "attention_bias", family.attention_bias_default);
   c.qkv_bias = family.qkv_bias || attention_bias;
-  c.o_bias = family.attention_bias_on_o && attention_bias;
+  c.o_bias = family.o_bias_key != nullptr ? get_or<bool>(j, family.o_bias_key, false)
+                                          : family.attention_bias_on_o && attention_bias;
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
   if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, true);
   if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = true;
@@ -409,9 +423,17 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.attn_softcap = optional_field(j, "attn_logit_softcapping", windows.default_attn_softcap);
     c.final_softcap = optional_field(j, "final_logit_softcapping", windows.default_final_softcap);
     c.sliding_window = optional_field<int64_t>(j, "sliding_window", windows.default_window);
-    const int64_t period =
-        windows.period_key != nullptr ? get_or<int64_t>(j, windows.period_key, windows.period) : windows.period;
-    c.layer_kinds = parse_layer_types(j, c.num_layers, period);
+    const bool pattern_text = windows.period_key != nullptr && j.contains(windows.period_key) &&
+                              j[windows.period_key].is_string();
+    const int64_t period = windows.period_key != nullptr && !pattern_text
+                               ? get_or<int64_t>(j, windows.period_key, windows.period)
+                               : windows.period;
+    c.layer_kinds = pattern_text && !has_field(j, "layer_types")
+                        ? pattern_layer_types(j[windows.period_key].get<std::string>(), c.num_layers)
+                        : parse_layer_types(j, c.num_layers, period);
+    if (family.rope_only_on_sliding && c.sliding_window > 0) {  // full-attention layers rotate nothing
+      for (const LayerKind kind : c.layer_kinds) c.rope_layers.push_back(kind == LayerKind::kSlidingAttention);
+    }
   } else if (family.always_windowed || get_or<bool>(j, "use_sliding_window", false)) {
     c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
@@ -605,7 +627,8 @@ std::string ModelConfig::to_json() const {
     j["scale_attn_by_inverse_layer_idx"] = scale_by_inverse_layer;
   }
   j[family.activation_key] = std::string(to_string(activation));
-  if (family.attention_bias_on_o) j["attention_bias"] = qkv_bias;
+  if (family.attention_bias_on_o || family.o_bias_key != nullptr) j["attention_bias"] = qkv_bias;
+  if (family.o_bias_key != nullptr) j[family.o_bias_key] = o_bias;
   j[family.eps_key] = rms_norm_eps;
   if (family.all_bias_key != nullptr) j[family.all_bias_key] = qkv_bias;
   if (family.parallel_residual_key != nullptr) j[family.parallel_residual_key] = parallel_block;

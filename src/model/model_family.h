@@ -72,12 +72,14 @@ struct ModelFamily {
                                         // and partial_rotary_factor read from the top level
   bool local_rope_base = false;    // sliding layers' rope from rope_local_base_freq (older gemma3 configs)
   bool always_windowed = false;    // sliding_window applies without use_sliding_window (mistral, mixtral, phi3)
+  bool rope_only_on_sliding = false;  // with a window, the full-attention layers rotate nothing (exaone4)
   bool nope_layers = false;        // no_rope_layers (1: the layer rotates) or every no_rope_layer_interval-th layer
                                    // without rope; with use_sliding_window, the no-rope layers slide (smollm3)
   // Biases: q, k and v always; attention_bias also on o (its default: attention_bias_default); mlp_bias read.
   bool attention_bias_default = false;
   bool qkv_bias = false;
   bool attention_bias_on_o = false;
+  const char* o_bias_key = nullptr;  // o's bias under a key of its own instead (seed_oss's attention_out_bias)
   bool reads_mlp_bias = false;
   bool always_mlp_bias = false;
   // The forward.

@@ -348,7 +348,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 25u);
+  EXPECT_EQ(types.size(), 27u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -396,6 +396,33 @@ TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
   EXPECT_NE(refusal(R"("per_layer_config": {"7": {"head_dim": 8}})").find("names layer '7'"), std::string::npos);
   EXPECT_NE(refusal(R"("per_layer_config": {"1": {"intermediate_size": 8}})").find("'intermediate_size' is not supported"),
             std::string::npos);
+}
+
+// EXAONE 4's sliding_window_pattern as text ("L" local, "G" global, repeated from layer 0, the last layer global),
+// with rope on the sliding layers only; without a window every layer is full and rotates. Seed-OSS reads o's bias
+// under its own key.
+TEST(ConfigJson, Exaone4PatternTextAndSeedOssOutputBias) {
+  const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 5,
+      "num_attention_heads": 4, "head_dim": 16)";
+  const ModelConfig exaone = ModelConfig::from_json(
+      R"({"model_type": "exaone4", )" + sizes + R"(, "sliding_window": 8, "sliding_window_pattern": "LLG"})");
+  const bool sliding[] = {true, true, false, true, false};
+  for (int64_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(exaone.layer_window(i), sliding[i] ? 8 : 0) << i;
+    EXPECT_EQ(exaone.layer_uses_rope(i), sliding[i]) << i;
+  }
+  const ModelConfig unwindowed = ModelConfig::from_json(
+      R"({"model_type": "exaone4", )" + sizes + R"(, "sliding_window": null, "sliding_window_pattern": "LLG"})");
+  for (int64_t i = 0; i < 5; ++i) EXPECT_TRUE(unwindowed.layer_window(i) == 0 && unwindowed.layer_uses_rope(i)) << i;
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(R"({"model_type": "exaone4", )" + sizes + R"(, "sliding_window_pattern": "LXG"})");
+            }).find("'LXG'"),
+            std::string::npos);
+  const ModelConfig seed = ModelConfig::from_json(R"({"model_type": "seed_oss", )" + sizes + R"(, "attention_out_bias": true})");
+  EXPECT_TRUE(seed.qkv_bias && seed.o_bias);
+  const ModelConfig seed_default = ModelConfig::from_json(R"({"model_type": "seed_oss", )" + sizes + "}");
+  EXPECT_TRUE(seed_default.qkv_bias && !seed_default.o_bias);
+  EXPECT_EQ(ModelConfig::from_json(seed.to_json()).to_json(), seed.to_json());
 }
 
 // Ministral 3 as published: a mistral3 checkpoint whose text_config is a ministral3, YaRN by default (as

@@ -138,6 +138,11 @@ FAMILIES = {
                     sliding_window=16, sliding_window_pattern="LLG",
                     layer_types=["sliding_attention", "sliding_attention", "full_attention"],
                     rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # HunYuan dense: q/k norms per head after the rotation, the NTK-alpha rope (dynamic with alpha 1000), heads of 18.
+    "hunyuan_v1_dense": dict(model_type="hunyuan_v1_dense", intermediate_size=100, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, head_dim=18, rms_norm_eps=1e-5,
+                             tie_word_embeddings=False,
+                             rope_parameters=dict(rope_type="dynamic", alpha=1000.0, factor=1.0, rope_theta=10000.0)),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.

@@ -23,6 +23,7 @@ struct AttentionSpec {
   QkNorm qk_norm = QkNorm::kNone;
   bool qkv_bias = false, o_bias = false;
   int64_t kv_layer = 0;    // the layer whose keys and values it attends to (its own index)
+  bool qk_norm_after_rope = false;  // per-head q/k norms on the rotated heads (hunyuan), not before rotation
   bool keys_as_values = false;  // values are the keys' projection, taken before the keys' norm and rotation
   bool value_norm = false;      // values normed by an RMSNorm without weight
 

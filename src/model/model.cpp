@@ -178,12 +178,16 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   auto head_major = [&](const at::Tensor& x, int64_t count) {
     return t == 1 ? x.view({b, count, 1, a.head_dim}) : heads(x, count).transpose(1, 2);
   };
+  const bool per_head_norm_before = a.qk_norm == QkNorm::kPerHead && !a.qk_norm_after_rope;
+  const bool per_head_norm_after = a.qk_norm == QkNorm::kPerHead && a.qk_norm_after_rope;
   if (!own_kv) {
     at::Tensor q = at::linear(h, l.q, l.q_bias);
     if (a.qk_norm == QkNorm::kFullWidth) q = rms_norm(q, l.q_norm, n);
     q = heads(q, a.heads);
-    if (a.qk_norm == QkNorm::kPerHead) q = rms_norm(q, l.q_norm, n);
-    return {head_major(rotate(q), a.heads), {}, {}};
+    if (per_head_norm_before) q = rms_norm(q, l.q_norm, n);
+    q = rotate(q);
+    if (per_head_norm_after) q = rms_norm(q, l.q_norm, n);
+    return {head_major(q, a.heads), {}, {}};
   }
   const at::Tensor qkv = at::linear(h, l.qkv, l.qkv_bias);
   if (a.qk_norm == QkNorm::kFullWidth) {
@@ -202,10 +206,11 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     v = qk_v[1];
   }
   at::Tensor qk = heads(qk_part, a.heads + a.kv_heads);
-  if (a.qk_norm == QkNorm::kPerHead) qk = rms_norm(qk, l.qk_norm, n);
+  if (per_head_norm_before) qk = rms_norm(qk, l.qk_norm, n);
+  qk = rotate(qk);
+  if (per_head_norm_after) qk = rms_norm(qk, l.qk_norm, n);
   if (a.value_norm) v = unit_rms_norm(heads(v, a.kv_heads), n.eps);
-  const std::vector<at::Tensor> q_k =
-      head_major(rotate(qk), a.heads + a.kv_heads).split_with_sizes({a.heads, a.kv_heads}, 1);
+  const std::vector<at::Tensor> q_k = head_major(qk, a.heads + a.kv_heads).split_with_sizes({a.heads, a.kv_heads}, 1);
   return {q_k[0], q_k[1], head_major(v, a.kv_heads)};
 }
 

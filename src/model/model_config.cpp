@@ -142,7 +142,13 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
   const json* parameters = object_at(j, "rope_parameters");
   const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
   const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
-  const json& dict = scaling != nullptr ? *scaling : fallback;
+  json dict = scaling != nullptr ? *scaling : fallback;
+  if (family.dynamic_rope_is_ntk_alpha && get_or<std::string>(dict, "rope_type", "") == "dynamic" && has_field(dict, "alpha")) {
+    // NTK-alpha: a fixed stretch of the base, whatever the length (HunYuan's compute_ntk_alpha_rope_parameters)
+    const auto d = static_cast<double>(c.head_dim);
+    const double base = get_or<double>(dict, "rope_theta", theta) * std::pow(get_or<double>(dict, "alpha", 1.0), d / (d - 2));
+    dict = json{{"rope_type", "default"}, {"rope_theta", base}};
+  }
   if (object_at(dict, "full_attention") != nullptr) {  // a rope by layer type
     c.rope = parse_rope_dict(dict["full_attention"], theta, j, family);
     const json* sliding = object_at(dict, "sliding_attention");
@@ -404,6 +410,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.gated_mlp = family.mlp_up == nullptr;
   c.qk_norm = family.qk_norm;
   c.qk_norm_full_width = family.qk_norm_full_width;
+  c.qk_norm_after_rope = family.qk_norm_after_rope;
   c.output_norms_only = family.output_norms_only;
   c.norm_in_fp32 = family.norm_in_fp32;
   c.fused_projections = family.fused_projections;

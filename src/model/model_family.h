@@ -85,6 +85,10 @@ struct ModelFamily {
   // The forward.
   bool qk_norm = false;
   bool qk_norm_full_width = false;
+  bool qk_norm_after_rope = false;
+  const char* q_norm = "q_norm";  // the per-head norms' names after the attention module
+  const char* k_norm = "k_norm";
+  bool dynamic_rope_is_ntk_alpha = false;  // rope_type dynamic with an alpha: theta times alpha^(d / (d - 2)) (hunyuan)
   bool output_norms_only = false;
   bool norm_in_fp32 = false;
   bool fused_projections = false;

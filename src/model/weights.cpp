@@ -194,8 +194,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
     if (a.qk_norm != QkNorm::kNone) {  // over each head, or over the whole projection
       const bool per_head = a.qk_norm == QkNorm::kPerHead;
-      add(attn + "q_norm.weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
-      if (own_kv) add(attn + "k_norm.weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
+      add(attn + family.q_norm + ".weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
+      if (own_kv) add(attn + family.k_norm + ".weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
     }
     if (layer.per_layer_input) {
       const int64_t p = spec.per_layer_input_size;

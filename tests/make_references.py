@@ -143,6 +143,10 @@ FAMILIES = {
                              num_attention_heads=4, num_key_value_heads=2, head_dim=18, rms_norm_eps=1e-5,
                              tie_word_embeddings=False,
                              rope_parameters=dict(rope_type="dynamic", alpha=1000.0, factor=1.0, rope_theta=10000.0)),
+    # ERNIE 4.5: the rope over interleaved pairs, biases on every projection (use_bias), heads of 22, tied.
+    "ernie4_5": dict(model_type="ernie4_5", intermediate_size=104, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=22, use_bias=True, rms_norm_eps=1e-5,
+                     rope_parameters=dict(rope_type="default", rope_theta=500000.0)),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.

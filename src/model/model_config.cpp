@@ -397,7 +397,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.o_bias = family.o_bias_key != nullptr ? get_or<bool>(j, family.o_bias_key, false)
                                           : family.attention_bias_on_o && attention_bias;
   c.mlp_bias = family.reads_mlp_bias && get_or<bool>(j, "mlp_bias", false);
-  if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, true);
+  if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, family.all_bias_default);
   if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = true;
   if (family.always_mlp_bias) c.mlp_bias = true;
   c.lm_head_bias = family.output_layer_bias;
@@ -411,6 +411,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.qk_norm = family.qk_norm;
   c.qk_norm_full_width = family.qk_norm_full_width;
   c.qk_norm_after_rope = family.qk_norm_after_rope;
+  c.interleaved_rope = family.interleaved_rope;
   c.output_norms_only = family.output_norms_only;
   c.norm_in_fp32 = family.norm_in_fp32;
   c.fused_projections = family.fused_projections;

@@ -68,7 +68,10 @@ struct ModelConfig {
   bool mlp_bias = false;     // bias on gate, up and down projections (llama mlp_bias)
   bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3) ...
   bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
-  bool qk_norm_after_rope = false;  // per-head q/k norms after the rotation (hunyuan_v1_dense), not before
+  bool qk_norm_after_rope = false;
+  // The rope rotates interleaved pairs (0, 1), (2, 3), ... of each head (ernie4_5): q and k rows are reordered at
+  // load into the halves the rope here rotates, which leaves every q . k as it is.
+  bool interleaved_rope = false;  // per-head q/k norms after the rotation (hunyuan_v1_dense), not before
   bool fused_projections = false;   // q, k, v in one qkv_proj and gate, up in one gate_up_proj (phi3)
   Activation activation = Activation::kSilu;  // of the MLP's gate
   bool norm_plus_one = false;       // RMSNorm scales by (1 + w), in fp32 (gemma)

@@ -99,7 +99,9 @@ struct ModelFamily {
   // LayerNorm with biases instead of RMSNorm, its epsilon under eps_key (starcoder2).
   bool layer_norm = false;
   const char* eps_key = "rms_norm_eps";
-  const char* all_bias_key = nullptr;  // one key for the biases of every projection, true by default (use_bias)
+  const char* all_bias_key = nullptr;  // one key for the biases of every projection (use_bias) ...
+  bool all_bias_default = true;        // ... and its default
+  bool interleaved_rope = false;       // the rope rotates interleaved pairs (ernie4_5): q and k rows reordered at load
   // An ungated MLP, down(act(up(x))): its projections' names after "mlp." (c_fc and c_proj); nullptr: gated.
   const char* mlp_up = nullptr;
   const char* mlp_down = nullptr;

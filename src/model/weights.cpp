@@ -55,6 +55,12 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const
                    [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down_bias = t; }});
 }
 
+// q or k rows (weights [rows, in] or biases [rows]) of heads whose rope rotates interleaved pairs, reordered per head
+// to the two halves the rope here rotates: row 2j to j, row 2j + 1 to d/2 + j.
+at::Tensor halves_from_pairs(const at::Tensor& t, int64_t head_dim) {
+  return t.reshape({-1, head_dim / 2, 2, t.dim() == 1 ? 1 : t.size(1)}).transpose(1, 2).reshape(t.sizes());
+}
+
 // Gemma 4's experts beside the dense MLP in layer `i`: the router (its projection, input scale and per-expert
 // scales), gate and up [experts, 2 x ff, hidden] in one tensor (gate's rows first), down [experts, hidden, ff], and
 // the norms around both blocks.
@@ -116,6 +122,15 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     auto add = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
       add_split(suffix, std::move(shape), {{member, 0}});
     };
+    // q or k, whose rows a rope of interleaved pairs reorders.
+    auto add_q_or_k = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
+      if (!c.interleaved_rope) return add(suffix, std::move(shape), member);
+      const int64_t head_dim = a.head_dim;
+      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
+                       [i, member, head_dim](ModelWeights& w, const at::Tensor& t) {
+                         w.layers[i].*member = halves_from_pairs(t, head_dim);
+                       }});
+    };
     // q, k and v fused by head (rows: head 0's q, k, v, then head 1's, ...), as weights [rows, h] or biases [rows].
     auto add_by_head = [&](const std::string& suffix, std::vector<int64_t> shape, std::array<LayerTensor, 3> parts) {
       const int64_t heads = a.heads, head_dim = a.head_dim;
@@ -170,9 +185,9 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       else if (!moe)
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else {
-      add(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
+      add_q_or_k(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
       if (own_kv) {
-        add(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
+        add_q_or_k(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
         if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
       }
       if (gated) {
@@ -184,9 +199,9 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
     if (a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
-      add(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
+      add_q_or_k(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
       if (own_kv) {
-        add(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
+        add_q_or_k(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
         if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
       }
     }

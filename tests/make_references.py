@@ -147,6 +147,13 @@ FAMILIES = {
     "ernie4_5": dict(model_type="ernie4_5", intermediate_size=104, num_hidden_layers=2, num_attention_heads=4,
                      num_key_value_heads=2, head_dim=22, use_bias=True, rms_norm_eps=1e-5,
                      rope_parameters=dict(rope_type="default", rope_theta=500000.0)),
+    # Apertus: an ungated MLP through xIELU (its alpha_p and alpha_n drawn per layer), per-head q/k norms, its own
+    # norm names, Llama 3's rope (factor 8 from 64 positions), heads of 26.
+    "apertus": dict(model_type="apertus", intermediate_size=136, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=26, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                    rope_parameters=dict(rope_type="llama3", rope_theta=12000000.0, factor=8.0,
+                                         original_max_position_embeddings=64, low_freq_factor=1.0,
+                                         high_freq_factor=4.0)),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.
@@ -253,6 +260,8 @@ def make_model(family):
                 p.normal_(0.0, 4.0)
             elif name.endswith(("router.scale", "per_expert_scale")):  # Gemma 4's, initialized to one
                 p.uniform_(0.5, 1.5)
+            elif name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU, away from its init
+                p.add_(0.5 * torch.randn_like(p))
             elif name.endswith(("bias", "sinks")):
                 p.normal_(0.0, 0.05 if name.endswith("bias") else 1.0)
         for name, b in model.named_buffers():

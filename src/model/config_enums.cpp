@@ -17,6 +17,7 @@ const Names<Activation> kActivations{
     {Activation::kSilu, "silu"},
     {Activation::kGeluTanh, "gelu_pytorch_tanh"},
     {Activation::kGelu, "gelu"},
+    {Activation::kXielu, "xielu"},
     {Activation::kGeluTanh, "gelu_new"}};  // read only: the same tanh approximation, written in another order
 const Names<RopeType> kRopeTypes{{RopeType::kDefault, "default"},
                                  {RopeType::kLinear, "linear"},

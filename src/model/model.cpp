@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -49,11 +50,25 @@ bool ends_with(const std::string& name, const std::string& suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Gemma 4's per-layer scalar (a buffer in transformers, saved with the weights).
-bool is_layer_scalar(const std::string& name) { return ends_with(name, "layer_scalar"); }
+// Tensors saved with the weights that are buffers in transformers, whose parameter count leaves them out: Gemma 4's
+// per-layer scalar, xIELU's beta and eps.
+bool is_buffer(const std::string& name) {
+  return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps");
+}
 
 // Scales that start at one, as transformers initializes them (Gemma 4's layer scalar, router and expert scales).
-bool is_scale(const std::string& name) { return is_layer_scalar(name) || ends_with(name, "scale"); }
+bool is_scale(const std::string& name) { return ends_with(name, "layer_scalar") || ends_with(name, "scale"); }
+
+// A parameter's value as transformers initializes it, where that is a constant that is not a norm's one or a bias's
+// zero: xIELU's (alpha_p 0.8 and alpha_n 0.8 - beta through softplus, beta 0.5, eps -1e-6).
+std::optional<double> initial_value(const std::string& name) {
+  const auto inverse_softplus = [](double y) { return std::log(std::expm1(y)); };
+  if (ends_with(name, "act_fn.alpha_p")) return inverse_softplus(0.8);
+  if (ends_with(name, "act_fn.alpha_n")) return inverse_softplus(0.3);
+  if (ends_with(name, "act_fn.beta")) return 0.5;
+  if (ends_with(name, "act_fn.eps")) return -1e-6;
+  return std::nullopt;
+}
 
 // An RMSNorm without weight, in fp32 then back to x's dtype (Gemma 4's value norm).
 at::Tensor unit_rms_norm(const at::Tensor& x, double eps) {
@@ -66,8 +81,19 @@ at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor&
   return rms_norm(x, weight, n);
 }
 
+// xIELU as transformers' Python path computes it: alpha_p x^2 + beta x for x > 0, else
+// (expm1(min(x, eps)) - x) alpha_n + beta x, with alpha_p = softplus(a_p) and alpha_n = beta + softplus(a_n).
+at::Tensor xielu(const at::Tensor& x, const LayerWeights& l) {
+  const at::Tensor alpha_p = at::softplus(l.xielu_alpha_p);
+  const at::Tensor alpha_n = l.xielu_beta + at::softplus(l.xielu_alpha_n);
+  const at::Tensor linear = l.xielu_beta * x;
+  return at::where(x > 0, alpha_p * x * x + linear, (at::expm1(at::minimum(x, l.xielu_eps)) - x) * alpha_n + linear);
+}
+
 at::Tensor activate(const at::Tensor& x, Activation activation) {
   switch (activation) {
+    case Activation::kXielu:
+      throw std::logic_error("xielu takes its layer's parameters: activate_in_layer");
     case Activation::kGeluTanh:
       return at::gelu(x, "tanh");
     case Activation::kGelu:
@@ -313,8 +339,11 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
   switch (m.kind) {
     case MlpKind::kExperts:
       return mixture(m, l, g, g, n);
-    case MlpKind::kUngated:
-      return at::linear(activate(at::linear(g, l.up, l.up_bias), m.activation), l.down, l.down_bias);
+    case MlpKind::kUngated: {
+      const at::Tensor up = at::linear(g, l.up, l.up_bias);
+      return at::linear(m.activation == Activation::kXielu ? xielu(up, l) : activate(up, m.activation), l.down,
+                        l.down_bias);
+    }
     case MlpKind::kGated:
       break;
   }
@@ -393,7 +422,7 @@ bool Model::on_cuda() const {
 int64_t Model::num_parameters() const {
   int64_t total = 0;
   for (const TensorSpec& spec : expected_tensors(*config_)) {
-    if (is_layer_scalar(spec.name)) continue;  // a buffer, which transformers does not count
+    if (is_buffer(spec.name)) continue;
     int64_t count = 1;
     for (const int64_t size : spec.shape) count *= size;
     total += count;
@@ -423,6 +452,7 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
   at::manual_seed(options.seed);
   auto source = [&config](const TensorSpec& spec, c10::Device device) {
     const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
+    if (const std::optional<double> value = initial_value(spec.name)) return at::full(spec.shape, *value, opts);
     if (spec.shape.size() == 1) {  // norms (1-D weights) start as the identity (w = 1, or 0 in (1 + w)), biases at zero
       const std::string suffix = ".weight";
       const bool is_norm = spec.name.size() > suffix.size() &&

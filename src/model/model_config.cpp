@@ -526,6 +526,8 @@ void ModelConfig::validate() const {
     throw std::invalid_argument(
         "config: sliding_window, the soft-caps, query_pre_attn_scalar and attention_multiplier must not be negative");
   if (!(logits_scaling != 0)) throw std::invalid_argument("config: logits_scaling must not be 0");
+  if (activation == Activation::kXielu && (gated_mlp || num_experts > 0))
+    throw std::invalid_argument("config: hidden_act xielu (learned per layer) is supported in ungated MLPs (apertus)");
   if (num_experts > 0 && (experts_per_token < 1 || experts_per_token > num_experts || moe_intermediate_size <= 0))
     throw std::invalid_argument(fmt::format("config: {} experts per token of {} experts of size {} is not a mixture",
                                             experts_per_token, num_experts, moe_intermediate_size));

@@ -10,8 +10,9 @@
 
 namespace prefix_scorer {
 
-// The MLP gate's activation: silu, gelu_pytorch_tanh or gelu (erf), as config.json names them.
-enum class Activation { kSilu, kGeluTanh, kGelu };
+// The MLP gate's activation: silu, gelu_pytorch_tanh or gelu (erf), as config.json names them; or xielu, whose
+// parameters are learned per layer (apertus).
+enum class Activation { kSilu, kGeluTanh, kGelu, kXielu };
 // The rope's frequencies: rope_type default, linear, llama3, longrope, yarn or proportional.
 enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportional };
 // A layer's attention: layer_types' full_attention or sliding_attention.

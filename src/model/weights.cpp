@@ -220,6 +220,12 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     if (layer.scalar) add("layer_scalar", {1}, &LayerWeights::scalar);
     if (layer.experts_beside) add_experts_beside(slots, layer.experts, h, i, layer_name(family, i, ""));
+    if (m.activation == Activation::kXielu) {
+      add("mlp.act_fn.alpha_p", {1}, &LayerWeights::xielu_alpha_p);
+      add("mlp.act_fn.alpha_n", {1}, &LayerWeights::xielu_alpha_n);
+      add("mlp.act_fn.beta", {}, &LayerWeights::xielu_beta);
+      add("mlp.act_fn.eps", {}, &LayerWeights::xielu_eps);
+    }
     if (m.kind == MlpKind::kUngated) {
       add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
       if (m.bias) {

@@ -51,6 +51,8 @@ struct LayerWeights {
   // Gemma 4's experts beside the MLP (in `router` and `experts` above): the router's input scale [hidden] and each
   // expert's scale [experts]; the norms on the MLP's output, on the experts' input and on their output [hidden].
   at::Tensor router_scale, expert_scales;
+  // Apertus's xIELU: alpha_p and alpha_n [1] (through softplus), beta and eps (scalars).
+  at::Tensor xielu_alpha_p, xielu_alpha_n, xielu_beta, xielu_eps;
   at::Tensor dense_out_norm, experts_in_norm, experts_out_norm;
 };
 

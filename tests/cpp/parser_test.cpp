@@ -348,7 +348,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 29u);
+  EXPECT_EQ(types.size(), 30u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -423,6 +423,10 @@ TEST(ConfigJson, Exaone4PatternTextAndSeedOssOutputBias) {
   const ModelConfig seed_default = ModelConfig::from_json(R"({"model_type": "seed_oss", )" + sizes + "}");
   EXPECT_TRUE(seed_default.qkv_bias && !seed_default.o_bias);
   EXPECT_EQ(ModelConfig::from_json(seed.to_json()).to_json(), seed.to_json());
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(R"({"model_type": "llama", )" + sizes + R"(, "hidden_act": "xielu"})");
+            }).find("xielu"),
+            std::string::npos);
 }
 
 // Ministral 3 as published: a mistral3 checkpoint whose text_config is a ministral3, YaRN by default (as

@@ -70,6 +70,11 @@ std::optional<double> initial_value(const std::string& name) {
   return std::nullopt;
 }
 
+// A constant as transformers makes its embedding scales: a float32 tensor, then in `like`'s dtype.
+at::Tensor scale_in_dtype(double value, const at::Tensor& like) {
+  return at::scalar_tensor(static_cast<float>(value), like.options().dtype(at::kFloat)).to(like.scalar_type());
+}
+
 // An RMSNorm without weight, in fp32 then back to x's dtype (Gemma 4's value norm).
 at::Tensor unit_rms_norm(const at::Tensor& x, double eps) {
   return cast(at::rms_norm(cast(x, at::kFloat), {x.size(-1)}, std::nullopt, eps), x.scalar_type());
@@ -93,7 +98,7 @@ at::Tensor xielu(const at::Tensor& x, const LayerWeights& l) {
 at::Tensor activate(const at::Tensor& x, Activation activation) {
   switch (activation) {
     case Activation::kXielu:
-      throw std::logic_error("xielu takes its layer's parameters: activate_in_layer");
+      throw std::logic_error("xielu reads its layer's parameters: call xielu()");
     case Activation::kGeluTanh:
       return at::gelu(x, "tanh");
     case Activation::kGelu:
@@ -382,11 +387,8 @@ at::Tensor per_layer_inputs(const ModelWeights& w, const ModelSpec& spec, const 
                             const at::Tensor& embedded) {
   const int64_t b = embedded.size(0), t = embedded.size(1), width = spec.per_layer_input_size;
   const auto layers = static_cast<int64_t>(spec.layers.size());
-  const auto scalar = [&](double value) {
-    return at::scalar_tensor(static_cast<float>(value), embedded.options().dtype(at::kFloat)).to(embedded.scalar_type());
-  };
-  const at::Tensor by_token =
-      w.per_layer_embed.index_select(0, tokens).view({b, t, layers, width}) * scalar(std::sqrt(static_cast<double>(width)));
+  const at::Tensor by_token = w.per_layer_embed.index_select(0, tokens).view({b, t, layers, width}) *
+                              scale_in_dtype(std::sqrt(static_cast<double>(width)), embedded);
   const double projection_scale = std::pow(static_cast<double>(embedded.size(-1)), -0.5);
   const at::Tensor projected = (at::linear(embedded, w.per_layer_model_projection) * projection_scale)
                                    .view({b, t, layers, width});
@@ -454,9 +456,7 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
     const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
     if (const std::optional<double> value = initial_value(spec.name)) return at::full(spec.shape, *value, opts);
     if (spec.shape.size() == 1) {  // norms (1-D weights) start as the identity (w = 1, or 0 in (1 + w)), biases at zero
-      const std::string suffix = ".weight";
-      const bool is_norm = spec.name.size() > suffix.size() &&
-                           spec.name.compare(spec.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      const bool is_norm = ends_with(spec.name, ".weight");
       return (is_norm && !config.norm_plus_one) || is_scale(spec.name) ? at::ones(spec.shape, opts)
                                                                       : at::zeros(spec.shape, opts);
     }
@@ -605,10 +605,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   const LayerWeights& first = weights_->layers.front();
   const at::Tensor token_ids = upload(batch.tokens.reshape({-1}).to(at::kCPU), first.device);
   at::Tensor x = weights_->embed.index_select(0, token_ids).view({b, t, config_->hidden_size});
-  if (config_->scale_embeddings) {  // sqrt(hidden_size) as a float32, then in the model dtype, as transformers does
-    const float scale = static_cast<float>(std::sqrt(static_cast<double>(config_->hidden_size)));
-    x = x * at::scalar_tensor(scale, x.options().dtype(at::kFloat)).to(x.scalar_type());
-  }
+  if (config_->scale_embeddings) x = x * scale_in_dtype(std::sqrt(static_cast<double>(config_->hidden_size)), x);
   const at::Tensor by_layer =
       spec_->per_layer_input_size > 0 ? per_layer_inputs(*weights_, *spec_, spec_->norm, token_ids, x) : at::Tensor();
   if (config_->embedding_multiplier != 1) x = x * config_->embedding_multiplier;

@@ -396,6 +396,18 @@ TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
   EXPECT_NE(refusal(R"("per_layer_config": {"7": {"head_dim": 8}})").find("names layer '7'"), std::string::npos);
   EXPECT_NE(refusal(R"("per_layer_config": {"1": {"intermediate_size": 8}})").find("'intermediate_size' is not supported"),
             std::string::npos);
+  EXPECT_NE(refusal(R"("per_layer_config": {"1": 5})").find("per_layer_config of layer 1 is not an object"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"("per_layer_config": {"1": {"head_dim": 7}})").find("layer 1 has heads of 7 values"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"("per_layer_config": {"1": {"num_key_value_heads": 3}})").find("3 key-value heads"),
+            std::string::npos);
+  const std::string small_table = R"("model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16,
+      "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 100)";
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + small_table + "}"); })
+                .find("ids past the table"),
+            std::string::npos);
 }
 
 // EXAONE 4's sliding_window_pattern as text ("L" local, "G" global, repeated from layer 0, the last layer global),

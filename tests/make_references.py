@@ -214,6 +214,35 @@ FAMILIES = {
                       num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6, tie_word_embeddings=False,
                       num_experts=8, num_experts_per_tok=3, moe_intermediate_size=32, norm_topk_prob=True,
                       rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
+    # through, takes bf16 rows only at multiples of 16 bytes.
+    # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
+    # groups, weights renormalized and scaled by 2.5, two experts' widths of shared expert; q/k norms per head,
+    # biases on q, k and v, half of each 28-wide head rotated.
+    "glm4_moe": dict(model_type="glm4_moe", intermediate_size=120, moe_intermediate_size=24, num_hidden_layers=3,
+                     first_k_dense_replace=1, n_routed_experts=8, num_experts_per_tok=3, n_group=4, topk_group=2,
+                     n_shared_experts=2, routed_scaling_factor=2.5, norm_topk_prob=True, use_qk_norm=True,
+                     attention_bias=True, num_attention_heads=4, num_key_value_heads=2, head_dim=28,
+                     rms_norm_eps=1e-5, tie_word_embeddings=False,
+                     rope_parameters=dict(rope_type="default", rope_theta=1e6, partial_rotary_factor=0.5)),
+    # ERNIE 4.5 MoE: layer 0 dense, 1 and 2 routed by a softmax plus a correction bias to 2 of 6 experts beside a
+    # shared one, biases on every projection (use_bias), the rope over interleaved pairs, heads of 30, tied.
+    "ernie4_5_moe": dict(model_type="ernie4_5_moe", intermediate_size=76, moe_intermediate_size=40,
+                         num_hidden_layers=3, moe_num_experts=6, moe_k=2, moe_num_shared_experts=1,
+                         moe_layer_start_index=1, moe_layer_interval=1, use_bias=True, num_attention_heads=4,
+                         num_key_value_heads=2, head_dim=30, rms_norm_eps=1e-5,
+                         rope_parameters=dict(rope_type="default", rope_theta=500000.0)),
+    # HunYuan MoE: 2 then 3 of 5 experts (moe_topk per layer) as wide as the shared MLP, the router in fp32, q/k
+    # norms after the rotation, the NTK-alpha rope, heads of 14.
+    "hunyuan_v1_moe": dict(model_type="hunyuan_v1_moe", intermediate_size=56, num_hidden_layers=2, num_experts=5,
+                           moe_topk=[2, 3], num_attention_heads=4, num_key_value_heads=2, head_dim=14,
+                           rms_norm_eps=1e-5, tie_word_embeddings=False,
+                           rope_parameters=dict(rope_type="dynamic", alpha=1000.0, factor=1.0, rope_theta=10000.0)),
+    # MiniMax-M2: sigmoid routing with a correction bias to 2 of 6 experts (Mixtral's names), q/k normed over their
+    # full width, 10 of each 20-wide head rotated (rotary_dim).
+    "minimax_m2": dict(model_type="minimax_m2", intermediate_size=72, num_hidden_layers=2, num_local_experts=6,
+                       num_experts_per_tok=2, num_attention_heads=4, num_key_value_heads=2, head_dim=20,
+                       rotary_dim=10, rms_norm_eps=1e-6, rope_parameters=dict(rope_type="default", rope_theta=5e6)),
 }
 
 PAIRS = [
@@ -254,7 +283,8 @@ def make_model(family):
         for name, p in model.named_parameters():
             if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
-            elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight")):
+            elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight",
+                                "gate.wg.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2
                 p.normal_(0.0, 4.0)
@@ -267,6 +297,9 @@ def make_model(family):
         for name, b in model.named_buffers():
             if name.endswith("layer_scalar"):  # Gemma 4's, saved with the weights
                 b.uniform_(0.5, 1.5)
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if name.endswith("e_score_correction_bias"):  # choosing other experts than the scores alone would
+                t.normal_(0.0, 0.3)
     return model
 
 

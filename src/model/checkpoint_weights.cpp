@@ -1,5 +1,6 @@
 #include "model/checkpoint_weights.h"
 
+#include "model/block_fp8.h"
 #include "model/checkpoint.h"
 #include "model/lora_adapter.h"
 #include "model/model_config.h"
@@ -65,10 +66,25 @@ std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
   return name;
 }
 
-// A tensor's shape as the checkpoint stores it: the tensor itself, or MXFP4 blocks and scales beside its name that
-// dequantize to it (gpt_oss's experts); nullopt when it has neither.
-std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, const std::string& name) {
-  if (const TensorInfo* info = checkpoint.find(name)) return info->shape;
+// A tensor's shape as the checkpoint stores it: the tensor itself (block-FP8 with its scales beside it, whose grid
+// must fit), or MXFP4 blocks and scales beside its name that dequantize to it (gpt_oss's experts); nullopt when it
+// has neither.
+std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, const std::string& name,
+                                                 std::array<int64_t, 2> fp8_block) {
+  if (const TensorInfo* info = checkpoint.find(name)) {
+    if (info->dtype != at::kFloat8_e4m3fn) return info->shape;
+    const TensorInfo* scales = checkpoint.find(name + "_scale_inv");
+    if (fp8_block[0] == 0 || scales == nullptr)
+      throw std::runtime_error(fmt::format(
+          "tensor '{}' is float8_e4m3fn without {}", name,
+          fp8_block[0] == 0 ? "a block-FP8 quantization_config in config.json" : "'" + name + "_scale_inv' beside it"));
+    if (scales->shape != block_fp8_scale_shape(info->shape, fp8_block))
+      throw std::runtime_error(fmt::format("tensor '{}_scale_inv' has shape [{}], expected [{}] for [{}] in blocks of [{}]",
+                                           name, fmt::join(scales->shape, ", "),
+                                           fmt::join(block_fp8_scale_shape(info->shape, fp8_block), ", "),
+                                           fmt::join(info->shape, ", "), fmt::join(fp8_block, ", ")));
+    return info->shape;
+  }
   const TensorInfo* blocks = checkpoint.find(name + "_blocks");
   const TensorInfo* scales = checkpoint.find(name + "_scales");
   if (blocks == nullptr || scales == nullptr) return std::nullopt;
@@ -79,8 +95,11 @@ std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, c
   }
 }
 
-at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name) {
-  if (checkpoint.find(name) != nullptr) return checkpoint.view(name);
+at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, std::array<int64_t, 2> fp8_block) {
+  if (const TensorInfo* info = checkpoint.find(name)) {
+    if (info->dtype != at::kFloat8_e4m3fn) return checkpoint.view(name);
+    return dequantize_block_fp8(checkpoint.view(name), checkpoint.view(name + "_scale_inv"), fp8_block);
+  }
   return dequantize_mxfp4(checkpoint.view(name + "_blocks"), checkpoint.view(name + "_scales"));
 }
 
@@ -110,7 +129,7 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   const int64_t stored_vocab = config.vocab_size;
   for (const auto& spec : expected_tensors(config)) {
     const std::string name = stored_name(spec.name);
-    const std::optional<std::vector<int64_t>> shape = stored_shape(checkpoint, name);
+    const std::optional<std::vector<int64_t>> shape = stored_shape(checkpoint, name, config.fp8_block);
     if (!shape)
       throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", dir, name,
                                            fmt::join(spec.shape, ", ")));
@@ -122,7 +141,7 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
 
   // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.
   auto stored = [&](const std::string& name, const std::string& adapted_as) {
-    at::Tensor t = stored_tensor(checkpoint, stored_name(name));
+    at::Tensor t = stored_tensor(checkpoint, stored_name(name), config.fp8_block);
     if (!by_vocab(adapted_as) || config.vocab_size == stored_vocab) return t;
     if (config.vocab_size < stored_vocab) return t.narrow(0, 0, config.vocab_size);
     if (!adapter || !adapter->replaces(adapted_as))

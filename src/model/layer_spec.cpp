@@ -33,21 +33,35 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   return a;
 }
 
-MlpSpec experts_spec(const ModelConfig& c) {
+MlpSpec experts_spec(const ModelConfig& c, int64_t layer) {
   MlpSpec m;
   m.activation = c.activation;
   m.kind = MlpKind::kExperts;
   m.size = c.moe_intermediate_size;
   m.swiglu_alpha = c.swiglu_alpha;
   m.swiglu_limit = c.swiglu_limit;
-  m.router = {c.num_experts,          c.experts_per_token, c.softmax_over_chosen, c.norm_topk_prob,
-              c.routing_weights_fp32, c.expert_biases,     c.shared_expert_intermediate_size,
-              c.experts_beside_mlp,   c.experts_beside_mlp};
+  RouterSpec& r = m.router;
+  r.experts = c.num_experts;
+  r.per_token = c.layer_top_k(layer);
+  r.scores = c.router_scores;
+  r.fp32_logits = c.router_fp32;
+  r.correction_bias = c.expert_correction_bias;
+  r.groups = c.expert_groups;
+  r.groups_chosen = c.expert_groups_chosen;
+  r.normalize = c.norm_topk_prob;
+  r.norm_epsilon = c.routing_norm_epsilon;
+  r.norm_floor = c.routing_norm_floor;
+  r.scaling = c.routed_scaling_factor;
+  r.weights_fp32 = c.routing_weights_fp32;
+  r.biases = c.expert_biases;
+  r.shared_expert_size = c.shared_expert_intermediate_size;
+  r.shared_expert_gated = c.shared_expert_gated;
+  r.scaled_input = r.expert_scales = c.experts_beside_mlp;
   return m;
 }
 
 MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
-  if (c.is_moe_layer(layer) && !c.experts_beside_mlp) return experts_spec(c);
+  if (c.is_moe_layer(layer) && !c.experts_beside_mlp) return experts_spec(c, layer);
   MlpSpec m;
   m.activation = c.activation;
   m.kind = c.gated_mlp ? MlpKind::kGated : MlpKind::kUngated;
@@ -84,7 +98,7 @@ ModelSpec model_spec(const ModelConfig& c) {
     l.per_layer_input = c.per_layer_input_size > 0;
     l.scalar = c.layer_scalars;
     l.experts_beside = c.experts_beside_mlp;
-    if (l.experts_beside) l.experts = experts_spec(c);
+    if (l.experts_beside) l.experts = experts_spec(c, i);
     spec.layers.push_back(l);
   }
   return spec;

@@ -32,13 +32,21 @@ struct AttentionSpec {
 };
 
 // How a mixture picks and weighs its experts.
+// A router as data: scores from its logits, experts chosen by the scores plus an optional correction bias within
+// the best groups, their weights the chosen scores renormalized, scaled, and (Gemma 4) times each expert's scale.
 struct RouterSpec {
   int64_t experts = 0, per_token = 0;
-  bool softmax_over_chosen = false;  // softmax over the top logits; else the top of a softmax over all, in fp32
-  bool normalize = false;            // the chosen weights renormalized to sum to one
-  bool weights_fp32 = false;         // the weights stay fp32 through the experts' sum
-  bool biases = false;               // on the router and on every expert's projections
-  int64_t shared_expert_size = 0;    // a shared expert behind a sigmoid gate beside the routed ones; 0: none
+  RouterScores scores = RouterScores::kSoftmax;
+  bool fp32_logits = false;         // the router's input and weight in fp32 (its weight kept so at load)
+  bool correction_bias = false;     // added to the scores to choose, not to weigh
+  int64_t groups = 1, groups_chosen = 1;
+  bool normalize = false;           // the chosen weights divided by max(sum + norm_epsilon, norm_floor)
+  double norm_epsilon = 0, norm_floor = 0;
+  double scaling = 1;               // routed_scaling_factor
+  bool weights_fp32 = false;        // the weights stay fp32 through the experts' sum
+  bool biases = false;              // on the router and on every expert's projections
+  int64_t shared_expert_size = 0;   // a shared expert beside the routed ones; 0: none
+  bool shared_expert_gated = false; // behind a sigmoid gate (qwen2_moe)
   // Gemma 4's router: its input RMS-normed without weight, times a learned scale [hidden] and hidden^-1/2; each
   // chosen weight times its expert's learned scale.
   bool scaled_input = false;

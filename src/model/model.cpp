@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -51,9 +52,11 @@ bool ends_with(const std::string& name, const std::string& suffix) {
 }
 
 // Tensors saved with the weights that are buffers in transformers, whose parameter count leaves them out: Gemma 4's
-// per-layer scalar, xIELU's beta and eps.
+// per-layer scalar, xIELU's beta and eps, and a router's correction bias (a buffer in DeepSeek's, GLM's and
+// MiniMax's modules; a parameter under ERNIE's moe_statics).
 bool is_buffer(const std::string& name) {
-  return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps");
+  return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps") ||
+         (ends_with(name, "e_score_correction_bias") && !ends_with(name, "moe_statics.e_score_correction_bias"));
 }
 
 // Scales that start at one, as transformers initializes them (Gemma 4's layer scalar, router and expert scales).
@@ -294,14 +297,53 @@ at::Tensor expert_bias(const at::Tensor& bias, const at::Tensor& sorted_experts)
 at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defined() ? x + bias : x; }
 
 at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
-  return at::linear(activate(at::linear(x, e.gate), m.activation) * at::linear(x, e.up), e.down);
+  return at::linear(activate(at::linear(x, e.gate, e.gate_bias), m.activation) * at::linear(x, e.up, e.up_bias), e.down,
+                    e.down_bias);
 }
 
-// A mixture of experts: each token goes through the experts_per_token experts its router ranks highest, weighted
-// by their routing probabilities (fp32, as transformers keeps them for mixtral; in the model dtype for Qwen). The
-// (token, choice) pairs are sorted by expert and each projection runs as one grouped matmul over the experts'
-// runs of rows, whose bounds stay on the device: no host sync (torch's grouped kernel on sm90/sm100 in bf16; its
-// fallback elsewhere, which reads the bounds on the host itself).
+// The experts a router chooses for each token [tokens, per_token] and their weights, as RouterSpec describes.
+std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights& l, const at::Tensor& router_in,
+                                        at::ScalarType dtype) {
+  const at::Tensor logits = r.fp32_logits ? at::linear(router_in.to(at::kFloat), l.router)
+                                          : at::linear(router_in, l.router, l.router_bias);
+  at::Tensor weights, chosen;
+  if (r.scores == RouterScores::kSoftmaxOfChosen) {  // the top logits, then a softmax over them in the model dtype
+    std::tie(weights, chosen) = logits.topk(r.per_token, -1);
+    return {chosen, at::softmax(weights, -1)};
+  }
+  const at::Tensor scores =
+      r.scores == RouterScores::kSigmoid ? at::sigmoid(logits.to(at::kFloat)) : at::softmax(logits.to(at::kFloat), -1);
+  at::Tensor choice = r.correction_bias ? scores + l.correction_bias : scores;
+  if (r.groups > 1) {  // only the experts of the groups whose two best choice scores sum highest
+    const int64_t tokens = choice.size(0), per_group = r.experts / r.groups;
+    const at::Tensor grouped = choice.view({tokens, r.groups, per_group});
+    const at::Tensor best_groups = std::get<1>(std::get<0>(grouped.topk(2, -1)).sum(-1).topk(r.groups_chosen, -1));
+    const at::Tensor kept = at::zeros({tokens, r.groups}, choice.options().dtype(at::kBool)).scatter_(1, best_groups, true);
+    choice = grouped.masked_fill(kept.logical_not().unsqueeze(-1), -std::numeric_limits<float>::infinity())
+                 .view({tokens, r.experts});
+  }
+  if (r.correction_bias || r.groups > 1) {
+    chosen = std::get<1>(choice.topk(r.per_token, -1));
+    weights = scores.gather(1, chosen);
+  } else {
+    std::tie(weights, chosen) = scores.topk(r.per_token, -1);
+  }
+  if (r.normalize) {
+    at::Tensor sum = weights.sum(-1, true);
+    if (r.norm_epsilon != 0) sum = sum + r.norm_epsilon;
+    if (r.norm_floor != 0) sum = sum.clamp_min(r.norm_floor);
+    weights = weights / sum;
+  }
+  if (r.scaling != 1) weights = weights * r.scaling;
+  if (r.expert_scales) weights = weights * l.expert_scales.index_select(0, chosen.reshape(-1)).view(chosen.sizes());
+  return {chosen, r.weights_fp32 ? weights : weights.to(dtype)};
+}
+
+// A mixture of experts: each token goes through the experts its router chooses (route), weighted by their routing
+// weights. The (token, choice) pairs are sorted by expert and each projection runs as one grouped matmul over the
+// experts' runs of rows, whose bounds stay on the device: no host sync (torch's grouped kernel on sm90/sm100 in
+// bf16; its fallback elsewhere, which reads the bounds on the host itself). A shared expert, gated or not, adds
+// its output to theirs.
 // `routed` is what the router reads: the experts' input, or (Gemma 4) the residual before their norm.
 at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, const at::Tensor& routed,
                    const NormSpec& n) {
@@ -310,17 +352,7 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
   at::Tensor router_in = routed.reshape({-1, routed.size(-1)});
   if (r.scaled_input)
     router_in = unit_rms_norm(router_in, n.eps) * l.router_scale * std::pow(static_cast<double>(x.size(-1)), -0.5);
-  const at::Tensor logits = at::linear(router_in, l.router, l.router_bias);
-  at::Tensor weights, chosen;
-  if (r.softmax_over_chosen) {  // the top logits, then a softmax over them in the model dtype
-    std::tie(weights, chosen) = logits.topk(r.per_token, -1);
-    weights = at::softmax(weights, -1);
-  } else {
-    std::tie(weights, chosen) = at::softmax(logits.to(at::kFloat), -1).topk(r.per_token, -1);
-    if (r.normalize) weights = weights / weights.sum(-1, true);
-    if (r.expert_scales) weights = weights * l.expert_scales.index_select(0, chosen.reshape(-1)).view(chosen.sizes());
-    if (!r.weights_fp32) weights = weights.to(x.scalar_type());
-  }
+  const auto [chosen, weights] = route(r, l, router_in, x.scalar_type());
   const auto [sorted_experts, order] = at::sort(chosen.reshape(-1), /*stable=*/true, /*dim=*/0, /*descending=*/false);
   const at::Tensor run_ends =
       at::searchsorted(sorted_experts, at::arange(r.experts, sorted_experts.options()), /*out_int32=*/true,
@@ -335,8 +367,10 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
                             expert_bias(e.down_bias, sorted_experts)) *
                        weights.reshape(-1).index_select(0, order).unsqueeze(1);
   at::Tensor out = at::zeros_like(x).index_add_(0, tokens, y.to(x.scalar_type()));
-  if (l.shared_expert_gate.defined())
-    out = out + at::sigmoid(at::linear(x, l.shared_expert_gate)) * expert_forward(m, l.shared_expert, x);
+  if (r.shared_expert_size > 0) {
+    const at::Tensor shared = expert_forward(m, l.shared_expert, x);
+    out = out + (r.shared_expert_gated ? at::sigmoid(at::linear(x, l.shared_expert_gate)) * shared : shared);
+  }
   return out.view(g.sizes());
 }
 

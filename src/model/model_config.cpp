@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <filesystem>
 #include <type_traits>
 #include <fstream>
@@ -61,6 +62,23 @@ bool accepted_quantization(const json& j, const ModelFamily& family) {
          get_or<std::string>(*q, "quant_method", "") == family.quantization;
 }
 
+// Block-FP8 (quant_method "fp8", as DeepSeek, Qwen, MiniMax and GLM ship it): its weight_block_size; zeros for any
+// other config. FP8 without blocks (per-tensor scales) is refused by name.
+std::array<int64_t, 2> parse_block_fp8(const json& j) {
+  if (!j.contains("quantization_config") || !j["quantization_config"].is_object()) return {0, 0};
+  const json& q = j["quantization_config"];
+  if (get_or<std::string>(q, "quant_method", "") != "fp8") return {0, 0};
+  const auto block = get_or<std::vector<int64_t>>(q, "weight_block_size", {});
+  if (block.size() != 2 || block[0] < 1 || block[1] < 1)
+    throw std::invalid_argument(
+        "config.json: fp8 quantization without a weight_block_size of two positive sizes (per-tensor FP8) is not "
+        "supported; block-FP8 is");
+  if (get_or<std::string>(q, "fmt", "e4m3") != "e4m3")
+    throw std::invalid_argument(fmt::format("config.json: fp8 format '{}' is not supported (e4m3 is)",
+                                            get_or<std::string>(q, "fmt", "")));
+  return {block[0], block[1]};
+}
+
 // A size under the family's key, or under transformers' usual name (which GPT-2's config maps onto its own).
 int64_t size_field(const json& j, const char* key, const char* usual) {
   return has_field(j, key) ? get_or<int64_t>(j, key, 0) : require<int64_t>(j, usual);
@@ -107,8 +125,11 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
   const bool longrope = rope.type == RopeType::kLongRope, yarn = rope.type == RopeType::kYarn;
-  rope.partial_rotary_factor = get_or<double>(
-      d, "partial_rotary_factor", get_or<double>(top, family.partial_rotary_key, family.default_partial_rotary));
+  double default_partial = family.default_partial_rotary;
+  if (family.rotary_dim_key != nullptr && has_field(top, family.rotary_dim_key) && has_field(top, "head_dim"))
+    default_partial = top[family.rotary_dim_key].get<double>() / top["head_dim"].get<double>();
+  rope.partial_rotary_factor =
+      get_or<double>(d, "partial_rotary_factor", get_or<double>(top, family.partial_rotary_key, default_partial));
   if (phi3) {
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
   } else {
@@ -143,7 +164,8 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
   const json* scaling = parameters != nullptr ? parameters : object_at(j, "rope_scaling");
   const json fallback = family.default_rope_scaling != nullptr ? json::parse(family.default_rope_scaling) : json::object();
   json dict = scaling != nullptr ? *scaling : fallback;
-  if (family.dynamic_rope_is_ntk_alpha && get_or<std::string>(dict, "rope_type", "") == "dynamic" && has_field(dict, "alpha")) {
+  const std::string type = get_or<std::string>(dict, "rope_type", get_or<std::string>(dict, "type", ""));
+  if (family.dynamic_rope_is_ntk_alpha && type == "dynamic" && has_field(dict, "alpha")) {  // "type" in older configs
     // NTK-alpha: a fixed stretch of the base, whatever the length (HunYuan's compute_ntk_alpha_rope_parameters)
     const auto d = static_cast<double>(c.head_dim);
     const double base = get_or<double>(dict, "rope_theta", theta) * std::pow(get_or<double>(dict, "alpha", 1.0), d / (d - 2));
@@ -211,29 +233,89 @@ std::vector<LayerKind> pattern_layer_types(const std::string& pattern, int64_t n
 
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
-    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b";
-// The MoE keys of mixtral, qwen2_moe and qwen3_moe, as their transformers configs read them.
+    "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
+    "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2";
+// Which layers are MoE by the family's rule (empty: all).
+std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
+  std::vector<bool> moe;
+  switch (e.layers) {
+    case MoeLayerRule::kAll:
+      return moe;
+    case MoeLayerRule::kSparseStep: {
+      const int64_t step = get_or<int64_t>(j, "decoder_sparse_step", 1);
+      if (step < 1)
+        throw std::invalid_argument(fmt::format("config.json: decoder_sparse_step must be >= 1, got {}", step));
+      const auto dense = get_or<std::vector<int64_t>>(j, "mlp_only_layers", {});
+      for (int64_t i = 0; i < num_layers; ++i)
+        moe.push_back((i + 1) % step == 0 && std::find(dense.begin(), dense.end(), i) == dense.end());
+      return moe;
+    }
+    case MoeLayerRule::kFirstDense: {
+      const int64_t dense = get_or<int64_t>(j, "first_k_dense_replace", e.default_first_dense);
+      for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
+      return moe;
+    }
+    case MoeLayerRule::kStartEndEvery: {
+      const int64_t start = get_or<int64_t>(j, "moe_layer_start_index", 1);
+      int64_t end = get_or<int64_t>(j, "moe_layer_end_index", -1);
+      if (end == -1) end = num_layers - 1;
+      const int64_t every = get_or<int64_t>(j, "moe_layer_interval", 1);
+      if (every < 1)
+        throw std::invalid_argument(fmt::format("config.json: moe_layer_interval must be >= 1, got {}", every));
+      for (int64_t i = 0; i < num_layers; ++i) moe.push_back((i + 1) % every == 0 && i >= start && i <= end);
+      return moe;
+    }
+  }
+  return moe;
+}
+
+// The top-k of every layer: one integer, or (hunyuan_v1_moe's moe_topk) a list of one per layer.
+void parse_experts_per_token(const json& j, const ExpertTraits& e, ModelConfig& c) {
+  if (!j.contains(e.per_token_key) || !j[e.per_token_key].is_array()) {
+    c.experts_per_token = get_or<int64_t>(j, e.per_token_key, e.default_per_token);
+    return;
+  }
+  c.layer_experts_per_token = j[e.per_token_key].get<std::vector<int64_t>>();
+  if (static_cast<int64_t>(c.layer_experts_per_token.size()) != c.num_layers)
+    throw std::invalid_argument(fmt::format("config.json: {} has {} entries for {} layers", e.per_token_key,
+                                            c.layer_experts_per_token.size(), c.num_layers));
+  c.experts_per_token = *std::max_element(c.layer_experts_per_token.begin(), c.layer_experts_per_token.end());
+}
+
+// The MoE keys as the family's transformers config reads them.
 void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
-  c.num_experts = get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
-  c.experts_per_token = get_or<int64_t>(j, "num_experts_per_tok", e.default_per_token);
+  c.num_experts = e.experts_key != nullptr
+                      ? get_or<int64_t>(j, e.experts_key, e.default_experts)
+                      : get_or<int64_t>(j, "num_local_experts", get_or<int64_t>(j, "num_experts", e.default_experts));
+  parse_experts_per_token(j, e, c);
   c.moe_intermediate_size = e.dense_sized ? c.intermediate_size
                                           : get_or<int64_t>(j, "moe_intermediate_size", e.default_size);
-  c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", false);
+  c.router_scores = e.scores;
+  c.router_fp32 = e.router_fp32;
+  c.expert_correction_bias = e.correction_bias != nullptr;
+  if (e.grouped) {
+    c.expert_groups = get_or<int64_t>(j, "n_group", 1);
+    c.expert_groups_chosen = get_or<int64_t>(j, "topk_group", 1);
+  }
+  c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", e.normalized_by_default);
+  c.routing_norm_epsilon = e.norm_epsilon;
+  if (e.norm_floor_key != nullptr) c.routing_norm_floor = get_or<double>(j, e.norm_floor_key, 1e-12);
+  if (e.scaled) c.routed_scaling_factor = get_or<double>(j, "routed_scaling_factor", 1.0);
   c.routing_weights_fp32 = e.routing_fp32;
   c.expert_biases = e.stacked;
-  c.softmax_over_chosen = e.softmax_over_chosen;
   if (e.clamped_swiglu) {
     c.swiglu_alpha = get_or<double>(j, "swiglu_alpha", 1.702);
     c.swiglu_limit = get_or<double>(j, "swiglu_limit", 7.0);
   }
-  if (e.default_shared_size > 0)
+  if (e.default_shared_size > 0) {
     c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", e.default_shared_size);
-  if (!e.sparse_step) return;
-  const int64_t step = get_or<int64_t>(j, "decoder_sparse_step", 1);
-  if (step < 1) throw std::invalid_argument(fmt::format("config.json: decoder_sparse_step must be >= 1, got {}", step));
-  const auto dense = get_or<std::vector<int64_t>>(j, "mlp_only_layers", {});
-  for (int64_t i = 0; i < c.num_layers; ++i)
-    c.moe_layers.push_back((i + 1) % step == 0 && std::find(dense.begin(), dense.end(), i) == dense.end());
+    c.shared_expert_gated = true;
+  }
+  if (e.shared_count_key != nullptr)
+    c.shared_expert_intermediate_size =
+        get_or<int64_t>(j, e.shared_count_key, e.default_shared_count) * c.moe_intermediate_size;
+  if (e.shared_dense_sized) c.shared_expert_intermediate_size = c.intermediate_size;
+  c.moe_layers = parse_moe_layers(j, e, c.num_layers);
 }
 
 // smollm3: which layers rotate (no_rope_layers, 1 for rope; else every no_rope_layer_interval-th layer does not),
@@ -359,8 +441,10 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     }
   }
   const ModelFamily& family = model_family(c.model_type);
+  c.fp8_block = parse_block_fp8(j);
   for (const char* key : {"quantization_config", "vision_config"}) {
-    if (std::string(key) == "quantization_config" && accepted_quantization(j, family)) continue;
+    if (std::string(key) == "quantization_config" && (accepted_quantization(j, family) || c.fp8_block[0] > 0))
+      continue;
     if (j.contains(key) && !j[key].is_null())
       throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
                                               c.model_type));
@@ -400,7 +484,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.all_bias_key != nullptr) c.qkv_bias = c.o_bias = c.mlp_bias = get_or<bool>(j, family.all_bias_key, family.all_bias_default);
   if (family.always_biased) c.qkv_bias = c.o_bias = c.mlp_bias = true;
   if (family.always_mlp_bias) c.mlp_bias = true;
-  c.lm_head_bias = family.output_layer_bias;
+  c.lm_head_bias = family.output_layer_bias || (family.all_bias_on_output && c.mlp_bias);
   if (family.position_embed != nullptr) parse_gpt2_attention(j, c);
   if (family.parallel_block && get_or<bool>(j, "qk_layernorm", false))
     throw std::invalid_argument("config.json: 'qk_layernorm' is not supported");
@@ -408,7 +492,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
                      (family.parallel_residual_key != nullptr && get_or<bool>(j, family.parallel_residual_key, true));
   c.layer_norm = family.layer_norm;
   c.gated_mlp = family.mlp_up == nullptr;
-  c.qk_norm = family.qk_norm;
+  c.qk_norm = family.qk_norm || (family.qk_norm_key != nullptr && get_or<bool>(j, family.qk_norm_key, false));
   c.qk_norm_full_width = family.qk_norm_full_width;
   c.qk_norm_after_rope = family.qk_norm_after_rope;
   c.interleaved_rope = family.interleaved_rope;
@@ -531,6 +615,21 @@ void ModelConfig::validate() const {
   if (num_experts > 0 && (experts_per_token < 1 || experts_per_token > num_experts || moe_intermediate_size <= 0))
     throw std::invalid_argument(fmt::format("config: {} experts per token of {} experts of size {} is not a mixture",
                                             experts_per_token, num_experts, moe_intermediate_size));
+  for (int64_t i = 0; i < num_layers && num_experts > 0 && !layer_experts_per_token.empty(); ++i)
+    if (layer_top_k(i) < 1 || layer_top_k(i) > num_experts)
+      throw std::invalid_argument(fmt::format("config: layer {} routes each token to {} of {} experts", i,
+                                              layer_top_k(i), num_experts));
+  if (num_experts > 0 && expert_groups > 1) {
+    const int64_t group_size = num_experts / std::max<int64_t>(expert_groups, 1);
+    if (num_experts % expert_groups != 0 || group_size < 2 || expert_groups_chosen < 1 ||
+        expert_groups_chosen > expert_groups || expert_groups_chosen * group_size < experts_per_token)
+      throw std::invalid_argument(fmt::format(
+          "config: {} experts in n_group {} with topk_group {} cannot give {} experts per token (groups must split "
+          "the experts evenly, at least two each, and the chosen groups hold enough)",
+          num_experts, expert_groups, expert_groups_chosen, experts_per_token));
+  }
+  if (num_experts > 0 && !(std::isfinite(routed_scaling_factor) && routing_norm_floor >= 0))
+    throw std::invalid_argument("config: routed_scaling_factor must be finite and moe_norm_min not negative");
   if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != num_layers)
     throw std::invalid_argument("config: the no-rope layer list does not cover every layer");
   if (!moe_layers.empty() && static_cast<int64_t>(moe_layers.size()) != num_layers)
@@ -608,6 +707,52 @@ json optional_json(double value) { return value == 0 ? json() : json(value); }
 
 }  // namespace
 
+namespace {
+
+// The MoE keys as parse_experts reads them back, under the family's names; also with none (num_experts 0), which
+// reads back as none, not as the default.
+void write_experts(json& j, const ExpertTraits& e, const ModelConfig& c) {
+  j[e.experts_key != nullptr ? e.experts_key : "num_local_experts"] = c.num_experts;
+  if (c.layer_experts_per_token.empty())
+    j[e.per_token_key] = c.experts_per_token;
+  else
+    j[e.per_token_key] = c.layer_experts_per_token;
+  j["moe_intermediate_size"] = c.moe_intermediate_size;
+  j["norm_topk_prob"] = c.norm_topk_prob;
+  if (e.grouped) {
+    j["n_group"] = c.expert_groups;
+    j["topk_group"] = c.expert_groups_chosen;
+  }
+  if (e.norm_floor_key != nullptr) j[e.norm_floor_key] = c.routing_norm_floor;
+  if (e.scaled) j["routed_scaling_factor"] = c.routed_scaling_factor;
+  if (e.default_shared_size > 0) j["shared_expert_intermediate_size"] = c.shared_expert_intermediate_size;
+  if (e.shared_count_key != nullptr)
+    j[e.shared_count_key] = c.moe_intermediate_size > 0 ? c.shared_expert_intermediate_size / c.moe_intermediate_size : 0;
+  std::vector<int64_t> moe, dense;
+  for (int64_t i = 0; i < c.num_layers; ++i) (c.is_moe_layer(i) || c.moe_layers.empty() ? moe : dense).push_back(i);
+  switch (e.layers) {
+    case MoeLayerRule::kAll:
+      break;
+    case MoeLayerRule::kSparseStep:
+      j["decoder_sparse_step"] = 1;
+      j["mlp_only_layers"] = dense;
+      break;
+    case MoeLayerRule::kFirstDense:  // the rule's layers: all MoE from the first one on
+      j["first_k_dense_replace"] = moe.empty() ? c.num_layers : moe.front();
+      break;
+    case MoeLayerRule::kStartEndEvery: {  // the rule's layers: every k-th from the first to the last, k their gcd
+      int64_t every = 0;
+      for (const int64_t i : moe) every = std::gcd(every, i + 1);
+      j["moe_layer_start_index"] = moe.empty() ? c.num_layers : moe.front();
+      j["moe_layer_end_index"] = moe.empty() ? c.num_layers : moe.back();
+      j["moe_layer_interval"] = std::max<int64_t>(every, 1);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 std::string ModelConfig::to_json() const {
   const json rope_parameters = rope_json(rope);
   json j = {{"model_type", model_type},
@@ -678,18 +823,10 @@ std::string ModelConfig::to_json() const {
     j["swiglu_alpha"] = swiglu_alpha;
     j["swiglu_limit"] = swiglu_limit;
   }
-  if (family.experts.present) {  // also with none (num_experts 0), which reads back as none, not as the default
-    j["num_local_experts"] = num_experts;
-    j["num_experts_per_tok"] = experts_per_token;
-    j["moe_intermediate_size"] = moe_intermediate_size;
-    j["norm_topk_prob"] = norm_topk_prob;
-    j["shared_expert_intermediate_size"] = shared_expert_intermediate_size;
-    json dense = json::array();
-    for (int64_t i = 0; i < static_cast<int64_t>(moe_layers.size()); ++i) {
-      if (!moe_layers[i]) dense.push_back(i);
-    }
-    j["mlp_only_layers"] = dense;
-  }
+  if (family.experts.present) write_experts(j, family.experts, *this);
+  if (fp8_block[0] > 0)
+    j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},
+                                {"activation_scheme", "dynamic"}};
   if (sliding_rope) {
     j["rope_parameters"] = {{"full_attention", rope_parameters}, {"sliding_attention", rope_json(*sliding_rope)}};
     j["rope_scaling"] = nullptr;
@@ -851,6 +988,37 @@ json synthetic_keys(const std::string& name) {
               {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
                                 {"truncate", false}, {"original_max_position_embeddings", 4096}}},
               {"swiglu_limit", 7.0}, {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "tiny-glm4-moe") {  // tiny's sizes with GLM-4.5's router: a dense first layer, 8 experts in 4 groups
+    json j = shape("glm4_moe", 2048, 128, 384, 4, 4, 2, 32, 4096);
+    j.update({{"n_routed_experts", 8}, {"num_experts_per_tok", 2}, {"n_group", 4}, {"topk_group", 2},
+              {"n_shared_experts", 1}, {"moe_intermediate_size", 96}, {"routed_scaling_factor", 2.5},
+              {"first_k_dense_replace", 1}, {"attention_bias", true}});
+    return j;
+  }
+  if (name == "glm4.5-air") {  // zai-org/GLM-4.5-Air
+    json j = shape("glm4_moe", 151552, 4096, 10944, 46, 96, 8, 128, 131072);
+    j.update({{"n_routed_experts", 128}, {"num_experts_per_tok", 8}, {"n_shared_experts", 1},
+              {"moe_intermediate_size", 1408}, {"first_k_dense_replace", 1}, {"attention_bias", true},
+              {"rope_theta", 1000000.0}, {"partial_rotary_factor", 0.5}});
+    return j;
+  }
+  if (name == "ernie4.5-21b-a3b") {  // baidu/ERNIE-4.5-21B-A3B-PT
+    json j = shape("ernie4_5_moe", 103424, 2560, 12288, 28, 20, 4, 128, 131072);
+    j.update({{"moe_num_experts", 64}, {"moe_k", 6}, {"moe_num_shared_experts", 2}, {"moe_intermediate_size", 1536},
+              {"moe_layer_start_index", 1}, {"tie_word_embeddings", true}, {"rope_theta", 500000.0}});
+    return j;
+  }
+  if (name == "hunyuan-a13b") {  // tencent/Hunyuan-A13B-Instruct
+    json j = shape("hunyuan_v1_moe", 128167, 4096, 3072, 32, 32, 8, 128, 32768);
+    j.update({{"num_experts", 64}, {"moe_topk", 8},
+              {"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}, {"factor", 1.0}}}});
+    return j;
+  }
+  if (name == "minimax-m2") {  // MiniMaxAI/MiniMax-M2
+    json j = shape("minimax_m2", 200064, 3072, 1536, 62, 48, 8, 128, 196608);
+    j.update({{"num_local_experts", 256}, {"num_experts_per_tok", 8}, {"rotary_dim", 64}, {"rope_theta", 5000000.0}});
     return j;
   }
   throw std::invalid_argument(fmt::format("unknown synthetic model '{}' (known: {})", name, kSyntheticNames));

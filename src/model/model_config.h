@@ -2,6 +2,7 @@
 // The architecture hyper-parameters of a decoder-only causal LM (the Llama, Qwen and Gemma families), read from a
 // Hugging Face config.json as transformers reads it.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,10 @@ enum class Activation { kSilu, kGeluTanh, kGelu, kXielu };
 enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportional };
 // A layer's attention: layer_types' full_attention or sliding_attention.
 enum class LayerKind { kFullAttention, kSlidingAttention };
+
+// How a router turns its logits into the experts' scores: a softmax over all (in fp32), a sigmoid of each (in fp32),
+// or a softmax over the chosen experts' logits alone (gpt_oss, in the model dtype).
+enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen };
 
 // Each value's name in config.json.
 std::string_view to_string(Activation activation);
@@ -93,24 +98,38 @@ struct ModelConfig {
   double embedding_multiplier = 1;   // granite's multipliers: of the embeddings,
   double residual_multiplier = 1;    // of each block's output before it joins the residual,
   double logits_scaling = 1;         // and the divisor of the logits
-  // Mixture of experts (mixtral, qwen2_moe, qwen3_moe): an MoE layer's MLP is `num_experts` experts of
-  // `moe_intermediate_size`, each token through the `experts_per_token` its router ranks highest.
+  // Mixture of experts: an MoE layer's MLP is `num_experts` experts of `moe_intermediate_size`, each token through
+  // the `experts_per_token` its router ranks highest.
   int64_t num_experts = 0;
   int64_t experts_per_token = 0;
+  std::vector<int64_t> layer_experts_per_token;  // by layer (hunyuan_v1_moe's moe_topk list); empty: the same in all
   int64_t moe_intermediate_size = 0;
-  bool norm_topk_prob = false;                  // the chosen experts' weights renormalized to sum to 1
-  bool routing_weights_fp32 = false;            // they stay float32 through the experts' sum (mixtral)
-  int64_t shared_expert_intermediate_size = 0;  // qwen2_moe: a shared expert behind a sigmoid gate; 0: none
-  std::vector<bool> moe_layers;                 // which layers are MoE (empty: all, when num_experts > 0)
-  // gpt_oss: biases on the router and every expert, routing weights a softmax over the chosen experts' logits, and
-  // experts down((clamp(up, ±limit) + 1) * g * sigmoid(alpha * g)) with g = min(gate, limit).
+  RouterScores router_scores = RouterScores::kSoftmax;
+  bool router_fp32 = false;           // the router's weight kept in fp32 and its logits computed in fp32
+  bool expert_correction_bias = false;  // a learned bias added to the scores to choose experts, never to weigh them
+  // Top-k limited to groups (DeepSeek's n_group, topk_group): the experts split into expert_groups groups, each
+  // ranked by the sum of its two best scores, and only the best expert_groups_chosen groups' experts chosen.
+  int64_t expert_groups = 1, expert_groups_chosen = 1;
+  bool norm_topk_prob = false;        // the chosen experts' weights renormalized to sum to 1 ...
+  double routing_norm_epsilon = 0;    // ... their sum plus this (DeepSeek's 1e-20) ...
+  double routing_norm_floor = 0;      // ... and at least this (ERNIE's moe_norm_min)
+  double routed_scaling_factor = 1;   // the chosen weights times this
+  bool routing_weights_fp32 = false;  // they stay float32 through the experts' sum (mixtral)
+  // A shared expert of this width beside the routed ones (0: none), behind a sigmoid gate (qwen2_moe) or not.
+  int64_t shared_expert_intermediate_size = 0;
+  bool shared_expert_gated = false;
+  std::vector<bool> moe_layers;       // which layers are MoE (empty: all, when num_experts > 0)
+  // gpt_oss: biases on the router and every expert, and experts down((clamp(up, ±limit) + 1) * g * sigmoid(alpha *
+  // g)) with g = min(gate, limit).
   bool expert_biases = false;
-  bool softmax_over_chosen = false;
   double swiglu_alpha = 0, swiglu_limit = 0;  // limit 0: experts gate by the config's activation
   // Gemma 4's MoE (enable_moe_block): every layer's experts beside its dense MLP (not instead of it), routed from
   // the residual RMS-normed without weight, times a learned scale and hidden^-1/2; each chosen weight times its
   // expert's learned scale.
   bool experts_beside_mlp = false;
+  // Block-FP8 weights (quantization_config quant_method "fp8"): the [rows, cols] of the blocks that share a scale;
+  // zeros where the checkpoint is not block-FP8.
+  std::array<int64_t, 2> fp8_block{0, 0};
   bool attention_sinks = false;  // a learned logit per head joins each softmax; no value takes its weight (gpt_oss)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3, olmo3)
@@ -144,6 +163,9 @@ struct ModelConfig {
   bool kv_shared(int64_t layer) const { return layer >= num_layers - kv_shared_layers; }
 
   bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
+  int64_t layer_top_k(int64_t layer) const {
+    return layer_experts_per_token.empty() ? experts_per_token : layer_experts_per_token.at(layer);
+  }
   // The window of one layer (0: none).
   int64_t layer_window(int64_t layer) const;
   // Whether any layer attends through a sliding window; whether any attends without one.
@@ -174,7 +196,8 @@ struct ModelConfig {
   // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); tiny-phi3 (tiny as phi3, longrope
   // from 64 tokens on, 3/4 of each head rotated); gemma2-2b, gemma3-1b, phi3-mini (128k, longrope from 4096)
   // and qwen3-moe-a3b as released; pythia-1b, phi-2, starcoder2-3b, gpt2 (124M) and gpt-oss-20b as released;
-  // tiny-gemma4 (tiny with Gemma 4's traits) and gemma4-e2b (Gemma 4 E2B's text model).
+  // tiny-gemma4 (tiny with Gemma 4's traits) and gemma4-e2b (Gemma 4 E2B's text model); tiny-glm4-moe (tiny with
+  // GLM-4.5's grouped sigmoid router), glm4.5-air, ernie4.5-21b-a3b, hunyuan-a13b and minimax-m2 as released.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -12,27 +12,55 @@
 
 namespace prefix_scorer {
 
-// Mixture-of-experts layers, as each family's config and checkpoint have them.
+// Which layers are mixtures of experts.
+enum class MoeLayerRule {
+  kAll,
+  kSparseStep,     // every decoder_sparse_step-th but mlp_only_layers (qwen2_moe, qwen3_moe)
+  kFirstDense,     // all but the first first_k_dense_replace (DeepSeek V3, glm4_moe)
+  kStartEndEvery,  // every moe_layer_interval-th from moe_layer_start_index to moe_layer_end_index (ernie4_5_moe)
+};
+
+// Mixture-of-experts layers, as each family's config and checkpoint have them: the router's kind as data.
 struct ExpertTraits {
   bool present = false;
-  int64_t default_experts = 0;    // num_local_experts (or num_experts) when absent
-  int64_t default_per_token = 0;  // num_experts_per_tok when absent
+  // Config keys and defaults.
+  const char* experts_key = nullptr;  // the number of experts; nullptr: num_local_experts, else num_experts
+  const char* per_token_key = "num_experts_per_tok";  // an integer, or one per layer (hunyuan_v1_moe's moe_topk)
+  int64_t default_experts = 0;
+  int64_t default_per_token = 0;
   bool dense_sized = false;       // experts are intermediate_size wide; no moe_intermediate_size key (mixtral)
   int64_t default_size = 0;       // moe_intermediate_size when absent
-  int64_t default_shared_size = 0;  // shared_expert_intermediate_size when absent; 0: no shared expert (qwen2_moe)
-  bool always_normalized = false; // routing weights renormalized whatever norm_topk_prob says (mixtral)
+  MoeLayerRule layers = MoeLayerRule::kAll;
+  int64_t default_first_dense = 0;  // first_k_dense_replace when absent
+  // The router.
+  RouterScores scores = RouterScores::kSoftmax;
+  bool router_fp32 = false;       // its weight (and correction bias) kept in fp32, its logits computed in fp32
+  bool always_normalized = false; // routing weights renormalized whatever norm_topk_prob says (mixtral) ...
+  bool normalized_by_default = false;  // ... or norm_topk_prob's default (glm4_moe)
+  double norm_epsilon = 0;        // added to the chosen weights' sum (DeepSeek's 1e-20)
+  const char* norm_floor_key = nullptr;  // the sum's floor, default 1e-12 (ERNIE's moe_norm_min)
+  bool grouped = false;           // n_group and topk_group read
+  bool scaled = false;            // routed_scaling_factor read
   bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
-  bool sparse_step = false;       // decoder_sparse_step and mlp_only_layers choose the MoE layers
+  // Shared experts: qwen2_moe's one behind a sigmoid gate (shared_expert_intermediate_size, this default; 0: none),
+  // DeepSeek's count of experts' widths (this key and default), or one MLP as wide as the dense one (hunyuan).
+  int64_t default_shared_size = 0;
+  const char* shared_count_key = nullptr;
+  int64_t default_shared_count = 0;
+  bool shared_dense_sized = false;
   // Experts stacked in one tensor per projection, gate and up interleaved in gate_up_proj ([experts, hidden,
   // 2 x ff]; down_proj [experts, ff, hidden]), with biases on them and on the router (named `router`.weight/.bias).
   bool stacked = false;
-  bool softmax_over_chosen = false;  // routing weights a softmax over the chosen experts' logits
   bool clamped_swiglu = false;       // experts gate by the clamped SwiGLU (swiglu_alpha, swiglu_limit read)
-  // Checkpoint names after "model.layers.N.": the router, and expert e's projections (with {} for e).
+  // Checkpoint names after "model.layers.N.": the router, expert e's projections (with {} for e), the correction
+  // bias (nullptr: none; [experts], or [1, experts] where correction_bias_row), and the shared expert's module.
   const char* router = "";
   const char* gate = "";
   const char* up = "";
   const char* down = "";
+  const char* correction_bias = nullptr;
+  bool correction_bias_row = false;
+  const char* shared = "mlp.shared_expert";
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).
@@ -86,6 +114,7 @@ struct ModelFamily {
   bool qk_norm = false;
   bool qk_norm_full_width = false;
   bool qk_norm_after_rope = false;
+  const char* qk_norm_key = nullptr;  // per-head q/k norms only where this key is true (glm4_moe's use_qk_norm)
   const char* q_norm = "q_norm";  // the per-head norms' names after the attention module
   const char* k_norm = "k_norm";
   bool dynamic_rope_is_ntk_alpha = false;  // rope_type dynamic with an alpha: theta times alpha^(d / (d - 2)) (hunyuan)
@@ -101,6 +130,7 @@ struct ModelFamily {
   const char* eps_key = "rms_norm_eps";
   const char* all_bias_key = nullptr;  // one key for the biases of every projection (use_bias) ...
   bool all_bias_default = true;        // ... and its default
+  bool all_bias_on_output = false;     // ... which also gives the output layer a bias (ernie4_5_moe)
   bool interleaved_rope = false;       // the rope rotates interleaved pairs (ernie4_5): q and k rows reordered at load
   // An ungated MLP, down(act(up(x))): its projections' names after "mlp." (c_fc and c_proj); nullptr: gated.
   const char* mlp_up = nullptr;
@@ -133,6 +163,7 @@ struct ModelFamily {
   const char* parallel_residual_key = nullptr;
   const char* partial_rotary_key = "partial_rotary_factor";  // at the top level, when rope_parameters lacks it
   double default_partial_rotary = 1.0;
+  const char* rotary_dim_key = nullptr;  // the rotated dimensions at the top level, where no partial_rotary_factor is
   const char* theta_key = "rope_theta";
   double default_query_pre_attn_scalar = 0;  // read from query_pre_attn_scalar when alternating windows are present
   // The rope when the config gives neither rope_parameters nor rope_scaling (gpt_oss: yarn), as JSON; nullptr: none.

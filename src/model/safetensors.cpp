@@ -26,6 +26,7 @@ at::ScalarType scalar_type(const std::string& tag) {
   if (tag == "I32") return at::kInt;
   if (tag == "I8") return at::kChar;
   if (tag == "U8") return at::kByte;
+  if (tag == "F8_E4M3") return at::kFloat8_e4m3fn;
   if (tag == "BOOL") return at::kBool;
   throw std::logic_error(fmt::format("dtype '{}' passed the header check but has no torch type", tag));
 }

@@ -79,7 +79,7 @@ size_t dtype_tag_size(const std::string& tag) {
   if (tag == "F64" || tag == "I64") return 8;
   if (tag == "F32" || tag == "I32") return 4;
   if (tag == "F16" || tag == "BF16") return 2;
-  if (tag == "I8" || tag == "U8" || tag == "BOOL") return 1;
+  if (tag == "I8" || tag == "U8" || tag == "BOOL" || tag == "F8_E4M3") return 1;
   fail(fmt::format("unsupported dtype '{}'", tag));
 }
 

@@ -25,7 +25,10 @@ struct WeightSlot {
   int64_t layer;  // -1: the first layer's device (embeddings); num_layers: the last one's (final norm, lm_head)
   std::function<void(ModelWeights&, const at::Tensor&)> place;
   std::function<at::Tensor(ModelWeights&)> into = nullptr;
+  bool fp32 = false;  // kept in fp32 whatever the model's dtype (a router transformers keeps in fp32)
 };
+
+at::ScalarType slot_dtype(const WeightSlot& slot, at::ScalarType dtype) { return slot.fp32 ? at::kFloat : dtype; }
 
 using LayerTensor = at::Tensor LayerWeights::*;
 
@@ -250,16 +253,30 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       continue;
     }
     add(names.router, {m.router.experts, h}, &LayerWeights::router);
+    slots.back().fp32 = names.router_fp32;
+    if (names.correction_bias != nullptr) {
+      std::vector<int64_t> shape{m.router.experts};
+      if (names.correction_bias_row) shape.insert(shape.begin(), 1);
+      slots.push_back({{layer_name(family, i, names.correction_bias), shape}, i,
+                       [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].correction_bias = t.reshape({-1}); },
+                       nullptr, names.router_fp32});
+    }
     for (int64_t e = 0; e < m.router.experts; ++e) {
       add_expert(fmt::format(fmt::runtime(names.gate), e), {ff, h}, e, &StackedExperts::gate);
       add_expert(fmt::format(fmt::runtime(names.up), e), {ff, h}, e, &StackedExperts::up);
       add_expert(fmt::format(fmt::runtime(names.down), e), {h, ff}, e, &StackedExperts::down);
     }
     if (sff > 0) {
-      add_shared_expert("mlp.shared_expert.gate_proj.weight", {sff, h}, &ExpertWeights::gate);
-      add_shared_expert("mlp.shared_expert.up_proj.weight", {sff, h}, &ExpertWeights::up);
-      add_shared_expert("mlp.shared_expert.down_proj.weight", {h, sff}, &ExpertWeights::down);
-      add("mlp.shared_expert_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
+      const std::string shared = std::string(names.shared) + ".";
+      add_shared_expert(shared + "gate_proj.weight", {sff, h}, &ExpertWeights::gate);
+      add_shared_expert(shared + "up_proj.weight", {sff, h}, &ExpertWeights::up);
+      add_shared_expert(shared + "down_proj.weight", {h, sff}, &ExpertWeights::down);
+      if (c.mlp_bias) {  // as the dense MLP's (ernie4_5_moe's use_bias)
+        add_shared_expert(shared + "gate_proj.bias", {sff}, &ExpertWeights::gate_bias);
+        add_shared_expert(shared + "up_proj.bias", {sff}, &ExpertWeights::up_bias);
+        add_shared_expert(shared + "down_proj.bias", {h}, &ExpertWeights::down_bias);
+      }
+      if (m.router.shared_expert_gated) add(std::string(names.shared) + "_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
     }
   }
   if (spec.per_layer_input_size > 0) {
@@ -305,7 +322,7 @@ WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
   bytes.layers.assign(config.num_layers, 0);
   const std::vector<WeightSlot> layout = checkpoint_layout(config);
   for (const WeightSlot& slot : layout) {
-    int64_t size = c10::elementSize(dtype);
+    int64_t size = c10::elementSize(slot_dtype(slot, dtype));
     for (const int64_t extent : slot.spec.shape) size *= extent;
     if (slot.layer < 0) {
       bytes.first += size;
@@ -375,7 +392,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     if (slot.into)
       slot.into(w).copy_(source(slot.spec, device));
     else
-      slot.place(w, source(slot.spec, device).to(device, dtype, /*non_blocking=*/false, /*copy=*/true));
+      slot.place(w, source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true));
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
   for (int64_t i = 0; i < config.num_layers; ++i) stack_projections(w.layers[i], spec.layers[i].attention);

@@ -15,6 +15,7 @@ namespace prefix_scorer {
 // One feed-forward expert (or a dense MLP's projections): [ff, hidden], [ff, hidden], [hidden, ff].
 struct ExpertWeights {
   at::Tensor gate, up, down;
+  at::Tensor gate_bias, up_bias, down_bias;  // a shared expert's under use_bias (ernie4_5_moe); else undefined
 };
 
 // A layer's routed experts, stacked for grouped matmuls: [experts, ff, hidden] (gate, up), [experts, hidden, ff].
@@ -41,9 +42,10 @@ struct LayerWeights {
   // MoE layers instead of gate, up and down:
   at::Tensor router;                   // [experts, hidden]
   at::Tensor router_bias;              // [experts] (gpt_oss); else undefined
+  at::Tensor correction_bias;          // [experts]: added to the scores to choose experts; else undefined
   StackedExperts experts;              // undefined tensors in dense layers
-  ExpertWeights shared_expert;         // qwen2_moe, with its gate [1, hidden]
-  at::Tensor shared_expert_gate;
+  ExpertWeights shared_expert;         // undefined without one
+  at::Tensor shared_expert_gate;       // [1, hidden] (qwen2_moe); else undefined
   // Gemma 4's per-layer input: gate [per_layer, hidden], projection [hidden, per_layer], its norm [hidden]; and
   // the layer's scalar [1]. Undefined elsewhere.
   at::Tensor per_layer_gate, per_layer_projection, per_layer_norm;

@@ -114,13 +114,38 @@ TEST(LayerSpec, ExpertsWhereTheScheduleSaysAndDenseElsewhere) {
     EXPECT_EQ(m.router.experts, 6);
     EXPECT_EQ(m.router.per_token, 2);
     EXPECT_EQ(m.router.shared_expert_size, 48);
-    EXPECT_TRUE(m.router.normalize && !m.router.softmax_over_chosen && !m.router.weights_fp32);
+    EXPECT_TRUE(m.router.normalize && m.router.scores == RouterScores::kSoftmax && !m.router.weights_fp32);
   }
   const MlpSpec oss = spec_of("gpt_oss", R"(, "num_local_experts": 4, "num_experts_per_tok": 2)").layers[0].mlp;
-  EXPECT_TRUE(oss.router.softmax_over_chosen && oss.router.biases);
+  EXPECT_TRUE(oss.router.scores == RouterScores::kSoftmaxOfChosen && oss.router.biases);
   EXPECT_EQ(oss.size, 96);  // experts as wide as the dense MLP
   EXPECT_DOUBLE_EQ(oss.swiglu_limit, 7.0);
   EXPECT_TRUE(spec_of("mixtral", R"(, "num_local_experts": 4, "num_experts_per_tok": 2)").layers[0].mlp.router.weights_fp32);
+}
+
+// DeepSeek V3's router as GLM-4.5 configures it, down to the spec, and its weight and correction bias kept fp32
+// in a bf16 model (as transformers keeps them).
+TEST(LayerSpec, GroupedSigmoidRouterWithCorrectionBias) {
+  const std::string keys = R"(, "n_routed_experts": 8, "num_experts_per_tok": 3, "n_group": 4, "topk_group": 2,
+      "n_shared_experts": 1, "moe_intermediate_size": 24, "routed_scaling_factor": 2.5, "first_k_dense_replace": 1)";
+  const ModelSpec glm = spec_of("glm4_moe", keys);
+  EXPECT_EQ(glm.layers[0].mlp.kind, MlpKind::kGated);
+  const RouterSpec& r = glm.layers[1].mlp.router;
+  EXPECT_TRUE(r.scores == RouterScores::kSigmoid && r.fp32_logits && r.correction_bias && r.normalize);
+  EXPECT_EQ(r.groups, 4);
+  EXPECT_EQ(r.groups_chosen, 2);
+  EXPECT_EQ(r.scaling, 2.5);
+  EXPECT_EQ(r.shared_expert_size, 24);
+  EXPECT_FALSE(r.shared_expert_gated);
+  const ModelConfig config = ModelConfig::from_json(R"({"model_type": "glm4_moe", )" + kSizes + keys + "}");
+  const WeightBytes bf16 = weight_bytes(config, at::kBFloat16), fp32 = weight_bytes(config, at::kFloat);
+  int64_t router_elements = 0;
+  for (const TensorSpec& t : expected_tensors(config)) {
+    if (t.name == "model.layers.1.mlp.gate.weight" || t.name == "model.layers.1.mlp.gate.e_score_correction_bias")
+      router_elements += t.shape.front() * (t.shape.size() > 1 ? t.shape[1] : 1);
+  }
+  EXPECT_EQ(router_elements, 8 * 64 + 8);
+  EXPECT_EQ(bf16.layers[1], fp32.layers[1] / 2 + router_elements * 2);  // the router's bytes stay fp32's
 }
 
 // The checkpoint's tensors are sized by each layer's spec: dense layers by the dense width, MoE layers by the

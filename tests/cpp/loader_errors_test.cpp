@@ -2,6 +2,7 @@
 
 #include "test_support.h"
 
+#include "model/block_fp8.h"
 #include "model/mxfp4.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,55 @@ TEST(Loader, Mxfp4ExpertsOfTheWrongShapeAreNamed) {
   const std::string message = message_of<std::runtime_error>([&] { Model::load(dir); });
   EXPECT_NE(message.find(name), std::string::npos) << message;
   EXPECT_NE(message.find("[4, 64, 64]"), std::string::npos) << message;
+}
+
+// Block-FP8 by hand: each value times its block's scale, the last blocks partial (a 3 x 5 weight in blocks of 2 x 2).
+TEST(Loader, BlockFp8DequantizesByBlock) {
+  const at::Tensor values = at::arange(15, at::kFloat).view({3, 5});  // small integers: exact in e4m3
+  const at::Tensor scales = at::tensor({1.0f, 2.0f, 4.0f, 0.5f, 0.25f, 8.0f}).view({2, 3});
+  const at::Tensor out = dequantize_block_fp8(values.to(at::kFloat8_e4m3fn), scales, {2, 2});
+  EXPECT_EQ(out[0][0].item<float>(), 0.0f);
+  EXPECT_EQ(out[1][1].item<float>(), 6.0f * 1.0f);
+  EXPECT_EQ(out[0][2].item<float>(), 2.0f * 2.0f);
+  EXPECT_EQ(out[1][4].item<float>(), 9.0f * 4.0f);
+  EXPECT_EQ(out[2][0].item<float>(), 10.0f * 0.5f);
+  EXPECT_EQ(out[2][3].item<float>(), 13.0f * 0.25f);
+  EXPECT_EQ(out[2][4].item<float>(), 14.0f * 8.0f);
+  const std::string message =
+      message_of<std::invalid_argument>([&] { dequantize_block_fp8(values.to(at::kFloat8_e4m3fn), scales, {2, 3}); });
+  EXPECT_NE(message.find("needs scales [2, 2], got [2, 3]"), std::string::npos) << message;
+}
+
+// A float8 tensor without its scales, or without a block-FP8 config, is named; so is a scale grid that does not
+// fit. With both, the checkpoint loads to the weights it dequantizes to.
+TEST(Loader, BlockFp8WeightsNeedTheirScalesAndConfig) {
+  auto tensors = fixture_tensors("llama3");
+  const std::string name = "model.layers.0.mlp.down_proj.weight";  // [64, 160]
+  const at::Tensor scales = at::full({4, 10}, 0.5f);
+  tensors[name] = (tensors[name] * 2).to(at::kFloat8_e4m3fn);
+  const std::string dir = checkpoint_with(tensors, "fp8");
+  std::string message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find(name + "' is float8_e4m3fn without a block-FP8 quantization_config"), std::string::npos)
+      << message;
+  std::string config = read_text(dir + "/config.json");
+  config.insert(config.find('{') + 1, R"("quantization_config": {"quant_method": "fp8", "weight_block_size": [16, 16]}, )");
+  write_text(dir + "/config.json", config);
+  message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find("without '" + name + "_scale_inv' beside it"), std::string::npos) << message;
+  tensors[name + "_scale_inv"] = at::full({4, 9}, 0.5f);
+  write_safetensors(dir + "/model.safetensors", tensors);
+  message = message_of<std::runtime_error>([&] { Model::load(dir); });
+  EXPECT_NE(message.find("expected [4, 10]"), std::string::npos) << message;
+  tensors[name + "_scale_inv"] = scales;
+  write_safetensors(dir + "/model.safetensors", tensors);
+  const Model quantized = Model::load(dir);
+  auto rounded = fixture_tensors("llama3");
+  rounded[name] = (rounded[name] * 2).to(at::kFloat8_e4m3fn).to(at::kFloat) * 0.5f;
+  const Model reference = Model::load(checkpoint_with(rounded, "fp8_reference"));
+  EXPECT_TRUE(at::equal(full_logprobs(quantized, kTokens), full_logprobs(reference, kTokens)));
+  const std::string per_tensor = model_with_config_edit("llama3", "{", R"({"quantization_config": {"quant_method": "fp8"}, )");
+  message = message_of<std::invalid_argument>([&] { Model::load(per_tensor); });
+  EXPECT_NE(message.find("per-tensor FP8"), std::string::npos) << message;
 }
 
 // GPT-2's original checkpoints save the base model alone: no "transformer." prefix, and the attention's mask

@@ -215,6 +215,76 @@ TEST(ConfigJson, MixtureOfExpertsKeys) {
             std::string::npos);
 }
 
+// The general router's keys, under each family's names as its released configs and transformers 5 write them.
+TEST(ConfigJson, GeneralRouterKeysAsReleased) {
+  const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "model_type": )";
+  const ModelConfig glm = ModelConfig::from_json(std::string(base) + R"("glm4_moe", "n_routed_experts": 8,
+    "num_experts_per_tok": 3, "n_group": 4, "topk_group": 2, "n_shared_experts": 2, "moe_intermediate_size": 24,
+    "routed_scaling_factor": 2.5, "first_k_dense_replace": 2, "num_nextn_predict_layers": 1})");
+  EXPECT_EQ(glm.num_experts, 8);
+  EXPECT_TRUE(glm.router_scores == RouterScores::kSigmoid && glm.router_fp32 && glm.expert_correction_bias);
+  EXPECT_EQ(glm.expert_groups, 4);
+  EXPECT_EQ(glm.expert_groups_chosen, 2);
+  EXPECT_TRUE(glm.norm_topk_prob);  // on by default in GLM's config
+  EXPECT_EQ(glm.routing_norm_epsilon, 1e-20);
+  EXPECT_EQ(glm.routed_scaling_factor, 2.5);
+  EXPECT_EQ(glm.shared_expert_intermediate_size, 48);  // two experts' widths
+  EXPECT_FALSE(glm.shared_expert_gated);
+  EXPECT_EQ(glm.moe_layers, (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(glm.rope.partial_rotary_factor, 0.5);  // GLM's default
+  EXPECT_FALSE(glm.qk_norm);
+  EXPECT_TRUE(ModelConfig::from_json(std::string(base) + R"("glm4_moe", "use_qk_norm": true})").qk_norm);
+  EXPECT_EQ(ModelConfig::from_json(glm.to_json()).to_json(), glm.to_json());
+
+  const ModelConfig ernie = ModelConfig::from_json(std::string(base) + R"("ernie4_5_moe", "moe_num_experts": 6,
+    "moe_k": 2, "moe_intermediate_size": 40, "moe_num_shared_experts": 1, "moe_layer_start_index": 1,
+    "moe_layer_end_index": 3, "moe_layer_interval": 2, "use_bias": true})");
+  EXPECT_EQ(ernie.num_experts, 6);
+  EXPECT_EQ(ernie.experts_per_token, 2);
+  EXPECT_EQ(ernie.moe_layers, (std::vector<bool>{false, true, false, true}));  // (i + 1) % 2 == 0 in [1, 3]
+  EXPECT_TRUE(ernie.router_scores == RouterScores::kSoftmax && ernie.router_fp32 && ernie.expert_correction_bias);
+  EXPECT_TRUE(ernie.norm_topk_prob && !ernie.routing_weights_fp32);
+  EXPECT_EQ(ernie.routing_norm_floor, 1e-12);  // moe_norm_min's default
+  EXPECT_EQ(ernie.shared_expert_intermediate_size, 40);
+  EXPECT_TRUE(ernie.lm_head_bias && ernie.mlp_bias);
+  EXPECT_EQ(ModelConfig::from_json(ernie.to_json()).to_json(), ernie.to_json());
+
+  const ModelConfig hunyuan = ModelConfig::from_json(std::string(base) + R"("hunyuan_v1_moe", "num_experts": 4,
+    "moe_topk": [1, 2, 3, 4]})");
+  EXPECT_EQ(hunyuan.layer_top_k(0), 1);
+  EXPECT_EQ(hunyuan.layer_top_k(3), 4);
+  EXPECT_EQ(hunyuan.moe_intermediate_size, 128);          // experts as wide as the dense MLP ...
+  EXPECT_EQ(hunyuan.shared_expert_intermediate_size, 128);  // ... and the shared one too
+  EXPECT_TRUE(hunyuan.router_fp32 && hunyuan.routing_weights_fp32 && !hunyuan.expert_correction_bias);
+  EXPECT_EQ(ModelConfig::from_json(hunyuan.to_json()).to_json(), hunyuan.to_json());
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("hunyuan_v1_moe", "num_experts": 4, "moe_topk": [1, 2]})");
+            }).find("moe_topk has 2 entries for 4 layers"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("hunyuan_v1_moe", "num_experts": 4, "moe_topk": [1, 2, 0, 1]})");
+            }).find("layer 2 routes each token to 0 of 4 experts"),
+            std::string::npos);
+
+  const ModelConfig minimax = ModelConfig::from_json(std::string(base) + R"("minimax_m2", "num_local_experts": 6,
+    "num_experts_per_tok": 2, "rotary_dim": 16, "rope_theta": 5000000})");
+  EXPECT_EQ(minimax.rope.partial_rotary_factor, 0.5);  // rotary_dim / head_dim
+  EXPECT_TRUE(minimax.router_scores == RouterScores::kSigmoid && !minimax.router_fp32 && minimax.expert_correction_bias);
+  EXPECT_TRUE(minimax.qk_norm_full_width && minimax.norm_topk_prob && minimax.routing_weights_fp32);
+  EXPECT_EQ(minimax.moe_intermediate_size, 128);
+  EXPECT_EQ(ModelConfig::from_json(minimax.to_json()).to_json(), minimax.to_json());
+
+  for (const char* groups : {R"("n_group": 3)", R"("n_group": 4, "topk_group": 1)", R"("n_group": 8)"}) {
+    EXPECT_NE(message_of<std::invalid_argument>([&] {
+                ModelConfig::from_json(std::string(base) + R"("glm4_moe", "n_routed_experts": 8,
+                  "num_experts_per_tok": 3, )" + groups + "}");
+              }).find("cannot give 3 experts per token"),
+              std::string::npos)
+        << groups;
+  }
+}
+
 TEST(ConfigJson, Phi3FusedProjectionsLongRopeAndPartialRotary) {
   const char* base = R"({"model_type": "phi3", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
     "num_hidden_layers": 2, "num_attention_heads": 4, "sliding_window": 2047, "max_position_embeddings": 131072)";
@@ -348,7 +418,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 30u);
+  EXPECT_EQ(types.size(), 34u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -561,7 +631,7 @@ TEST(ConfigJson, GptOssReadsItsPublishedConfig) {
     EXPECT_EQ(c.layer_window(0), 128);
     EXPECT_EQ(c.layer_window(1), 0);
     EXPECT_TRUE(c.attention_sinks && c.qkv_bias && c.o_bias && c.norm_in_fp32 && !c.tie_word_embeddings);
-    EXPECT_TRUE(c.expert_biases && c.softmax_over_chosen);
+    EXPECT_TRUE(c.expert_biases && c.router_scores == RouterScores::kSoftmaxOfChosen);
     EXPECT_EQ(c.moe_intermediate_size, 2880);
     EXPECT_EQ(c.experts_per_token, 4);
     EXPECT_DOUBLE_EQ(c.swiglu_alpha, 1.702);

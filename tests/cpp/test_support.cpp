@@ -88,6 +88,7 @@ void write_safetensors(const std::string& path, const std::map<std::string, at::
                             : t.scalar_type() == at::kBFloat16 ? "BF16"
                             : t.scalar_type() == at::kHalf     ? "F16"
                             : t.scalar_type() == at::kByte     ? "U8"
+                            : t.scalar_type() == at::kFloat8_e4m3fn ? "F8_E4M3"
                                                                : "I64";
     const size_t begin = data.size();
     data.append(static_cast<const char*>(t.data_ptr()), t.nbytes());

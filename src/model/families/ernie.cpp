@@ -1,17 +1,38 @@
-// ERNIE 4.5 (Baidu, dense): Llama with a rope over interleaved pairs (GLM's rotate_half, full head), one use_bias
-// key for every projection (off by default), heads of 128 and tied embeddings by default.
+// ERNIE 4.5 (Baidu), dense and MoE: Llama with a rope over interleaved pairs (GLM's rotate_half, full head), one
+// use_bias key for every projection (off by default; in the MoE the output layer's too), tied embeddings by
+// default. The MoE routes by an fp32 softmax plus a correction bias ([1, experts]) to experts between
+// moe_layer_start_index and moe_layer_end_index, every moe_layer_interval-th layer, weights renormalized (their sum
+// at least moe_norm_min), beside shared experts.
 
 #include "model/families/families.h"
 
 namespace prefix_scorer::families {
 
 std::vector<ModelFamily> ernie() {
-  ModelFamily f = base("ernie4_5");
-  f.all_bias_key = "use_bias";
-  f.all_bias_default = false;
-  f.interleaved_rope = f.tied_by_default = true;
-  f.default_head_dim = 128;
-  return {f};
+  ModelFamily dense = base("ernie4_5");
+  dense.all_bias_key = "use_bias";
+  dense.all_bias_default = false;
+  dense.interleaved_rope = dense.tied_by_default = true;
+  dense.default_rope_theta = 500000.0;
+  ModelFamily moe = dense;
+  dense.default_head_dim = 128;  // the MoE's heads default to hidden_size / num_attention_heads
+  moe.model_type = "ernie4_5_moe";
+  moe.all_bias_on_output = true;
+  ExpertTraits& e = moe.experts;
+  e.present = e.always_normalized = e.router_fp32 = e.correction_bias_row = true;
+  e.experts_key = "moe_num_experts";
+  e.per_token_key = "moe_k";
+  e.default_experts = 64;
+  e.default_per_token = 6;
+  e.default_size = 1536;
+  e.layers = MoeLayerRule::kStartEndEvery;
+  e.norm_floor_key = "moe_norm_min";
+  e.shared_count_key = "moe_num_shared_experts";
+  e.default_shared_count = 2;
+  name_experts(e, "mlp.gate.weight");
+  e.correction_bias = "mlp.moe_statics.e_score_correction_bias";
+  e.shared = "mlp.shared_experts";
+  return {dense, moe};
 }
 
 }  // namespace prefix_scorer::families

@@ -10,4 +10,15 @@ namespace prefix_scorer::families {
 // The fields every family starts from: Llama's keys and names, with `model_type`.
 ModelFamily base(const char* model_type);
 
+// Routed experts saved one by one as mlp.experts.{e}.gate_proj/up_proj/down_proj, beside the router `router`.
+void name_experts(ExpertTraits& e, const char* router);
+// Mixtral's names: the router and experts' w1 (gate), w3 (up), w2 (down) under block_sparse_moe.
+void name_mixtral_experts(ExpertTraits& e);
+
+// DeepSeek V3's router (glm4_moe's too): sigmoid scores plus a correction bias, both kept fp32, choosing within the
+// best n_group groups; weights renormalized (norm_topk_prob, on by default; their sum plus 1e-20), times
+// routed_scaling_factor, fp32 through the experts' sum; n_shared_experts experts' widths of shared MLP; the first
+// first_k_dense_replace layers dense.
+void deepseek_router(ExpertTraits& e);
+
 }  // namespace prefix_scorer::families

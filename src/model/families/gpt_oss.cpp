@@ -15,7 +15,8 @@ std::vector<ModelFamily> gpt_oss() {
   f.windows = {true, 128, 2, nullptr, 0.0, 0.0};  // even layers slide, odd ones attend in full
   f.quantization = "mxfp4";
   ExpertTraits& e = f.experts;
-  e.present = e.dense_sized = e.stacked = e.softmax_over_chosen = e.clamped_swiglu = true;
+  e.present = e.dense_sized = e.stacked = e.clamped_swiglu = true;
+  e.scores = RouterScores::kSoftmaxOfChosen;
   e.default_experts = 128;
   e.default_per_token = 4;
   e.router = "mlp.router";

@@ -12,10 +12,7 @@ std::vector<ModelFamily> mixtral() {
   e.present = e.dense_sized = e.always_normalized = e.routing_fp32 = true;
   e.default_experts = 8;
   e.default_per_token = 2;
-  e.router = "block_sparse_moe.gate.weight";
-  e.gate = "block_sparse_moe.experts.{}.w1.weight";
-  e.up = "block_sparse_moe.experts.{}.w3.weight";
-  e.down = "block_sparse_moe.experts.{}.w2.weight";
+  name_mixtral_experts(e);
   return {mixtral};
 }
 

@@ -8,15 +8,13 @@ namespace {
 
 ExpertTraits qwen_experts(int64_t default_shared_size) {
   ExpertTraits e;
-  e.present = e.sparse_step = true;
+  e.present = true;
+  e.layers = MoeLayerRule::kSparseStep;
   e.default_experts = 60;
   e.default_per_token = 4;
   e.default_size = 1408;
   e.default_shared_size = default_shared_size;
-  e.router = "mlp.gate.weight";
-  e.gate = "mlp.experts.{}.gate_proj.weight";
-  e.up = "mlp.experts.{}.up_proj.weight";
-  e.down = "mlp.experts.{}.down_proj.weight";
+  name_experts(e, "mlp.gate.weight");
   return e;
 }
 

@@ -5,7 +5,8 @@
 
 #define FAMILY_FILES(FILE) \
   FILE(llama) FILE(mistral) FILE(qwen) FILE(gemma) FILE(olmo) FILE(granite) FILE(phi3) FILE(smollm3) \
-  FILE(starcoder2) FILE(phi) FILE(gpt_neox) FILE(gpt2) FILE(gpt_oss) FILE(mixtral) FILE(seed_oss) FILE(exaone4) FILE(hunyuan) FILE(ernie) FILE(apertus)
+  FILE(starcoder2) FILE(phi) FILE(gpt_neox) FILE(gpt2) FILE(gpt_oss) FILE(mixtral) FILE(seed_oss) FILE(exaone4) FILE(hunyuan) FILE(ernie) FILE(apertus) \
+  FILE(glm4_moe) FILE(minimax)
 
 namespace prefix_scorer {
 namespace families {
@@ -17,6 +18,28 @@ ModelFamily base(const char* model_type) {
   ModelFamily f;
   f.model_type = model_type;
   return f;
+}
+
+void name_experts(ExpertTraits& e, const char* router) {
+  e.router = router;
+  e.gate = "mlp.experts.{}.gate_proj.weight";
+  e.up = "mlp.experts.{}.up_proj.weight";
+  e.down = "mlp.experts.{}.down_proj.weight";
+}
+
+void name_mixtral_experts(ExpertTraits& e) {
+  e.router = "block_sparse_moe.gate.weight";
+  e.gate = "block_sparse_moe.experts.{}.w1.weight";
+  e.up = "block_sparse_moe.experts.{}.w3.weight";
+  e.down = "block_sparse_moe.experts.{}.w2.weight";
+}
+
+void deepseek_router(ExpertTraits& e) {
+  e.present = e.router_fp32 = e.normalized_by_default = e.grouped = e.scaled = e.routing_fp32 = true;
+  e.scores = RouterScores::kSigmoid;
+  e.norm_epsilon = 1e-20;
+  e.layers = MoeLayerRule::kFirstDense;
+  e.shared_count_key = "n_shared_experts";
 }
 
 }  // namespace families

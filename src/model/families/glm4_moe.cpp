@@ -1,0 +1,28 @@
+// GLM-4.5 and GLM-4.6 (glm4_moe): DeepSeek V3's MoE under Llama-like attention (biases on q, k and v, per-head q/k
+// norms under use_qk_norm, half of each head rotated by default). The first first_k_dense_replace layers are dense;
+// the rest route each token by sigmoid scores plus a correction bias, within the best groups, to experts beside a
+// shared one. The router and its bias stay fp32. Multi-token-prediction layers (after the last) are never read.
+
+#include "model/families/families.h"
+
+namespace prefix_scorer::families {
+
+std::vector<ModelFamily> glm4_moe() {
+  ModelFamily f = base("glm4_moe");
+  f.qk_norm_key = "use_qk_norm";
+  f.default_partial_rotary = 0.5;
+  ExpertTraits& e = f.experts;
+  deepseek_router(e);
+  e.experts_key = "n_routed_experts";
+  e.default_experts = 128;
+  e.default_per_token = 8;
+  e.default_size = 1408;
+  e.default_first_dense = 1;
+  e.default_shared_count = 1;
+  name_experts(e, "mlp.gate.weight");
+  e.correction_bias = "mlp.gate.e_score_correction_bias";
+  e.shared = "mlp.shared_experts";
+  return {f};
+}
+
+}  // namespace prefix_scorer::families

@@ -1,0 +1,54 @@
+"""Block-FP8 checkpoints (quantization_config quant_method "fp8" with weight_block_size, as DeepSeek, Qwen, MiniMax
+and GLM ship them) load dequantized as transformers dequantizes them: a fixture's projections quantized here to
+float8_e4m3fn in blocks of 8 x 8 with fp32 scales score as transformers' own dequantized model scores them."""
+
+import json
+import shutil
+
+import pytest
+import safetensors.torch
+import torch
+import transformers
+
+import prefix_scorer
+from test_references import MODELS, hf_scores
+
+BLOCK = 8
+
+
+def quantize_blocks(weight):
+    """weight [rows, cols] (multiples of BLOCK) as e4m3 values and the per-block scales that restore them."""
+    rows, cols = weight.shape
+    blocks = weight.reshape(rows // BLOCK, BLOCK, cols // BLOCK, BLOCK)
+    scales = blocks.abs().amax(dim=(1, 3)) / 448.0
+    values = (blocks / scales[:, None, :, None]).reshape(rows, cols).to(torch.float8_e4m3fn)
+    return values, scales.float()
+
+
+@pytest.mark.parametrize("family", ["glm4_moe", "qwen3"])
+def test_block_fp8_checkpoint_scores_as_transformers_dequantizes_it(family, tmp_path):
+    shutil.copytree(MODELS / family, tmp_path, dirs_exist_ok=True)
+    tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
+    quantized = {}
+    for name, tensor in tensors.items():
+        if name.endswith("_proj.weight"):  # every projection (experts' too); not the router, norms or embeddings
+            quantized[name], quantized[name + "_scale_inv"] = quantize_blocks(tensor)
+        else:
+            quantized[name] = tensor
+    safetensors.torch.save_file(quantized, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [BLOCK, BLOCK],
+                                     "activation_scheme": "dynamic", "fmt": "e4m3"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        tmp_path, dtype=torch.float32, attn_implementation="eager",
+        quantization_config=transformers.FineGrainedFP8Config(weight_block_size=(BLOCK, BLOCK), dequantize=True)).eval()
+    rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    want = hf_scores(tmp_path, pairs, model=model)
+    # The quantization moved the numbers (so the test sees it), and the engine follows it.
+    assert max(abs(w[0] - r["logprob"]) for w, r in zip(want, rows)) > 1e-3
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]

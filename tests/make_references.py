@@ -154,6 +154,20 @@ FAMILIES = {
                     rope_parameters=dict(rope_type="llama3", rope_theta=12000000.0, factor=8.0,
                                          original_max_position_embeddings=64, low_freq_factor=1.0,
                                          high_freq_factor=4.0)),
+    # Apertus 1.5 as released: the multimodal wrapper (a tiny vision tokenizer and WavTokenizer encoder beside the
+    # text model, their codes at ids 500-511) whose Apertus text model's output layer is pruned to the 500 text ids.
+    "apertus1p5": dict(model_type="apertus1p5", image_token_offset=500, audio_token_offset=506, image_token_id=497,
+                       audio_token_id=498,
+                       text_config=dict(intermediate_size=120, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=2, head_dim=18, output_vocab_size=500, pad_token_id=3,
+                                        rms_norm_eps=1e-5, tie_word_embeddings=False),
+                       vision_config=dict(codebook_size=6, embed_dim=8, latent_channels=32, base_channels=32,
+                                          channel_multiplier=[1, 2], num_res_blocks=1, attn_resolutions=[],
+                                          resolution=32),
+                       audio_config=dict(model_type="wavtokenizer_encoder", num_filters=4, upsampling_ratios=[2, 2],
+                                         hidden_size=8, codebook_size=6, codebook_dim=8, decoder_hidden_size=8,
+                                         decoder_intermediate_size=8, num_lstm_layers=1,
+                                         decoder_attention_num_groups=4)),
     # gpt-oss: attention sinks, windows of 16 on even layers, YaRN (from 64 positions), q/k/v/o biases, experts stacked
     # with gate and up interleaved and biases, router with a bias, softmax over the chosen logits, a clamped SwiGLU
     # whose limit (0.1) the tiny weights reach.

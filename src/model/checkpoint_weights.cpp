@@ -47,12 +47,15 @@ AdapterNaming adapter_naming(const TensorPrefixes& p) {
           {"model.vision_tower.", "vision_tower.", "model.multi_modal_projector.", "multi_modal_projector."}};
 }
 
-// The elements of a multimodal checkpoint's tensors outside its language model (the vision tower, the projector).
+// The elements of a multimodal checkpoint's parameters outside its language model (the vision tower, the
+// projector); the buffers saved beside them (an EMA codebook's, as Apertus 1.5's WavTokenizer encoder keeps it under
+// quantizer.codebook.) are not parameters.
 int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorPrefixes& p) {
   if (!under_language_model(p)) return 0;
   int64_t total = 0;
   for (const std::string& name : checkpoint.names()) {
     if (name.rfind(p.model, 0) == 0 || name.rfind(p.lm_head, 0) == 0) continue;
+    if (name.find("quantizer.codebook.") != std::string::npos) continue;
     int64_t count = 1;
     for (const int64_t size : checkpoint.find(name)->shape) count *= size;
     total += count;
@@ -122,8 +125,10 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   auto stored_name = [&](const std::string& name) {
     return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
   };
+  // A pruned output layer keeps its rows whatever the vocabulary grows or shrinks to.
+  const bool pruned_head = config.output_vocab_size > 0;
   auto by_vocab = [&](const std::string& name) {
-    return name == embed_name || name == lm_head_name || name == output.bias;
+    return name == embed_name || (!pruned_head && (name == lm_head_name || name == output.bias));
   };
 
   const int64_t stored_vocab = config.vocab_size;
@@ -137,6 +142,9 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
       throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape [{}], expected [{}]", dir, name,
                                            fmt::join(*shape, ", "), fmt::join(spec.shape, ", ")));
   }
+  if (options.vocab_size > 0 && pruned_head && options.vocab_size < config.output_vocab_size)
+    throw std::invalid_argument(fmt::format("vocab_size {} is below the pruned output layer's {} rows",
+                                            options.vocab_size, config.output_vocab_size));
   if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
 
   // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.

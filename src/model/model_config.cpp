@@ -531,6 +531,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   }
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.gemma4_keys) parse_gemma4(j, c);
+  if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
 }
@@ -628,6 +629,12 @@ void ModelConfig::validate() const {
           "the experts evenly, at least two each, and the chosen groups hold enough)",
           num_experts, expert_groups, expert_groups_chosen, experts_per_token));
   }
+  if (output_vocab_size < 0 || output_vocab_size > vocab_size)
+    throw std::invalid_argument(fmt::format("config: output_vocab_size {} must be in [1, vocab_size {}]",
+                                            output_vocab_size, vocab_size));
+  if (output_vocab_size > 0 && output_vocab_size < vocab_size && tie_word_embeddings)
+    throw std::invalid_argument("config: a pruned output layer (output_vocab_size) tied to the embeddings is not "
+                                "supported; its checkpoints are untied");
   if (num_experts > 0 && !(std::isfinite(routed_scaling_factor) && routing_norm_floor >= 0))
     throw std::invalid_argument("config: routed_scaling_factor must be finite and moe_norm_min not negative");
   if (!rope_layers.empty() && static_cast<int64_t>(rope_layers.size()) != num_layers)
@@ -824,6 +831,8 @@ std::string ModelConfig::to_json() const {
     j["swiglu_limit"] = swiglu_limit;
   }
   if (family.experts.present) write_experts(j, family.experts, *this);
+  if (family.output_vocab_key != nullptr)
+    j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
   if (fp8_block[0] > 0)
     j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},
                                 {"activation_scheme", "dynamic"}};

@@ -151,6 +151,7 @@ struct ModelConfig {
   // its own slice of a per-token input, made from a second embedding table and a projection of the embeddings.
   int64_t per_layer_input_size = 0;
   int64_t per_layer_vocab = 0;  // the per-layer table's rows (vocab_size_per_layer_input)
+  int64_t output_vocab_size = 0;  // a pruned output layer's rows (the ids below it); 0: vocab_size
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -162,6 +163,9 @@ struct ModelConfig {
   // Whether layer `layer` reads another layer's keys and values (the last kv_shared_layers).
   bool kv_shared(int64_t layer) const { return layer >= num_layers - kv_shared_layers; }
 
+  // The rows of the output layer: vocab_size, or fewer where the head is pruned (Apertus 1.5's output_vocab_size:
+  // the ids below it).
+  int64_t output_vocab() const { return output_vocab_size > 0 ? output_vocab_size : vocab_size; }
   bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
   int64_t layer_top_k(int64_t layer) const {
     return layer_experts_per_token.empty() ? experts_per_token : layer_experts_per_token.at(layer);

@@ -161,6 +161,7 @@ struct ModelFamily {
   const char* qkv_by_head = nullptr;
   // Attention and MLP in parallel on their own norms unless this key is false.
   const char* parallel_residual_key = nullptr;
+  const char* output_vocab_key = nullptr;  // a pruned output layer's rows (Apertus 1.5's output_vocab_size)
   const char* partial_rotary_key = "partial_rotary_factor";  // at the top level, when rope_parameters lacks it
   double default_partial_rotary = 1.0;
   const char* rotary_dim_key = nullptr;  // the rotated dimensions at the top level, where no partial_rotary_factor is

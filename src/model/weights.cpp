@@ -296,10 +296,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     slots.push_back({{final_norm + ".bias", {h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)
-    slots.push_back({{output_layer_names(c).weight, {c.vocab_size, h}}, c.num_layers,
+    slots.push_back({{output_layer_names(c).weight, {c.output_vocab(), h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head = t; }});
   if (c.lm_head_bias)
-    slots.push_back({{output_layer_names(c).bias, {c.vocab_size}}, c.num_layers,
+    slots.push_back({{output_layer_names(c).bias, {c.output_vocab()}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.lm_head_bias = t; }});
   return slots;
 }

@@ -34,7 +34,7 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   }
   const int64_t per_token = e * (6 * width + 3 * ff);
   // Per row: one scored position's logits and log-probabilities in fp32.
-  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * heads, per_token, 8 * c.vocab_size};
+  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * heads, per_token, 8 * c.output_vocab()};
 }
 
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {

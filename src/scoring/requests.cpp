@@ -12,15 +12,15 @@ constexpr int64_t kAbsurdLength = int64_t{1} << 24;  // 16M tokens: no model has
 
 }  // namespace
 
-void check_token_ids(const TokenIds& ids, int64_t vocab_size, const std::string& where) {
+void check_token_ids(const TokenIds& ids, int64_t limit, const std::string& where, const char* range) {
   for (size_t pos = 0; pos < ids.size(); ++pos) {
-    if (ids[pos] < 0 || ids[pos] >= vocab_size)
+    if (ids[pos] < 0 || ids[pos] >= limit)
       throw std::invalid_argument(
-          fmt::format("{} token {} is id {}, outside the vocabulary [0, {})", where, pos, ids[pos], vocab_size));
+          fmt::format("{} token {} is id {}, outside {} [0, {})", where, pos, ids[pos], range, limit));
   }
 }
 
-void validate_requests(const std::vector<Request>& requests, int64_t vocab_size) {
+void validate_requests(const std::vector<Request>& requests, int64_t vocab_size, int64_t output_vocab) {
   for (size_t i = 0; i < requests.size(); ++i) {
     const Request& r = requests[i];
     if (r.context.empty())
@@ -29,6 +29,9 @@ void validate_requests(const std::vector<Request>& requests, int64_t vocab_size)
     if (r.continuation.empty()) throw std::invalid_argument(fmt::format("request {}: empty continuation", i));
     check_token_ids(r.context, vocab_size, fmt::format("request {}: context", i));
     check_token_ids(r.continuation, vocab_size, fmt::format("request {}: continuation", i));
+    if (output_vocab < vocab_size)
+      check_token_ids(r.continuation, output_vocab, fmt::format("request {}: continuation", i),
+                      "the ids the model's pruned output layer scores (output_vocab_size)");
   }
 }
 

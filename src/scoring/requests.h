@@ -9,12 +9,14 @@
 
 namespace prefix_scorer {
 
-// Throws std::invalid_argument "<where> token <position> is id <id>, outside the vocabulary" for the first id
-// outside [0, vocab_size).
-void check_token_ids(const TokenIds& ids, int64_t vocab_size, const std::string& where);
+// Throws std::invalid_argument "<where> token <position> is id <id>, outside <range> [0, limit)" for the first id
+// outside [0, limit).
+void check_token_ids(const TokenIds& ids, int64_t limit, const std::string& where,
+                     const char* range = "the vocabulary");
 
-// Throws std::invalid_argument naming the first request that is empty or holds an id outside [0, vocab_size).
-void validate_requests(const std::vector<Request>& requests, int64_t vocab_size);
+// Throws std::invalid_argument naming the first request that is empty, holds an id outside [0, vocab_size), or a
+// continuation id past the output layer's rows (output_vocab: fewer where the head is pruned).
+void validate_requests(const std::vector<Request>& requests, int64_t vocab_size, int64_t output_vocab);
 
 // Throws std::invalid_argument for a negative or absurd option, or a max_length past the learned positions of
 // a model that has them (gpt2).

@@ -11,7 +11,7 @@ namespace prefix_scorer {
 
 std::vector<ScoringRow> make_rows(const std::vector<Request>& requests, const ModelConfig& config, int64_t max_length,
                                   bool share_identical, int64_t& truncated) {
-  validate_requests(requests, config.vocab_size);
+  validate_requests(requests, config.vocab_size, config.output_vocab());
   std::vector<ScoringRow> rows;
   std::map<TokenIds, size_t> row_of_input;
   for (size_t i = 0; i < requests.size(); ++i) {

@@ -215,6 +215,24 @@ TEST(ConfigJson, MixtureOfExpertsKeys) {
             std::string::npos);
 }
 
+// Apertus 1.5's pruned output layer: read, written back, never tied, never past the vocabulary.
+TEST(ConfigJson, PrunedOutputLayer) {
+  const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "model_type": "apertus1p5_text", )";
+  const ModelConfig pruned = ModelConfig::from_json(std::string(base) + R"("output_vocab_size": 500})");
+  EXPECT_EQ(pruned.output_vocab(), 500);
+  EXPECT_EQ(ModelConfig::from_json(pruned.to_json()).to_json(), pruned.to_json());
+  EXPECT_EQ(ModelConfig::from_json(std::string(base) + R"("output_vocab_size": null})").output_vocab(), 512);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("output_vocab_size": 600})");
+            }).find("output_vocab_size 600 must be in [1, vocab_size 512]"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("output_vocab_size": 500, "tie_word_embeddings": true})");
+            }).find("tied to the embeddings"),
+            std::string::npos);
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
@@ -418,7 +436,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 34u);
+  EXPECT_EQ(types.size(), 36u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

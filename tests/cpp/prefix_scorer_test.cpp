@@ -537,6 +537,22 @@ TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
   EXPECT_THROW(PrefixScorer(nullptr), std::invalid_argument);
 }
 
+// Apertus 1.5's output layer scores ids below 500 only: a context may hold the image and audio codes above, a
+// continuation may not (and a rolling document is all continuation).
+TEST(PrefixScorerErrors, ContinuationsPastAPrunedOutputLayerAreNamed) {
+  const auto model = fixture("apertus1p5");
+  ASSERT_EQ(model->config().output_vocab(), 500);
+  PrefixScorer scorer(model);
+  EXPECT_EQ(scorer.loglikelihood({{{1, 505, 3}, {4}}}).scores.size(), 1u);
+  const std::string message =
+      message_of<std::invalid_argument>([&] { scorer.loglikelihood({{{1, 2, 3}, {4}}, {{1, 2}, {7, 503}}}); });
+  EXPECT_NE(message.find("request 1: continuation token 1 is id 503, outside the ids the model's pruned output layer "
+                         "scores (output_vocab_size) [0, 500)"),
+            std::string::npos)
+      << message;
+  EXPECT_THROW(scorer.loglikelihood_rolling({{5, 6, 510}}, 0), std::invalid_argument);
+}
+
 TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {
   const auto model = fixture("qwen3");
   PrefixScorerOptions options = cached();

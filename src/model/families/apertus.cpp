@@ -1,5 +1,7 @@
 // Apertus (Swiss AI): an ungated MLP through xIELU with parameters learned per layer, per-head q/k norms, its own
-// names for the two norms before attention and the MLP, Llama 3's rope with a base of 12M by default.
+// names for the two norms before attention and the MLP, Llama 3's rope with a base of 12M by default. Apertus 1.5
+// (apertus1p5, multimodal: discrete image and audio codes in the vocabulary) scores its text model alone, whose
+// output layer may be pruned to the text ids (output_vocab_size): logits over ids below it only.
 
 #include "model/families/families.h"
 
@@ -17,7 +19,11 @@ std::vector<ModelFamily> apertus() {
   f.default_rope_scaling =
       R"({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
           "high_freq_factor": 4.0})";
-  return {f};
+  ModelFamily pruned = f;  // Apertus 1.5's text model: a head pruned to the text ids, inside its multimodal wrapper
+  pruned.model_type = "apertus1p5_text";
+  pruned.multimodal_wrapper = "apertus1p5";
+  pruned.output_vocab_key = "output_vocab_size";
+  return {f, pruned};
 }
 
 }  // namespace prefix_scorer::families

@@ -38,7 +38,9 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             phi3-mini, qwen3-moe-a3b, pythia-1b, phi-2,
                             starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4,
                             gemma4-e2b, tiny-glm4-moe, glm4.5-air,
-                            ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2)
+                            ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2,
+                            seed-oss-36b, exaone4-32b, hunyuan-0.5b,
+                            ernie4.5-0.3b, apertus-8b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded

@@ -234,7 +234,7 @@ std::vector<LayerKind> pattern_layer_types(const std::string& pattern, int64_t n
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
-    "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2";
+    "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -997,6 +997,34 @@ json synthetic_keys(const std::string& name) {
               {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
                                 {"truncate", false}, {"original_max_position_embeddings", 4096}}},
               {"swiglu_limit", 7.0}, {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "seed-oss-36b") {  // ByteDance-Seed/Seed-OSS-36B-Base
+    json j = shape("seed_oss", 155136, 5120, 27648, 64, 80, 8, 128, 524288);
+    j.update({{"attention_bias", true}, {"attention_out_bias", false}, {"rope_theta", 10000000.0},
+              {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "exaone4-32b") {  // LGAI-EXAONE/EXAONE-4.0-32B: three sliding layers of 4096 to one global
+    json j = shape("exaone4", 102400, 5120, 27392, 64, 40, 8, 128, 131072);
+    j.update({{"sliding_window", 4096}, {"sliding_window_pattern", "LLLG"}, {"rope_theta", 1000000.0},
+              {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "hunyuan-0.5b") {  // tencent/Hunyuan-0.5B-Instruct
+    json j = shape("hunyuan_v1_dense", 120818, 1024, 3584, 24, 16, 8, 128, 32768);
+    j.update({{"tie_word_embeddings", true},
+              {"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}, {"factor", 1.0}}}});
+    return j;
+  }
+  if (name == "ernie4.5-0.3b") {  // baidu/ERNIE-4.5-0.3B-PT
+    json j = shape("ernie4_5", 103424, 1024, 3072, 18, 16, 2, 64, 131072);
+    j.update({{"tie_word_embeddings", true}, {"rope_theta", 500000.0}});
+    return j;
+  }
+  if (name == "apertus-8b") {  // swiss-ai/Apertus-8B-2509
+    json j = shape("apertus", 131072, 4096, 21504, 32, 32, 8, 128, 65536);
+    j.update({{"tie_word_embeddings", false}});
     return j;
   }
   if (name == "tiny-glm4-moe") {  // tiny's sizes with GLM-4.5's router: a dense first layer, 8 experts in 4 groups

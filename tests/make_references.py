@@ -3,6 +3,7 @@ saved by Hugging Face transformers, and the numbers transformers computes for it
 
     .venv/bin/python tests/make_references.py            # every family
     .venv/bin/python tests/make_references.py gemma2     # some
+    .venv/bin/python tests/make_references.py gated_delta_rule  # a kernel's references (kernels/NAME.safetensors)
 
 Each model's norm weights and biases are drawn away from their initial values, so that a missing (1 + w), a
 skipped norm or a dropped bias changes the numbers. Written per family:
@@ -360,6 +361,41 @@ def greedy_pairs(model, tokenizer):
     return pairs
 
 
+def make_gated_delta_rule():
+    """kernels/gated_delta_rule.safetensors: transformers' own gated delta rule (Qwen 3.5's torch path) and causal
+    convolution on random inputs at odd sizes: 150 tokens (three chunks of 64, the last partial), 2 q/k heads of 12
+    serving 4 value heads of 10, from zeros and from a random state; the recurrent form over 5 tokens."""
+    from transformers.models.qwen3_5 import modeling_qwen3_5 as qwen3_5
+
+    generator = torch.Generator().manual_seed(2)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator)
+
+    b, t, k_heads, v_heads, dk, dv = 2, 150, 2, 4, 12, 10
+    inputs = dict(query=randn(b, t, k_heads, dk), key=randn(b, t, k_heads, dk), value=randn(b, t, v_heads, dv),
+                  g=-torch.nn.functional.softplus(randn(b, t, v_heads)), beta=torch.sigmoid(randn(b, t, v_heads)))
+    state = randn(b, v_heads, dk, dv)
+    tensors = dict(inputs, state=state)
+    for name, start in (("zeros", None), ("state", state)):
+        out, final = qwen3_5.torch_chunk_gated_delta_rule(**inputs, initial_state=start, output_final_state=True,
+                                                          use_qk_l2norm_in_kernel=True)
+        tensors[f"chunked_from_{name}"], tensors[f"chunked_from_{name}_final"] = out, final
+    short = {k: v[:, :5] for k, v in inputs.items()}
+    out, final = qwen3_5.torch_recurrent_gated_delta_rule(**short, initial_state=state, output_final_state=True,
+                                                          use_qk_l2norm_in_kernel=True)
+    tensors["recurrent_5"], tensors["recurrent_5_final"] = out, final
+    x, weight = randn(b, 20, 30), randn(20, 4)
+    tensors["conv_x"], tensors["conv_weight"] = x, weight
+    tensors["conv_out"] = qwen3_5.causal_conv1d_fn(x, weight, None, activation="silu")
+    out = DATA / "kernels"
+    out.mkdir(exist_ok=True)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, out / "gated_delta_rule.safetensors")
+
+
+KERNELS = {"gated_delta_rule": make_gated_delta_rule}
+
+
 def make(family):
     out = DATA / "models" / family
     shutil.rmtree(out, ignore_errors=True)
@@ -391,6 +427,9 @@ def make(family):
 
 if __name__ == "__main__":
     torch.set_num_threads(2)
-    for family in sys.argv[1:] or FAMILIES:
-        make(family)
-        print("made", DATA / "models" / family)
+    for name in sys.argv[1:] or [*FAMILIES, *KERNELS]:
+        if name in KERNELS:
+            KERNELS[name]()
+        else:
+            make(name)
+        print("made", name)

@@ -229,6 +229,14 @@ FAMILIES = {
                       num_key_value_heads=2, head_dim=32, rms_norm_eps=1e-6, tie_word_embeddings=False,
                       num_experts=8, num_experts_per_tok=3, moe_intermediate_size=32, norm_topk_prob=True,
                       rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Qwen 3.5's text model: Gated DeltaNet layers (2 q/k heads of 12 serving 4 value heads of 10, 4 taps) around
+    # one full-attention layer (heads of 24, a quarter rotated, an output gate), (1 + w) norms.
+    "qwen3_5_text": dict(model_type="qwen3_5_text", intermediate_size=88, num_hidden_layers=4, num_attention_heads=4,
+                         num_key_value_heads=2, head_dim=24, linear_num_key_heads=2, linear_num_value_heads=4,
+                         linear_key_head_dim=12, linear_value_head_dim=10, linear_conv_kernel_dim=4,
+                         layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention"],
+                         rms_norm_eps=1e-6, tie_word_embeddings=False,
+                         rope_parameters=dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.25)),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4

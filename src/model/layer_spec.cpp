@@ -2,6 +2,8 @@
 
 #include "model/model_family.h"
 
+#include <algorithm>
+
 namespace prefix_scorer {
 namespace {
 
@@ -13,6 +15,7 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.window = c.layer_window(layer);
   a.keys_as_values = c.keys_as_values && a.window == 0;
   a.value_norm = c.value_norm;
+  a.output_gate = c.attention_output_gate;
   a.qk_norm_after_rope = c.qk_norm_after_rope;
   if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
   a.scale = c.layer_attention_scale(layer);
@@ -89,6 +92,11 @@ ModelSpec model_spec(const ModelConfig& c) {
   for (int64_t i = 0; i < c.num_layers; ++i) {
     LayerSpec l;
     l.attention = attention_spec(c, i);
+    if (c.is_linear_attention(i)) {
+      l.mixer = MixerKind::kGatedDeltaNet;
+      l.delta = {c.linear_key_heads, c.linear_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
+                 c.linear_conv_taps};
+    }
     l.mlp = mlp_spec(c, i);
     l.input_norm = !c.output_norms_only;
     l.attn_out_norm = l.mlp_out_norm = c.sandwich_norms || c.output_norms_only;
@@ -106,7 +114,11 @@ ModelSpec model_spec(const ModelConfig& c) {
 
 int64_t ModelSpec::cached_per_token(int64_t layer) const {
   const AttentionSpec& a = layers.at(layer).attention;
-  return a.kv_layer == layer ? 2 * a.kv_width() : 0;
+  return a.kv_layer == layer && layers.at(layer).mixer == MixerKind::kAttention ? 2 * a.kv_width() : 0;
+}
+
+bool ModelSpec::has_recurrent_layers() const {
+  return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) { return l.mixer != MixerKind::kAttention; });
 }
 
 }  // namespace prefix_scorer

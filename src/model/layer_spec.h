@@ -26,9 +26,22 @@ struct AttentionSpec {
   bool qk_norm_after_rope = false;  // per-head q/k norms on the rotated heads (hunyuan), not before rotation
   bool keys_as_values = false;  // values are the keys' projection, taken before the keys' norm and rotation
   bool value_norm = false;      // values normed by an RMSNorm without weight
+  bool output_gate = false;     // the output times sigmoid of a gate projection of the input (Qwen 3.5)
 
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
+};
+
+// What mixes tokens in a layer: attention, or a Gated DeltaNet (a recurrent state per value head, see
+// gated_delta_rule.h) of these sizes.
+enum class MixerKind { kAttention, kGatedDeltaNet };
+
+struct DeltaNetSpec {
+  int64_t key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, taps = 0;
+
+  int64_t key_width() const { return key_heads * key_dim; }
+  int64_t value_width() const { return value_heads * value_dim; }
+  int64_t conv_channels() const { return 2 * key_width() + value_width(); }  // q, k and v through the convolution
 };
 
 // How a mixture picks and weighs its experts.
@@ -73,7 +86,9 @@ struct NormSpec {
 };
 
 struct LayerSpec {
-  AttentionSpec attention;
+  MixerKind mixer = MixerKind::kAttention;
+  AttentionSpec attention;  // kAttention's
+  DeltaNetSpec delta;       // kGatedDeltaNet's
   MlpSpec mlp;
   // Which norms the layer has: before attention, on its output, before the MLP, on its output.
   bool input_norm = true, attn_out_norm = false, pre_mlp_norm = true, mlp_out_norm = false;
@@ -106,6 +121,8 @@ struct ModelSpec {
   // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
   // layer that reads another layer's.
   int64_t cached_per_token(int64_t layer) const;
+  // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet).
+  bool has_recurrent_layers() const;
 };
 
 // The layer specs of `config`.

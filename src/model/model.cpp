@@ -7,6 +7,7 @@
 #include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
+#include "model/gated_delta_rule.h"
 #include "model/host_transfers.h"
 #include "model/kv_cache.h"
 #include "model/layer_spec.h"
@@ -279,8 +280,29 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
                                     scores);
             }();
   // [b, heads, t, head_dim] as [b, t, heads * head_dim] (no transpose for one query a row)
-  const at::Tensor by_token = t == 1 ? heads.reshape({b, 1, a.q_width()}) : heads.transpose(1, 2).reshape({b, t, a.q_width()});
+  at::Tensor by_token = t == 1 ? heads.reshape({b, 1, a.q_width()}) : heads.transpose(1, 2).reshape({b, t, a.q_width()});
+  if (a.output_gate) by_token = by_token * at::sigmoid(at::linear(h, l.attn_gate, l.attn_gate_bias));
   return at::linear(by_token, l.o, l.o_bias);
+}
+
+// A Gated DeltaNet layer over its normed input `h` [b, t, hidden], each row one sequence from a zero state: q, k
+// and v projected and convolved (causal, SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b)
+// and the log decay g = -exp(A_log) softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its
+// weight, in the model dtype) and gated by SiLU of z (in fp32), then out_proj. Padding at a row's end reaches no
+// real token.
+at::Tensor gated_delta_net(const DeltaNetSpec& d, const NormSpec& n, const LayerWeights& l, const at::Tensor& h) {
+  const int64_t b = h.size(0), t = h.size(1);
+  const at::Tensor mixed = causal_conv1d_silu(at::linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, {}).first;
+  const std::vector<at::Tensor> qkv =
+      mixed.transpose(1, 2).split_with_sizes({d.key_width(), d.key_width(), d.value_width()}, -1);
+  const at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
+                       at::softplus(at::linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
+  const DeltaRuleInputs in{qkv[0].reshape({b, t, d.key_heads, d.key_dim}), qkv[1].reshape({b, t, d.key_heads, d.key_dim}),
+                           qkv[2].reshape({b, t, d.value_heads, d.value_dim}), g, at::sigmoid(at::linear(h, l.delta_b))};
+  const at::Tensor out = chunked_gated_delta_rule(in, {}).first;  // [b, t, value heads, value dim]
+  const at::Tensor z = at::linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
+  const at::Tensor normed = l.delta_norm * unit_rms_norm(out, n.eps);
+  return at::linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
 }
 
 // gpt_oss's clamped SwiGLU: (clamp(up, ±limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
@@ -396,7 +418,9 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
                          std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
-  const at::Tensor attn = attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
+  const at::Tensor attn = s.mixer == MixerKind::kGatedDeltaNet
+                              ? gated_delta_net(s.delta, n, l, normed)
+                              : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
     return attn + mlp(s.mlp, l, mlp_in, n) + x;
@@ -550,6 +574,10 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
   }
   const bool packed = batch.segment.defined() || batch.branch.defined();
+  if (spec_->has_recurrent_layers() && (cache != nullptr || shared != nullptr || packed))
+    throw std::invalid_argument(fmt::format(
+        "forward: {}'s recurrent layers run over whole unpacked sequences without a cache for now (their state "
+        "cache is not built yet)", config_->model_type));
   at::Tensor variants;  // [b] int64 on the CPU; undefined: every row takes variant 0
   if (batch.rope_variant.defined()) {
     variants = batch.rope_variant.to(at::kCPU, at::kLong);

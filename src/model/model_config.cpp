@@ -356,6 +356,38 @@ int64_t per_layer_index(const std::string& key, int64_t num_layers) {
   return layer;
 }
 
+// Qwen 3.5's Gated DeltaNet layers and their sizes, as Qwen3_5TextConfig reads them.
+void parse_gated_deltanet(const json& j, ModelConfig& c) {
+  c.attention_output_gate = true;
+  c.linear_key_heads = get_or<int64_t>(j, "linear_num_key_heads", 16);
+  c.linear_value_heads = get_or<int64_t>(j, "linear_num_value_heads", 32);
+  c.linear_key_head_dim = get_or<int64_t>(j, "linear_key_head_dim", 128);
+  c.linear_value_head_dim = get_or<int64_t>(j, "linear_value_head_dim", 128);
+  c.linear_conv_taps = get_or<int64_t>(j, "linear_conv_kernel_dim", 4);
+  if (c.linear_key_heads < 1 || c.linear_value_heads % c.linear_key_heads != 0 || c.linear_key_head_dim < 1 ||
+      c.linear_value_head_dim < 1 || c.linear_conv_taps < 2)
+    throw std::invalid_argument(fmt::format(
+        "config.json: linear attention of {} key heads of {}, {} value heads of {}, {} taps does not fit (value heads "
+        "a multiple of key heads, at least 2 taps)", c.linear_key_heads, c.linear_key_head_dim, c.linear_value_heads,
+        c.linear_value_head_dim, c.linear_conv_taps));
+  if (!has_field(j, "layer_types")) {
+    const int64_t interval = get_or<int64_t>(j, "full_attention_interval", 4);
+    if (interval < 1)
+      throw std::invalid_argument(fmt::format("config.json: full_attention_interval must be >= 1, got {}", interval));
+    for (int64_t i = 0; i < c.num_layers; ++i) c.linear_attention_layers.push_back((i + 1) % interval != 0);
+    return;
+  }
+  for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
+    if (type != "linear_attention" && type != "full_attention")
+      throw std::invalid_argument(fmt::format(
+          "config.json: layer type '{}' (supported here: linear_attention, full_attention)", type));
+    c.linear_attention_layers.push_back(type == "linear_attention");
+  }
+  if (static_cast<int64_t>(c.linear_attention_layers.size()) != c.num_layers)
+    throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
+                                            c.linear_attention_layers.size(), c.num_layers));
+}
+
 // Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
 // (per_layer_config as transformers 5 saves it, else global_head_dim and, with attention_k_eq_v,
 // num_global_key_value_heads), KV sharing, per-layer inputs, and the last layer always full.
@@ -531,6 +563,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   }
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.gemma4_keys) parse_gemma4(j, c);
+  if (family.gated_deltanet_keys) parse_gated_deltanet(j, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -833,6 +866,14 @@ std::string ModelConfig::to_json() const {
   if (family.experts.present) write_experts(j, family.experts, *this);
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
+  if (family.gated_deltanet_keys) {
+    j.update({{"linear_num_key_heads", linear_key_heads}, {"linear_num_value_heads", linear_value_heads},
+              {"linear_key_head_dim", linear_key_head_dim}, {"linear_value_head_dim", linear_value_head_dim},
+              {"linear_conv_kernel_dim", linear_conv_taps}});
+    json types = json::array();
+    for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_linear_attention(i) ? "linear_attention" : "full_attention");
+    j["layer_types"] = types;
+  }
   if (fp8_block[0] > 0)
     j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},
                                 {"activation_scheme", "dynamic"}};

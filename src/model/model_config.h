@@ -152,6 +152,12 @@ struct ModelConfig {
   int64_t per_layer_input_size = 0;
   int64_t per_layer_vocab = 0;  // the per-layer table's rows (vocab_size_per_layer_input)
   int64_t output_vocab_size = 0;  // a pruned output layer's rows (the ids below it); 0: vocab_size
+  // Gated DeltaNet layers in place of attention (Qwen 3.5's linear_attention layers): by layer, empty where none.
+  // Their sizes: q/k heads and value heads, each head's width, the causal convolution's taps.
+  std::vector<bool> linear_attention_layers;
+  int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
+  int64_t linear_conv_taps = 0;
+  bool attention_output_gate = false;  // attention's output times sigmoid of a second half of q's projection
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -166,6 +172,9 @@ struct ModelConfig {
   // The rows of the output layer: vocab_size, or fewer where the head is pruned (Apertus 1.5's output_vocab_size:
   // the ids below it).
   int64_t output_vocab() const { return output_vocab_size > 0 ? output_vocab_size : vocab_size; }
+  bool is_linear_attention(int64_t layer) const {
+    return !linear_attention_layers.empty() && linear_attention_layers.at(layer);
+  }
   bool is_moe_layer(int64_t layer) const { return num_experts > 0 && (moe_layers.empty() || moe_layers.at(layer)); }
   int64_t layer_top_k(int64_t layer) const {
     return layer_experts_per_token.empty() ? experts_per_token : layer_experts_per_token.at(layer);

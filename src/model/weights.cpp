@@ -87,6 +87,40 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
   add("post_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_out_norm);
 }
 
+// Rows of heads stored in two halves each (Qwen 3.5's q_proj: each head's q rows, then its gate's), as weights
+// [2 x heads x head_dim, in] or biases: the first halves into `first`, the second into `second`.
+void add_by_head_halves(std::vector<WeightSlot>& slots, const std::string& name, std::vector<int64_t> shape,
+                        const AttentionSpec& a, int64_t i, at::Tensor LayerWeights::*first,
+                        at::Tensor LayerWeights::*second) {
+  const int64_t heads = a.heads, head_dim = a.head_dim;
+  slots.push_back({{name, std::move(shape)}, i, [i, heads, head_dim, first, second](ModelWeights& w, const at::Tensor& t) {
+                     const at::Tensor halves = t.reshape({heads, 2, head_dim, -1});
+                     for (const auto& [half, member] : {std::pair{0, first}, std::pair{1, second}}) {
+                       const at::Tensor part = halves.select(1, half).reshape({heads * head_dim, -1});
+                       w.layers[i].*member = t.dim() == 1 ? part.reshape({-1}) : part.contiguous();
+                     }
+                   }});
+}
+
+// A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn."), as Qwen 3.5 names them.
+void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
+                        const std::string& prefix) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
+    slots.push_back({{prefix + name, std::move(shape)}, i,
+                     [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+  };
+  add("in_proj_qkv.weight", {d.conv_channels(), h}, &LayerWeights::delta_qkv);
+  add("in_proj_z.weight", {d.value_width(), h}, &LayerWeights::delta_z);
+  add("in_proj_b.weight", {d.value_heads, h}, &LayerWeights::delta_b);
+  add("in_proj_a.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+  slots.push_back({{prefix + "conv1d.weight", {d.conv_channels(), 1, d.taps}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_conv = t.squeeze(1); }});
+  add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
+  add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
+  add("norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
+  add("out_proj.weight", {h, d.value_width()}, &LayerWeights::o);
+}
+
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
 // where it goes: the one list of checkpoint names.
 std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
@@ -187,8 +221,17 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
       else if (!moe)
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
+    } else if (layer.mixer == MixerKind::kGatedDeltaNet) {
+      add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."));
+      if (gated) {
+        add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
+        add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
+      }
     } else {
-      add_q_or_k(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
+      if (a.output_gate)  // rows per head: its q's, then its gate's
+        add_by_head_halves(slots, layer_name(family, i, attn + "q_proj.weight"), {2 * q_out, h}, a, i, &LayerWeights::q, &LayerWeights::attn_gate);
+      else
+        add_q_or_k(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
       if (own_kv) {
         add_q_or_k(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
         if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
@@ -200,17 +243,20 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
       }
     }
-    add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
-    if (a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
-      add_q_or_k(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
+    if (layer.mixer == MixerKind::kAttention) add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
+    if (layer.mixer == MixerKind::kAttention && a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
+      if (a.output_gate)
+        add_by_head_halves(slots, layer_name(family, i, attn + "q_proj.bias"), {2 * q_out}, a, i, &LayerWeights::q_bias, &LayerWeights::attn_gate_bias);
+      else
+        add_q_or_k(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
       if (own_kv) {
         add_q_or_k(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
         if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
       }
     }
-    if (a.o_bias) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
+    if (a.o_bias && layer.mixer == MixerKind::kAttention) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
-    if (a.qk_norm != QkNorm::kNone) {  // over each head, or over the whole projection
+    if (a.qk_norm != QkNorm::kNone && layer.mixer == MixerKind::kAttention) {  // over each head, or the whole width
       const bool per_head = a.qk_norm == QkNorm::kPerHead;
       add(attn + family.q_norm + ".weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
       if (own_kv) add(attn + family.k_norm + ".weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);

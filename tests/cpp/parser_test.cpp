@@ -233,6 +233,35 @@ TEST(ConfigJson, PrunedOutputLayer) {
             std::string::npos);
 }
 
+// Qwen 3.5's Gated DeltaNet layers: every full_attention_interval-th layer full by default, layer_types otherwise;
+// left out of the supported types until the engine caches their state.
+TEST(ConfigJson, GatedDeltaNetLayers) {
+  const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 8,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "model_type": "qwen3_5_text", "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4, "linear_key_head_dim": 12, "linear_value_head_dim": 10)";
+  const ModelConfig qwen = ModelConfig::from_json(std::string(base) + "}");
+  EXPECT_EQ(qwen.linear_attention_layers,
+            (std::vector<bool>{true, true, true, false, true, true, true, false}));  // interval 4
+  EXPECT_EQ(qwen.head_dim, 256);
+  EXPECT_EQ(qwen.rope.partial_rotary_factor, 0.25);
+  EXPECT_TRUE(qwen.attention_output_gate && qwen.norm_plus_one && qwen.qk_norm);
+  EXPECT_EQ(qwen.linear_conv_taps, 4);
+  EXPECT_EQ(ModelConfig::from_json(qwen.to_json()).to_json(), qwen.to_json());
+  const ModelConfig every_other = ModelConfig::from_json(std::string(base) + R"(, "full_attention_interval": 2})");
+  EXPECT_EQ(every_other.linear_attention_layers,
+            (std::vector<bool>{true, false, true, false, true, false, true, false}));
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"(, "layer_types": ["linear_attention", "mamba"]})");
+            }).find("layer type 'mamba'"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"(, "linear_num_value_heads": 3})");
+            }).find("value heads a multiple of key heads"),
+            std::string::npos);
+  const auto types = supported_model_types();
+  EXPECT_EQ(std::find(types.begin(), types.end(), "qwen3_5_text"), types.end());
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,

@@ -98,6 +98,8 @@ TEST_P(Bfloat16, AgreesWithFloat32WithinItsRounding) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Bfloat16, testing::ValuesIn(fixture_models()),
                          [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, Bfloat16, testing::Values("qwen3_5_text"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -553,6 +553,21 @@ TEST(PrefixScorerErrors, ContinuationsPastAPrunedOutputLayerAreNamed) {
   EXPECT_THROW(scorer.loglikelihood_rolling({{5, 6, 510}}, 0), std::invalid_argument);
 }
 
+// Until the engine caches recurrent state, a model with Gated DeltaNet layers is refused by name, and so is a
+// forward that would need that state (a cache, shared prefixes, packed rows); its plain forward is exact (the
+// golden tests).
+TEST(PrefixScorerErrors, RecurrentLayersAreRefusedWhereTheirStateWouldBeNeeded) {
+  const auto model = fixture("qwen3_5_text");
+  std::string message = message_of<std::invalid_argument>([&] { PrefixScorer scorer(model); });
+  EXPECT_NE(message.find("qwen3_5_text: models with recurrent layers"), std::string::npos) << message;
+  KvCache cache(model->config().num_layers);
+  const TokenIds row{5, 6, 7};
+  message = message_of<std::invalid_argument>([&] {
+    model->forward(make_batch({&row}, {0}), &cache, at::zeros({1}, at::kLong));
+  });
+  EXPECT_NE(message.find("without a cache for now"), std::string::npos) << message;
+}
+
 TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {
   const auto model = fixture("qwen3");
   PrefixScorerOptions options = cached();

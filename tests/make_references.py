@@ -237,6 +237,19 @@ FAMILIES = {
                          layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention"],
                          rms_norm_eps=1e-6, tie_word_embeddings=False,
                          rope_parameters=dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.25)),
+    # Qwen 3.5 as released: the multimodal wrapper (a tiny vision tower) around a text model like the one above but
+    # its own sizes (3 q/k heads of 8 serving 6 value heads of 6, 3 taps; heads of 20).
+    "qwen3_5": dict(model_type="qwen3_5",
+                    text_config=dict(intermediate_size=72, num_hidden_layers=3, num_attention_heads=4,
+                                     num_key_value_heads=1, head_dim=20, linear_num_key_heads=3,
+                                     linear_num_value_heads=6, linear_key_head_dim=8, linear_value_head_dim=6,
+                                     linear_conv_kernel_dim=3, layer_types=["linear_attention", "linear_attention",
+                                                                             "full_attention"],
+                                     rms_norm_eps=1e-6, tie_word_embeddings=False,
+                                     rope_parameters=dict(rope_type="default", rope_theta=1e7,
+                                                          partial_rotary_factor=0.2)),
+                    vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
+                                       out_hidden_size=64, num_position_embeddings=16)),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4

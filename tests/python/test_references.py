@@ -19,7 +19,7 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 #: The fixtures the prefix scorer serves; the others (recurrent layers: Qwen 3.5) score by the plain path alone
 #: until the engine caches their state.
-RECURRENT = ["qwen3_5_text"]
+RECURRENT = ["qwen3_5", "qwen3_5_text"]
 FAMILIES = [f for f in ALL_FIXTURES if f not in RECURRENT]
 
 

@@ -9,6 +9,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> qwen3_5() {
   ModelFamily f = base("qwen3_5_text");
+  f.multimodal_wrapper = "qwen3_5";  // as released: its text model scored alone, the vision tower not loaded
   f.qk_norm = f.norm_plus_one = f.gated_deltanet_keys = true;
   f.default_head_dim = 256;
   f.default_partial_rotary = 0.25;

@@ -7,35 +7,23 @@ import pytest
 import torch
 
 import prefix_scorer
-from prefix_scorer import _testing
 
 from conftest import REAL_GEMMA3 as CHECKPOINT
 from real_requests import PASSAGE, mmlu_style
-from test_real_weights import MIN_TOLERANCE, hf_logprobs, hf_pair_scores, request_pairs
+from test_real_weights import (MIN_TOLERANCE, expect_logits_within_transformers_noise, hf_models, hf_pair_scores,
+                               request_pairs)
 
 
 @pytest.fixture(scope="module")
 def hf(real_gemma3):
-    import transformers
-
-    models = {impl: transformers.AutoModelForCausalLM.from_pretrained(
-        CHECKPOINT, dtype=torch.float32, attn_implementation=impl).eval() for impl in ("eager", "sdpa")}
-    return models, transformers.AutoTokenizer.from_pretrained(CHECKPOINT)
+    return hf_models(CHECKPOINT)
 
 
 def test_logits_past_a_window_within_transformers_own_noise(hf):
     models, tokenizer = hf
     ids = tokenizer(" ".join([PASSAGE] * 3)).input_ids
     assert len(ids) > 600  # past the 512-token window of the sliding layers
-    eager, sdpa = hf_logprobs(models["eager"], ids), hf_logprobs(models["sdpa"], ids)
-    floor = float((eager - sdpa).abs().max())
-    ours = torch.frombuffer(bytearray(_testing.forward_logprobs(str(CHECKPOINT), "float32", ids)),
-                            dtype=torch.float32).view(len(ids), -1)
-    diff = float((ours - eager).abs().max())
-    print(f"\nlogprobs over {len(ids)} tokens x {ours.shape[1]}: engine vs eager {diff:.2e}, sdpa vs eager {floor:.2e}")
-    assert diff <= max(2 * floor, MIN_TOLERANCE)
-    assert (ours.argmax(-1) == eager.argmax(-1)).float().mean() > 0.999
-    assert float(eager.max(-1).values.median()) > -3  # trained: peaked (random would sit near -log(262144) = -12.5)
+    expect_logits_within_transformers_noise(models, CHECKPOINT, ids)
 
 
 def test_plain_and_prefix_paths_on_real_requests(hf):

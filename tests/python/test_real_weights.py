@@ -17,14 +17,18 @@ from real_requests import PASSAGE, hellaswag_style, mmlu_style
 MIN_TOLERANCE = 1e-5
 
 
-@pytest.fixture(scope="module")
-def hf(real_checkpoint):
-    """transformers' model, by eager and by sdpa attention, and its tokenizer."""
+def hf_models(checkpoint):
+    """transformers' model of `checkpoint`, by eager and by sdpa attention, and its tokenizer."""
     import transformers
 
     models = {impl: transformers.AutoModelForCausalLM.from_pretrained(
-        CHECKPOINT, dtype=torch.float32, attn_implementation=impl).eval() for impl in ("eager", "sdpa")}
-    return models, transformers.AutoTokenizer.from_pretrained(CHECKPOINT)
+        checkpoint, dtype=torch.float32, attn_implementation=impl).eval() for impl in ("eager", "sdpa")}
+    return models, transformers.AutoTokenizer.from_pretrained(checkpoint)
+
+
+@pytest.fixture(scope="module")
+def hf(real_checkpoint):
+    return hf_models(CHECKPOINT)
 
 
 def hf_logprobs(model, ids):
@@ -52,20 +56,26 @@ def request_pairs(tokenizer, items):
     return pairs
 
 
-def test_logits_of_a_passage_within_transformers_own_noise(hf):
-    models, tokenizer = hf
-    ids = tokenizer(PASSAGE).input_ids
-    assert len(ids) > 200
+def expect_logits_within_transformers_noise(models, checkpoint, ids):
+    """The engine's log-probabilities of `ids` within twice transformers' own sdpa-against-eager difference, the
+    argmax the same, and the model trained (peaked distributions: a random model's top log-probability sits near
+    -log(vocab))."""
     eager, sdpa = hf_logprobs(models["eager"], ids), hf_logprobs(models["sdpa"], ids)
     floor = float((eager - sdpa).abs().max())
-    ours = torch.frombuffer(bytearray(_testing.forward_logprobs(str(CHECKPOINT), "float32", ids)),
+    ours = torch.frombuffer(bytearray(_testing.forward_logprobs(str(checkpoint), "float32", ids)),
                             dtype=torch.float32).view(len(ids), -1)
     diff = float((ours - eager).abs().max())
     print(f"\nlogprobs over {len(ids)} tokens x {ours.shape[1]}: engine vs eager {diff:.2e}, sdpa vs eager {floor:.2e}")
     assert diff <= max(2 * floor, MIN_TOLERANCE)
     assert (ours.argmax(-1) == eager.argmax(-1)).float().mean() > 0.999
-    # Trained weights: peaked distributions (a random model's top log-probability sits near -log(vocab) = -10.8).
     assert float(eager.max(-1).values.median()) > -3
+
+
+def test_logits_of_a_passage_within_transformers_own_noise(hf):
+    models, tokenizer = hf
+    ids = tokenizer(PASSAGE).input_ids
+    assert len(ids) > 200
+    expect_logits_within_transformers_noise(models, CHECKPOINT, ids)
 
 
 @pytest.mark.parametrize("kind", ["mmlu", "hellaswag"])

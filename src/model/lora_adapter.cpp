@@ -23,7 +23,16 @@ const std::set<std::string> kMergeableKeys = {
     "alpha_pattern", "fan_in_fan_out", "bias", "base_model_name_or_path", "revision", "task_type", "inference_mode",
     "lora_dropout", "init_lora_weights", "auto_mapping", "peft_version", "layers_to_transform", "layers_pattern",
     "exclude_modules", "megatron_core", "qalora_group_size", "loftq_config", "eva_config", "corda_config",
-    "lora_ga_config", "ensure_weight_tying"};
+    "lora_ga_config", "ensure_weight_tying", "target_parameters"};
+
+// peft's LoRA on a mixture's stacked experts (target_parameters mlp.experts.gate_up_proj and .down_proj, as
+// transformers 5 stacks them: [experts, 2 x ff, hidden], gate's rows first, and [experts, hidden, ff]): nested
+// wrappers of the experts module, their factors A [rank x experts, in] and B [out, rank x experts].
+struct ExpertFactors {
+  std::string a, b;
+  int64_t in = 0, out = 0, rank_experts = 0;
+};
+
 
 // The names of a layer's A and B factors, and whether B A is the tensor's transpose: linear layers, embeddings.
 struct FactorNames {
@@ -44,6 +53,12 @@ bool is_set(const nlohmann::json& value) {
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `module` without the ".base_layer"s that nested parameter wrappers add.
+std::string unwrapped(std::string module) {
+  while (ends_with(module, ".base_layer")) module.resize(module.size() - std::string(".base_layer").size());
+  return module;
 }
 
 bool starts_with_any(const std::string& text, const std::vector<std::string>& prefixes) {
@@ -115,11 +130,28 @@ LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
 
   // peft saves the default adapter's tensors under the wrapped model's names, its adapter name dropped.
   const std::string prefix = "base_model.model.";
+  const bool expert_parameters = is_set(config.value("target_parameters", nlohmann::json()));
+  std::map<std::string, std::vector<ExpertFactors>> expert_factors;  // by the experts module
   for (const auto& [key, info] : file_.tensors()) {
     if (key.rfind(prefix, 0) != 0) refuse(fmt::format("tensor '{}' is not under '{}'", key, prefix));
     const std::string wrapped_name = key.substr(prefix.size());
     if (starts_with_any(wrapped_name, naming.unused_prefixes)) continue;
     const std::string name = renamed(wrapped_name, naming.renamed_prefixes);
+    const std::string a_of_experts = ".lora_A.weight";
+    if (expert_parameters && ends_with(name, a_of_experts) &&
+        ends_with(unwrapped(name.substr(0, name.size() - a_of_experts.size())), ".experts")) {
+      const std::string b = key.substr(0, key.size() - a_of_experts.size()) + ".lora_B.weight";
+      if (!file_.contains(b)) refuse(fmt::format("'{}' has no '{}'", key, b));
+      const std::vector<int64_t>& b_shape = file_.tensors().at(b).shape;
+      if (info.shape.size() != 2 || b_shape.size() != 2 || b_shape[1] != info.shape[0])
+        refuse(fmt::format("'{}' and '{}' are not LoRA factors of stacked experts", key, b));
+      expert_factors[unwrapped(name.substr(0, name.size() - a_of_experts.size()))].push_back(
+          {key, b, info.shape[1], b_shape[0], info.shape[0]});
+      continue;
+    }
+    if (expert_parameters && ends_with(name, ".lora_B.weight") &&
+        ends_with(unwrapped(name.substr(0, name.size() - std::string(".lora_B.weight").size())), ".experts"))
+      continue;  // taken with its A
     for (const auto& [a_suffix, b_suffix, transpose] : kFactorNames) {
       if (!ends_with(name, a_suffix)) continue;
       const std::string module = name.substr(0, name.size() - a_suffix.size());
@@ -152,6 +184,57 @@ LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
     if (!saved) refuse(fmt::format("tensor '{}' is neither a LoRA factor nor in modules_to_save", key));
     replacements_[name] = key;
   }
+  // Stacked experts' factors: gate_up_proj's (in hidden, out 2 x ff) and down_proj's (in ff, out hidden), told
+  // apart by their shapes; each expert's update is B[:, :, e] A[e] of the factors seen per expert.
+  std::vector<std::string> targets;
+  if (expert_parameters) {
+    if (!config["target_parameters"].is_array()) refuse("target_parameters is not a list");
+    // Stacked experts' gate_up_proj and down_proj; another parameter only as a matrix (a router's weight), whose
+    // factors are a linear layer's and merge as such above.
+    for (const auto& t : config["target_parameters"]) {
+      const std::string target = t.is_string() ? t.get<std::string>() : "";
+      if (ends_with(target, "gate_up_proj") || ends_with(target, "down_proj"))
+        targets.push_back(target);
+      else if (!ends_with(target, ".weight"))
+        refuse(fmt::format("target_parameters {} (stacked experts' gate_up_proj and down_proj, and matrices, merge)",
+                           config["target_parameters"].dump()));
+    }
+    if (targets.size() > 2) refuse(fmt::format("target_parameters {} name more than one gate_up_proj and down_proj",
+                                               config["target_parameters"].dump()));
+  }
+  const int64_t default_rank = config.value("r", int64_t{8});
+  const nlohmann::json rank_pattern = config.value("rank_pattern", nlohmann::json::object());
+  for (const auto& [module, pairs] : expert_factors) {
+    auto is_gate_up = [&](const ExpertFactors& f) {  // out 2 x ff beside a down_proj of in ff, or the one target
+      if (pairs.size() == 1) return ends_with(targets.front(), "gate_up_proj");
+      const ExpertFactors& other = &f == &pairs[0] ? pairs[1] : pairs[0];
+      return f.out == 2 * other.in && f.in == other.out;
+    };
+    if (pairs.size() != targets.size() || (pairs.size() == 2 && is_gate_up(pairs[0]) == is_gate_up(pairs[1])))
+      refuse(fmt::format("the LoRA factors of '{}' are not one per target parameter ({}), told apart by shape", module,
+                         fmt::join(targets, ", ")));
+    for (const ExpertFactors& f : pairs) {
+      // Patterns name the parameter (peft gives gate_up_proj a rank of its own).
+      const std::string parameter = module + (is_gate_up(f) ? ".gate_up_proj" : ".down_proj");
+      const nlohmann::json* rank_value = pattern_value(rank_pattern, parameter);
+      const nlohmann::json* alpha_value = pattern_value(alpha_pattern, parameter);
+      const int64_t rank = rank_value != nullptr ? rank_value->get<int64_t>() : default_rank;
+      const double a = alpha_value != nullptr ? alpha_value->get<double>() : alpha;
+      if (rank <= 0 || f.rank_experts % rank != 0)
+        refuse(fmt::format("'{}' has {} rows, not a multiple of its rank {}", f.a, f.rank_experts, rank));
+      const int64_t experts = f.rank_experts / rank;
+      const double scale = a / (rslora ? std::sqrt(double(rank)) : double(rank));
+      for (int64_t e = 0; e < experts; ++e) {
+        const std::string expert = fmt::format("{}.{}.", module, e);
+        if (is_gate_up(f)) {
+          deltas_[expert + "gate_proj.weight"] = {f.a, f.b, scale, false, experts, e, 0, f.out / 2};
+          deltas_[expert + "up_proj.weight"] = {f.a, f.b, scale, false, experts, e, f.out / 2, f.out / 2};
+        } else {
+          deltas_[expert + "down_proj.weight"] = {f.a, f.b, scale, false, experts, e, 0, f.out};
+        }
+      }
+    }
+  }
 }
 
 bool LoraAdapter::changes(const std::string& name) const { return deltas_.count(name) || replacements_.count(name); }
@@ -173,7 +256,14 @@ at::Tensor LoraAdapter::apply(const std::string& name, const at::Tensor& checkpo
   auto it = deltas_.find(name);
   if (it == deltas_.end()) return weight;
   const Delta& d = it->second;
-  at::Tensor delta = at::matmul(file_.view(d.b).to(at::kFloat), file_.view(d.a).to(at::kFloat));
+  at::Tensor delta;
+  if (d.experts > 0) {  // A [experts, rank, in] and B [out, rank, experts]: this expert's rows of B[:, :, e] A[e]
+    const at::Tensor a = file_.view(d.a).to(at::kFloat), b = file_.view(d.b).to(at::kFloat);
+    const at::Tensor b_e = b.view({b.size(0), -1, d.experts}).select(2, d.expert).narrow(0, d.row_begin, d.rows);
+    delta = at::matmul(b_e, a.view({d.experts, -1, a.size(1)}).select(0, d.expert));
+  } else {
+    delta = at::matmul(file_.view(d.b).to(at::kFloat), file_.view(d.a).to(at::kFloat));
+  }
   if (d.transpose != stored_in_out) delta = delta.t();
   if (delta.sizes() != weight.sizes())
     throw std::invalid_argument(fmt::format("adapter '{}': the update of '{}' has shape [{}], the tensor [{}]", dir_,

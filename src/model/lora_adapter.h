@@ -1,7 +1,9 @@
 #pragma once
 // A LoRA adapter as peft saves it (adapter_config.json, adapter_model.safetensors), merged into a checkpoint's
 // tensors while they load: W + scale * B A for each adapted layer (transposed for embeddings), on whole tensors
-// taken from the adapter where it saved them (modules_to_save, an adapted embedding's base weights). Anything else peft can save (DoRA, other adapter types, LoRA
+// taken from the adapter where it saved them (modules_to_save, an adapted embedding's base weights). LoRA on
+// stacked experts (peft's target_parameters gate_up_proj and down_proj) updates each expert's gate, up and down
+// tensors as a checkpoint saves them one by one (mlp.experts.E.gate_proj.weight, ...). Anything else peft can save (DoRA, other adapter types, LoRA
 // biases, trainable tokens, ...) is refused by name rather than dropped.
 
 #include "model/safetensors.h"
@@ -49,6 +51,9 @@ class LoraAdapter {
     std::string a, b;  // the adapter's tensor names
     double scale = 1.0;
     bool transpose = false;  // embeddings: B A is [hidden, vocab]
+    // One expert's share of factors over stacked experts: A [experts, rank, in], B [out, rank, experts] per expert,
+    // rows [row_begin, row_begin + rows) of the expert's update (gate's or up's of gate_up_proj). experts 0: plain.
+    int64_t experts = 0, expert = 0, row_begin = 0, rows = 0;
   };
 
   std::string dir_;

@@ -22,9 +22,12 @@ ADAPTERS = {
     "multimodal-all-linear": ("gemma3", dict(r=4, lora_alpha=16, target_modules="all-linear")),
     # Gemma 4: every linear layer, the per-layer inputs' gate and projections among them.
     "gemma4-all-linear": ("gemma4_text", dict(r=4, lora_alpha=16, target_modules="all-linear")),
-    # MoE families: attention, and HunYuan's fp32 router (a linear layer). peft turns any MLP target of these
-    # models into target_parameters on the stacked routed experts, which the merge refuses by name.
+    # MoE families: attention, and HunYuan's fp32 router (a linear layer).
     "moe-attention": ("glm4_moe", dict(r=4, lora_alpha=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])),
+    # LoRA on the stacked routed experts (peft's target_parameters), merged into each expert's gate, up and down.
+    "moe-routed-experts": ("qwen3_moe", dict(r=4, lora_alpha=16, target_modules=["q_proj"], target_parameters=[
+        "mlp.experts.gate_up_proj", "mlp.experts.down_proj"])),
+    "moe-all-linear": ("glm4_moe", dict(r=4, lora_alpha=16, target_modules="all-linear")),
     "moe-attention-and-router": ("hunyuan_v1_moe", dict(r=4, lora_alpha=16, target_modules=["q_proj", "o_proj", "wg"])),
     "multimodal-saved-head": ("mistral3", dict(r=4, lora_alpha=16, target_modules=["q_proj", "down_proj"],
                                                modules_to_save=["lm_head"])),

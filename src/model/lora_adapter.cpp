@@ -55,10 +55,13 @@ bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// `module` without the ".base_layer"s that nested parameter wrappers add.
-std::string unwrapped(std::string module) {
+// The experts module a factor `name` (ending in `suffix`) belongs to, without the ".base_layer"s that nested
+// parameter wrappers add; empty when it is not a stacked experts module's.
+std::string experts_module(const std::string& name, const std::string& suffix) {
+  if (!ends_with(name, suffix)) return "";
+  std::string module = name.substr(0, name.size() - suffix.size());
   while (ends_with(module, ".base_layer")) module.resize(module.size() - std::string(".base_layer").size());
-  return module;
+  return ends_with(module, ".experts") ? module : "";
 }
 
 bool starts_with_any(const std::string& text, const std::vector<std::string>& prefixes) {
@@ -137,21 +140,18 @@ LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
     const std::string wrapped_name = key.substr(prefix.size());
     if (starts_with_any(wrapped_name, naming.unused_prefixes)) continue;
     const std::string name = renamed(wrapped_name, naming.renamed_prefixes);
-    const std::string a_of_experts = ".lora_A.weight";
-    if (expert_parameters && ends_with(name, a_of_experts) &&
-        ends_with(unwrapped(name.substr(0, name.size() - a_of_experts.size())), ".experts")) {
-      const std::string b = key.substr(0, key.size() - a_of_experts.size()) + ".lora_B.weight";
-      if (!file_.contains(b)) refuse(fmt::format("'{}' has no '{}'", key, b));
-      const std::vector<int64_t>& b_shape = file_.tensors().at(b).shape;
-      if (info.shape.size() != 2 || b_shape.size() != 2 || b_shape[1] != info.shape[0])
-        refuse(fmt::format("'{}' and '{}' are not LoRA factors of stacked experts", key, b));
-      expert_factors[unwrapped(name.substr(0, name.size() - a_of_experts.size()))].push_back(
-          {key, b, info.shape[1], b_shape[0], info.shape[0]});
-      continue;
+    if (expert_parameters) {
+      if (const std::string experts = experts_module(name, ".lora_A.weight"); !experts.empty()) {
+        const std::string b = key.substr(0, key.size() - std::string(".lora_A.weight").size()) + ".lora_B.weight";
+        if (!file_.contains(b)) refuse(fmt::format("'{}' has no '{}'", key, b));
+        const std::vector<int64_t>& b_shape = file_.tensors().at(b).shape;
+        if (info.shape.size() != 2 || b_shape.size() != 2 || b_shape[1] != info.shape[0])
+          refuse(fmt::format("'{}' and '{}' are not LoRA factors of stacked experts", key, b));
+        expert_factors[experts].push_back({key, b, info.shape[1], b_shape[0], info.shape[0]});
+        continue;
+      }
+      if (!experts_module(name, ".lora_B.weight").empty()) continue;  // taken with its A
     }
-    if (expert_parameters && ends_with(name, ".lora_B.weight") &&
-        ends_with(unwrapped(name.substr(0, name.size() - std::string(".lora_B.weight").size())), ".experts"))
-      continue;  // taken with its A
     for (const auto& [a_suffix, b_suffix, transpose] : kFactorNames) {
       if (!ends_with(name, a_suffix)) continue;
       const std::string module = name.substr(0, name.size() - a_suffix.size());

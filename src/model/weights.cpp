@@ -87,21 +87,6 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
   add("post_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_out_norm);
 }
 
-// Rows of heads stored in two halves each (Qwen 3.5's q_proj: each head's q rows, then its gate's), as weights
-// [2 x heads x head_dim, in] or biases: the first halves into `first`, the second into `second`.
-void add_by_head_halves(std::vector<WeightSlot>& slots, const std::string& name, std::vector<int64_t> shape,
-                        const AttentionSpec& a, int64_t i, at::Tensor LayerWeights::*first,
-                        at::Tensor LayerWeights::*second) {
-  const int64_t heads = a.heads, head_dim = a.head_dim;
-  slots.push_back({{name, std::move(shape)}, i, [i, heads, head_dim, first, second](ModelWeights& w, const at::Tensor& t) {
-                     const at::Tensor halves = t.reshape({heads, 2, head_dim, -1});
-                     for (const auto& [half, member] : {std::pair{0, first}, std::pair{1, second}}) {
-                       const at::Tensor part = halves.select(1, half).reshape({heads * head_dim, -1});
-                       w.layers[i].*member = t.dim() == 1 ? part.reshape({-1}) : part.contiguous();
-                     }
-                   }});
-}
-
 // A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn."), as Qwen 3.5 names them.
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
                         const std::string& prefix) {
@@ -168,13 +153,15 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                          w.layers[i].*member = halves_from_pairs(t, head_dim);
                        }});
     };
-    // q, k and v fused by head (rows: head 0's q, k, v, then head 1's, ...), as weights [rows, h] or biases [rows].
-    auto add_by_head = [&](const std::string& suffix, std::vector<int64_t> shape, std::array<LayerTensor, 3> parts) {
+    // Parts fused by head (rows: head 0's part 0, part 1, ..., then head 1's, ...): q, k and v (gpt_neox), or q and
+    // its output gate (Qwen 3.5's q_proj); as weights [rows, h] or biases [rows].
+    auto add_by_head = [&](const std::string& suffix, std::vector<int64_t> shape, std::vector<LayerTensor> parts) {
       const int64_t heads = a.heads, head_dim = a.head_dim;
       slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
                        [i, parts, heads, head_dim](ModelWeights& w, const at::Tensor& t) {
-                         const at::Tensor by_head = t.reshape({heads, 3, head_dim, -1});
-                         for (int64_t k = 0; k < 3; ++k) {
+                         const auto count = static_cast<int64_t>(parts.size());
+                         const at::Tensor by_head = t.reshape({heads, count, head_dim, -1});
+                         for (int64_t k = 0; k < count; ++k) {
                            at::Tensor part = by_head.select(1, k).reshape({heads * head_dim, -1});
                            w.layers[i].*parts[k] = t.dim() == 1 ? part.reshape({-1}) : part;
                          }
@@ -201,6 +188,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (layer.mlp_out_norm) add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
     const bool moe = m.kind == MlpKind::kExperts, gated = m.kind == MlpKind::kGated;
     const bool own_kv = a.kv_layer == i;  // a layer that reads another's keys and values has no k and v of its own
+    const bool attends = layer.mixer == MixerKind::kAttention;  // else a Gated DeltaNet: no q, k, v, o of attention
     if (!own_kv && (family.qkv_by_head != nullptr || family.fused_qkv != nullptr))
       throw std::invalid_argument(fmt::format("{}: layer {} shares keys and values, which its fused q, k, v cannot",
                                               c.model_type, i));
@@ -221,20 +209,18 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
       else if (!moe)
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
-    } else if (layer.mixer == MixerKind::kGatedDeltaNet) {
-      add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."));
-      if (gated) {
-        add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
-        add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
-      }
     } else {
-      if (a.output_gate)  // rows per head: its q's, then its gate's
-        add_by_head_halves(slots, layer_name(family, i, attn + "q_proj.weight"), {2 * q_out, h}, a, i, &LayerWeights::q, &LayerWeights::attn_gate);
-      else
-        add_q_or_k(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
-      if (own_kv) {
-        add_q_or_k(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
-        if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
+      if (!attends) {
+        add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."));
+      } else {
+        if (a.output_gate)  // rows per head: its q's, then its gate's
+          add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {&LayerWeights::q, &LayerWeights::attn_gate});
+        else
+          add_q_or_k(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
+        if (own_kv) {
+          add_q_or_k(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
+          if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
+        }
       }
       if (gated) {
         add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
@@ -243,10 +229,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
       }
     }
-    if (layer.mixer == MixerKind::kAttention) add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
-    if (layer.mixer == MixerKind::kAttention && a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
+    if (attends) add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
+    if (attends && a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
       if (a.output_gate)
-        add_by_head_halves(slots, layer_name(family, i, attn + "q_proj.bias"), {2 * q_out}, a, i, &LayerWeights::q_bias, &LayerWeights::attn_gate_bias);
+        add_by_head(attn + "q_proj.bias", {2 * q_out}, {&LayerWeights::q_bias, &LayerWeights::attn_gate_bias});
       else
         add_q_or_k(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
       if (own_kv) {
@@ -254,9 +240,9 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
       }
     }
-    if (a.o_bias && layer.mixer == MixerKind::kAttention) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
+    if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
-    if (a.qk_norm != QkNorm::kNone && layer.mixer == MixerKind::kAttention) {  // over each head, or the whole width
+    if (a.qk_norm != QkNorm::kNone && attends) {  // over each head, or the whole width
       const bool per_head = a.qk_norm == QkNorm::kPerHead;
       add(attn + family.q_norm + ".weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
       if (own_kv) add(attn + family.k_norm + ".weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);

@@ -4,14 +4,13 @@ within twice transformers' own noise (sdpa against eager attention). Its 18 laye
 tokens with every sixth global, so the passage here is longer than a window."""
 
 import pytest
-import torch
 
 import prefix_scorer
 
 from conftest import REAL_GEMMA3 as CHECKPOINT
 from real_requests import PASSAGE, mmlu_style
-from test_real_weights import (MIN_TOLERANCE, expect_logits_within_transformers_noise, hf_models, hf_pair_scores,
-                               request_pairs)
+from test_real_weights import (MIN_TOLERANCE, expect_greedy_generation_equals_transformers,
+                               expect_logits_within_transformers_noise, hf_models, hf_pair_scores, request_pairs)
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +41,6 @@ def test_plain_and_prefix_paths_on_real_requests(hf):
 
 def test_greedy_generation_equals_transformers_generate(hf):
     models, tokenizer = hf
-    model = models["eager"]
     prompts = [tokenizer(text).input_ids for text in
                ["The capital of France is", "Once upon a time, there was a", "def fibonacci(n):\n", "1, 2, 3, 4,"]]
-    eos = model.generation_config.eos_token_id
-    eos = [eos] if isinstance(eos, int) else list(eos)
-    want = []
-    with torch.no_grad():
-        for prompt in prompts:
-            out = model.generate(torch.tensor([prompt]), max_new_tokens=16, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id)
-            want.append(out[0, len(prompt):].tolist())
-    got, _ = prefix_scorer.PrefixScorer.from_pretrained(CHECKPOINT, dtype="float32", max_batch_rows=2).generate(
-        [{"prompt": p, "max_new_tokens": 16, "stop_ids": eos} for p in prompts])
-    print("\n" + "\n".join(repr(tokenizer.decode(tokens)) for tokens, _, _ in got))
-    assert [tokens for tokens, _, _ in got] == want
+    expect_greedy_generation_equals_transformers(models["eager"], tokenizer, CHECKPOINT, prompts, 16)

@@ -124,25 +124,32 @@ def test_bf16_chooses_the_answers_fp32_chooses(hf):
     assert right > len(items) / 4 + 5  # a trained model beats chance on these easy questions
 
 
+def expect_greedy_generation_equals_transformers(model, tokenizer, checkpoint, prompts, max_new_tokens):
+    """The engine's greedy continuations of `prompts` (token lists) equal to transformers' `generate` of each alone,
+    stopping at the model's EOS ids; returns them decoded."""
+    eos = model.generation_config.eos_token_id
+    eos = [eos] if isinstance(eos, int) else list(eos)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos[0]
+    want = []
+    with torch.no_grad():
+        for prompt in prompts:
+            out = model.generate(torch.tensor([prompt]), max_new_tokens=max_new_tokens, do_sample=False,
+                                 pad_token_id=pad)
+            want.append(out[0, len(prompt):].tolist())
+    got, _ = prefix_scorer.PrefixScorer.from_pretrained(checkpoint, dtype="float32", max_batch_rows=2).generate(
+        [{"prompt": p, "max_new_tokens": max_new_tokens, "stop_ids": eos} for p in prompts])
+    texts = [tokenizer.decode(tokens) for tokens, _, _ in got]
+    print("\n" + "\n".join(repr(t) for t in texts))
+    assert [tokens for tokens, _, _ in got] == want
+    return texts
+
+
 def test_greedy_generation_equals_transformers_generate(hf):
     models, tokenizer = hf
-    model = models["eager"]
     questions = ["What is the capital of France?", "Name three colours of the rainbow.",
                  "Write one sentence about the sea.", "What is two plus three?"]
     prompts = [tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
                                              tokenize=True, return_dict=False) for q in questions]
     prompts = [list(p["input_ids"]) if isinstance(p, dict) else list(p) for p in prompts]
-    eos = model.generation_config.eos_token_id
-    eos = [eos] if isinstance(eos, int) else list(eos)
-    want = []
-    with torch.no_grad():
-        for prompt in prompts:
-            out = model.generate(torch.tensor([prompt]), max_new_tokens=24, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id or eos[0])
-            want.append(out[0, len(prompt):].tolist())
-    got, _ = prefix_scorer.PrefixScorer.from_pretrained(CHECKPOINT, dtype="float32", max_batch_rows=2).generate(
-        [{"prompt": p, "max_new_tokens": 24, "stop_ids": eos} for p in prompts])
-    texts = [tokenizer.decode(tokens) for tokens, _, _ in got]
-    print("\n" + "\n".join(repr(t) for t in texts))
-    assert [tokens for tokens, _, _ in got] == want
+    texts = expect_greedy_generation_equals_transformers(models["eager"], tokenizer, CHECKPOINT, prompts, 24)
     assert "Paris" in texts[0]

@@ -90,6 +90,9 @@ TEST(GatedDeltaRule, MismatchedShapesAreNamed) {
   const std::string message = message_of<std::invalid_argument>([&] { chunked_gated_delta_rule(bad, at::Tensor()); });
   EXPECT_NE(message.find("v_heads a multiple of k_heads"), std::string::npos) << message;
   EXPECT_THROW(recurrent_gated_delta_rule(inputs_of(r), r.at("state").narrow(3, 0, 4)), std::invalid_argument);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { chunked_gated_delta_rule(inputs_of(r), at::Tensor(), 0); })
+                .find("chunk 0 must be positive"),
+            std::string::npos);
 }
 
 }  // namespace

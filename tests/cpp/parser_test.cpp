@@ -258,6 +258,10 @@ TEST(ConfigJson, GatedDeltaNetLayers) {
               ModelConfig::from_json(std::string(base) + R"(, "linear_num_value_heads": 3})");
             }).find("value heads a multiple of key heads"),
             std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"(, "full_attention_interval": 0})");
+            }).find("full_attention_interval must be >= 1"),
+            std::string::npos);
   const auto types = supported_model_types();
   EXPECT_EQ(std::find(types.begin(), types.end(), "qwen3_5_text"), types.end());
 }
@@ -322,6 +326,19 @@ TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   EXPECT_EQ(minimax.moe_intermediate_size, 128);
   EXPECT_EQ(ModelConfig::from_json(minimax.to_json()).to_json(), minimax.to_json());
 
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("ernie4_5_moe", "moe_layer_interval": 0})");
+            }).find("moe_layer_interval must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("ernie4_5_moe", "moe_norm_min": -1.0})");
+            }).find("moe_norm_min not negative"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(std::string(base) + R"("qwen3", "quantization_config": {"quant_method": "fp8",
+                "weight_block_size": [128, 128], "fmt": "e5m2"}})");
+            }).find("fp8 format 'e5m2' is not supported"),
+            std::string::npos);
   for (const char* groups : {R"("n_group": 3)", R"("n_group": 4, "topk_group": 1)", R"("n_group": 8)"}) {
     EXPECT_NE(message_of<std::invalid_argument>([&] {
                 ModelConfig::from_json(std::string(base) + R"("glm4_moe", "n_routed_experts": 8,

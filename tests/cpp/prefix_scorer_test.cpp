@@ -551,6 +551,11 @@ TEST(PrefixScorerErrors, ContinuationsPastAPrunedOutputLayerAreNamed) {
             std::string::npos)
       << message;
   EXPECT_THROW(scorer.loglikelihood_rolling({{5, 6, 510}}, 0), std::invalid_argument);
+  ModelOptions shrunk;  // a vocabulary cut below the pruned output layer's rows
+  shrunk.vocab_size = 400;
+  EXPECT_NE(message_of<std::invalid_argument>([&] { Model::load(model_dir("apertus1p5"), shrunk); })
+                .find("vocab_size 400 is below the pruned output layer's 500 rows"),
+            std::string::npos);
 }
 
 // Until the engine caches recurrent state, a model with Gated DeltaNet layers is refused by name, and so is a

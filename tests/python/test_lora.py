@@ -143,3 +143,12 @@ def test_what_a_merge_cannot_honour_is_refused_by_name(adapters, tmp_path):
         load(save_with(plain, tmp_path / "no_b", renames=[(factor.replace("lora_A", "lora_B"), factor.replace("lora_A", "lora_B2"))]))
     with pytest.raises(FileNotFoundError, match="has no adapter_model.safetensors"):
         load(tmp_path)
+    # Stacked experts' LoRA: a target parameter the merge does not know, and more factor pairs on an experts
+    # module than the config names targets.
+    experts = adapters["moe-routed-experts"]  # a qwen3_moe adapter
+    with pytest.raises(ValueError, match="target_parameters .*mlp.experts.up_proj.* merge"):
+        load(save_with(experts, tmp_path / "odd_target", {"target_parameters": ["mlp.experts.up_proj"]}),
+             MODELS / "qwen3_moe")
+    with pytest.raises(ValueError, match="are not one per target parameter"):
+        load(save_with(experts, tmp_path / "one_target", {"target_parameters": ["mlp.experts.down_proj"]}),
+             MODELS / "qwen3_moe")

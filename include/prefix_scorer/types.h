@@ -56,10 +56,11 @@ struct PrefixScorerOptions : ScoringOptions {
   int64_t max_batch_bytes = 0;
   // A shared prefix that only its own rows continue (no longer shared prefix below it), with at most this many
   // rows, runs as one packed tree instead of a cache entry: the prefix once, then each row's continuation,
-  // under a tree mask. 0: never.
+  // under a tree mask. 0: never (always so for a model with recurrent layers, whose state runs along a row).
   int64_t tree_max_branches = 8;
   // Rows (and packed trees) shorter than their forward's longest share a row of it, one after another, each seeing
-  // only its own tokens and its cached prefix, instead of being padded. false: one per row.
+  // only its own tokens and its cached prefix, instead of being padded. false: one per row (always so for a model
+  // with recurrent layers).
   bool pack_rows = true;
 };
 

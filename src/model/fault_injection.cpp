@@ -9,6 +9,7 @@ namespace {
 
 std::atomic<int64_t> forwards_left{0};
 std::atomic<ForwardFault> armed_fault{ForwardFault::torch_error};
+std::atomic<StateFault> broken_snapshot{StateFault::kNone};
 
 }  // namespace
 
@@ -24,5 +25,9 @@ void forward_fault_point() {
   if (armed_fault == ForwardFault::out_of_memory) throw c10::OutOfMemoryError(here, "injected out of memory");
   throw c10::Error(here, "injected torch error");
 }
+
+void break_state_snapshot(StateFault fault) { broken_snapshot = fault; }
+
+StateFault state_fault() { return broken_snapshot.load(std::memory_order_relaxed); }
 
 }  // namespace prefix_scorer::testing

@@ -107,7 +107,7 @@ std::pair<at::Tensor, at::Tensor> chunked_gated_delta_rule(const DeltaRuleInputs
 }
 
 std::pair<at::Tensor, at::Tensor> causal_conv1d_silu(const at::Tensor& x, const at::Tensor& weight,
-                                                     const at::Tensor& history) {
+                                                     const at::Tensor& history, const at::Tensor& lengths) {
   const int64_t channels = x.size(1), taps = weight.size(1);
   const at::Tensor before = history.defined() ? history.to(weight.scalar_type())
                                               : at::zeros({x.size(0), channels, taps - 1}, weight.options());
@@ -115,7 +115,12 @@ std::pair<at::Tensor, at::Tensor> causal_conv1d_silu(const at::Tensor& x, const 
   const std::vector<int64_t> stride{1}, padding{0}, dilation{1};  // spelled out: the overloads take brace lists alike
   const at::Tensor out =
       at::silu(at::conv1d(joined, weight.unsqueeze(1), at::Tensor(), stride, at::IntArrayRef(padding), dilation, channels));
-  return {out.to(x.scalar_type()), joined.narrow(-1, joined.size(-1) - (taps - 1), taps - 1).contiguous()};
+  if (!lengths.defined())
+    return {out.to(x.scalar_type()), joined.narrow(-1, joined.size(-1) - (taps - 1), taps - 1).contiguous()};
+  // Row r's inputs [lengths[r], lengths[r] + taps - 1) of `joined`: the last taps - 1 before its padding.
+  const at::Tensor taken = (lengths.view({-1, 1, 1}) + at::arange(taps - 1, lengths.options()).view({1, 1, -1}))
+                               .expand({x.size(0), channels, taps - 1});
+  return {out.to(x.scalar_type()), joined.gather(-1, taken)};
 }
 
 }  // namespace prefix_scorer

@@ -32,8 +32,10 @@ std::pair<at::Tensor, at::Tensor> recurrent_gated_delta_rule(const DeltaRuleInpu
 
 // The causal depthwise convolution of x [b, channels, t] by weight [channels, taps], then SiLU, in weight's dtype;
 // `history` [b, channels, taps - 1] holds the inputs before x (undefined: zeros). Returns the output [b, channels,
-// t] in x's dtype and the history after x (its last taps - 1 inputs, earlier history where x is shorter).
+// t] in x's dtype and the history after x (its last taps - 1 inputs, earlier history where x is shorter). Where
+// `lengths` [b] (int64, on x's device) is defined, row r's history is taken after its first lengths[r] inputs (the
+// rest is padding).
 std::pair<at::Tensor, at::Tensor> causal_conv1d_silu(const at::Tensor& x, const at::Tensor& weight,
-                                                     const at::Tensor& history);
+                                                     const at::Tensor& history, const at::Tensor& lengths = {});
 
 }  // namespace prefix_scorer

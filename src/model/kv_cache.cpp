@@ -25,20 +25,21 @@ at::Tensor pad_front(const at::Tensor& t, int64_t count, const at::Scalar& fill)
 
 void KvCache::append_layer(int64_t i, const LayerCache& fresh) {
   LayerCache& layer = layers_.at(i);
-  if (!grow_in_place_) {
+  if (!grow_in_place_ || fresh.slotted.empty()) {
     layer = layer.empty() ? fresh : join_slots({layer, fresh});
     return;
   }
   room_.resize(layers_.size());
-  LayerCache& room = room_[i];
+  LayerCache& room = room_[i];  // slotted tensors only: a state is replaced, never written into room
   const int64_t used = layer.slots(), added = fresh.slots();
   if (room.slots() < used + added) {
-    LayerCache grown = fresh.slot_range(0, 0).padded(0, 2 * (used + added));
-    if (used > 0) grown.slot_range(0, used).copy_from(layer);
+    LayerCache grown{fresh.slot_range(0, 0).padded(0, 2 * (used + added)).slotted, {}};
+    if (used > 0) grown.slot_range(0, used).copy_from({layer.slotted, {}});
     room = std::move(grown);
   }
-  room.write_slots(slot_index(used, added, fresh.slotted.front().device()), fresh);
+  room.write_slots(slot_index(used, added, fresh.device()), fresh);
   layer = room.slot_range(0, used + added);
+  layer.state = fresh.state;
 }
 
 const at::Tensor& KvCache::slot_index(int64_t begin, int64_t count, c10::Device device) {
@@ -76,7 +77,7 @@ KvCache KvCache::copy_rows(const std::vector<int64_t>& rows) const {
   at::Tensor on_device;
   for (int64_t i = 0; i < num_layers(); ++i) {
     const LayerCache& layer = layers_[i];
-    if (!layer.empty()) copy.layers_[i] = layer.rows(upload_once(index, layer.slotted.front().device(), on_device));
+    if (!layer.empty()) copy.layers_[i] = layer.rows(upload_once(index, layer.device(), on_device));
   }
   copy.positions_ = positions_.index_select(0, index);
   copy.valid_ = valid_.index_select(0, index);
@@ -126,9 +127,7 @@ void KvCache::place_rows(const KvCache& other, const std::vector<int64_t>& rows)
     const LayerCache& placed = other.layers_[i];
     if (placed.empty()) continue;
     if (layers_[i].empty()) throw std::invalid_argument("place_rows: a layer keeps nothing here but there");
-    const LayerCache target = layers_[i].slot_range(begin, other.slots());
-    const at::Tensor at_rows = upload_once(index, target.slotted.front().device(), on_device);
-    for (size_t k = 0; k < target.slotted.size(); ++k) target.slotted[k].index_copy_(0, at_rows, placed.slotted[k]);
+    layers_[i].slot_range(begin, other.slots()).write_rows(upload_once(index, layers_[i].device(), on_device), placed);
   }
   valid_.index_fill_(0, index, false);
   valid_.narrow(1, begin, other.slots()).index_copy_(0, index, other.valid_);

@@ -117,6 +117,13 @@ int64_t ModelSpec::cached_per_token(int64_t layer) const {
   return a.kv_layer == layer && layers.at(layer).mixer == MixerKind::kAttention ? 2 * a.kv_width() : 0;
 }
 
+int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
+  const LayerSpec& l = layers.at(layer);
+  if (l.mixer != MixerKind::kGatedDeltaNet) return 0;
+  const DeltaNetSpec& d = l.delta;
+  return 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);
+}
+
 bool ModelSpec::has_recurrent_layers() const {
   return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) { return l.mixer != MixerKind::kAttention; });
 }

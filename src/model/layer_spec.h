@@ -121,6 +121,9 @@ struct ModelSpec {
   // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
   // layer that reads another layer's.
   int64_t cached_per_token(int64_t layer) const;
+  // The bytes a layer's cache keeps per row whatever the tokens: a Gated DeltaNet's state (fp32) and convolution
+  // history (of `dtype_bytes` each); 0 for attention.
+  int64_t state_bytes(int64_t layer, int64_t dtype_bytes) const;
   // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet).
   bool has_recurrent_layers() const;
 };

@@ -132,6 +132,9 @@ struct DeviceInputs {
   std::vector<RotaryTables> rotary;  // by ModelSpec::ropes' index
   at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
   PrefixGroups groups;
+  // What a recurrent layer takes in of right-padded rows: [b, t] fp32, 1 at a real token, and [b] int64, the real
+  // tokens of each row (both undefined when every token is real); each row's shared prefix ([b] int64, with them).
+  at::Tensor token_valid, row_lengths, row_prefix;
 
   const FoldedMask& mask(int64_t window, int64_t group) const {
     for (const Mask& m : masks)
@@ -261,7 +264,7 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   Projections p = project(a, n, l, h, own_kv, in);
   if (in.query_scale.defined()) p.q = p.q * in.query_scale;
   if (own_kv) {
-    produced[index] = {{p.k, p.v}};
+    produced[index] = {{p.k, p.v}, {}};
     if (cache != nullptr) {
       cache->append_layer(index, produced[index]);
       produced[index] = cache->layer(index);
@@ -285,24 +288,53 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   return at::linear(by_token, l.o, l.o_bias);
 }
 
-// A Gated DeltaNet layer over its normed input `h` [b, t, hidden], each row one sequence from a zero state: q, k
-// and v projected and convolved (causal, SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b)
-// and the log decay g = -exp(A_log) softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its
-// weight, in the model dtype) and gated by SiLU of z (in fp32), then out_proj. Padding at a row's end reaches no
-// real token.
-at::Tensor gated_delta_net(const DeltaNetSpec& d, const NormSpec& n, const LayerWeights& l, const at::Tensor& h) {
+// A Gated DeltaNet layer over its normed input `h` [b, t, hidden]: q, k and v projected and convolved (causal,
+// SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b) and the log decay g = -exp(A_log)
+// softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its weight, in the model dtype) and gated
+// by SiLU of z (in fp32), then out_proj. Each row continues from `before` (its state and convolution history;
+// empty: zeros) and leaves in `after` the state and history at its last real token: padding (at a row's end) gets
+// g = 0 and beta = 0, which leave a state as it is, and the history is taken before it.
+at::Tensor gated_delta_net(const DeltaNetSpec& d, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                           const DeviceInputs& in, const std::vector<at::Tensor>& before, LayerCache& after) {
   const int64_t b = h.size(0), t = h.size(1);
-  const at::Tensor mixed = causal_conv1d_silu(at::linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, {}).first;
+  const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
+  const auto [mixed, history_after] =
+      causal_conv1d_silu(at::linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, history, in.row_lengths);
   const std::vector<at::Tensor> qkv =
       mixed.transpose(1, 2).split_with_sizes({d.key_width(), d.key_width(), d.value_width()}, -1);
-  const at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
-                       at::softplus(at::linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
-  const DeltaRuleInputs in{qkv[0].reshape({b, t, d.key_heads, d.key_dim}), qkv[1].reshape({b, t, d.key_heads, d.key_dim}),
-                           qkv[2].reshape({b, t, d.value_heads, d.value_dim}), g, at::sigmoid(at::linear(h, l.delta_b))};
-  const at::Tensor out = chunked_gated_delta_rule(in, {}).first;  // [b, t, value heads, value dim]
+  at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
+                 at::softplus(at::linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
+  at::Tensor beta = at::sigmoid(at::linear(h, l.delta_b));
+  if (in.token_valid.defined()) {
+    const at::Tensor real = in.token_valid.unsqueeze(-1);
+    g = g * real;
+    beta = beta * real.to(beta.scalar_type());
+  }
+  const DeltaRuleInputs rule{qkv[0].reshape({b, t, d.key_heads, d.key_dim}),
+                             qkv[1].reshape({b, t, d.key_heads, d.key_dim}),
+                             qkv[2].reshape({b, t, d.value_heads, d.value_dim}), g, beta};
+  // One token a row (a decode step) token by token, as transformers steps; else in chunks.
+  const auto [out, state_after] = t == 1 ? recurrent_gated_delta_rule(rule, state) : chunked_gated_delta_rule(rule, state);
+  after = {{}, {state_after, history_after}};
   const at::Tensor z = at::linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
   const at::Tensor normed = l.delta_norm * unit_rms_norm(out, n.eps);
   return at::linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
+}
+
+// A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
+// shared prefix's, else none (zeros). Its state after goes into the cache, replacing the one before.
+at::Tensor recurrent_layer(const DeltaNetSpec& d, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                           const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
+  std::vector<at::Tensor> before;
+  if (cache != nullptr && !cache->layer(index).empty()) {
+    before = cache->layer(index).state;
+  } else if (shared != nullptr) {
+    before = shared->layers[index].rows(in.row_prefix).state;
+  }
+  LayerCache after;
+  const at::Tensor out = gated_delta_net(d, n, l, h, in, before, after);
+  if (cache != nullptr) cache->append_layer(index, after);
+  return out;
 }
 
 // gpt_oss's clamped SwiGLU: (clamp(up, ±limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
@@ -419,7 +451,7 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   const at::Tensor attn = s.mixer == MixerKind::kGatedDeltaNet
-                              ? gated_delta_net(s.delta, n, l, normed)
+                              ? recurrent_layer(s.delta, n, l, normed, in, cache, shared, index)
                               : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
@@ -451,6 +483,35 @@ at::Tensor per_layer_inputs(const ModelWeights& w, const ModelSpec& spec, const 
   const at::Tensor projected = (at::linear(embedded, w.per_layer_model_projection) * projection_scale)
                                    .view({b, t, layers, width});
   return (rms_norm(projected, w.per_layer_projection_norm, n) + by_token) * std::pow(2.0, -0.5);
+}
+
+// The rows' real tokens as recurrent layers take them: valid [b, t] (int64, 1 at a real token) and lengths [b], both
+// undefined when every token is real. A state runs along a whole row, so a row holds one sequence, padded at its end.
+std::pair<at::Tensor, at::Tensor> recurrent_rows(const ForwardBatch& batch, const std::string& model_type) {
+  if (batch.segment.defined() || batch.branch.defined())
+    throw std::invalid_argument(fmt::format(
+        "forward: {}'s recurrent layers take one sequence a row: a batch of packed segments or branches would carry "
+        "one state across them", model_type));
+  const at::Tensor valid = batch.valid.to(at::kCPU, at::kLong);
+  const int64_t t = valid.size(1);
+  const at::Tensor steps = at::arange(t, at::kLong).unsqueeze(0);
+  at::Tensor lengths = valid.sum(1);
+  if (!valid.equal(steps.lt(lengths.unsqueeze(1)).to(at::kLong)))
+    throw std::invalid_argument(fmt::format(
+        "forward: {}'s recurrent layers need each row's padding at its end; a row has padding before a real token",
+        model_type));
+  switch (testing::state_fault()) {
+    case testing::StateFault::kOneTokenLate:
+      lengths = (lengths + 1).clamp_max(t);
+      break;
+    case testing::StateFault::kPaddingLetIn:
+      lengths.fill_(t);
+      break;
+    case testing::StateFault::kNone:
+      break;
+  }
+  if (lengths.eq(t).all().item<bool>()) return {};
+  return {steps.lt(lengths.unsqueeze(1)).to(at::kLong), lengths};
 }
 
 }  // namespace
@@ -574,10 +635,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
   }
   const bool packed = batch.segment.defined() || batch.branch.defined();
-  if (spec_->has_recurrent_layers() && (cache != nullptr || shared != nullptr || packed))
-    throw std::invalid_argument(fmt::format(
-        "forward: {}'s recurrent layers run over whole unpacked sequences without a cache for now (their state "
-        "cache is not built yet)", config_->model_type));
+  at::Tensor state_valid, state_lengths;  // what recurrent layers take in of the rows (DeviceInputs)
+  if (spec_->has_recurrent_layers()) std::tie(state_valid, state_lengths) = recurrent_rows(batch, config_->model_type);
   at::Tensor variants;  // [b] int64 on the CPU; undefined: every row takes variant 0
   if (batch.rope_variant.defined()) {
     variants = batch.rope_variant.to(at::kCPU, at::kLong);
@@ -610,7 +669,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
           "forward: cascade attention does not support this model (a sliding window or soft-capping)");
     if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_->num_layers)
       throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
-    groups = prefix_groups(shared->lengths, shared->row_prefix, shared->layers.front().slots());
+    int64_t stacked = 0;  // the prefixes' slots, in the layers that keep slots
+    for (const LayerCache& layer : shared->layers) stacked = std::max(stacked, layer.slots());
+    groups = prefix_groups(shared->lengths, shared->row_prefix, stacked);
   }
 
   // Per device, once a forward: the positions, validity, segments and prefix groups in one copy, the masks built
@@ -624,7 +685,8 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     auto as_long = [](const at::Tensor& t) { return t.defined() ? t.to(at::kLong) : t; };
     const std::vector<at::Tensor> on = upload_together(
         {positions, key_positions, as_long(key_valid), keys.query_segment, keys.key_segment, keys.query_branch,
-         keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid), variants},
+         keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid), variants, state_valid,
+         state_lengths, shared == nullptr ? at::Tensor() : shared->row_prefix},
         device);
     const at::Tensor& device_positions = on[0];
     const at::Tensor device_key_valid = on[2].to(at::kBool);
@@ -636,6 +698,9 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     };
     DeviceInputs in;
     in.device = device;
+    in.token_valid = on[11].defined() ? on[11].to(at::kFloat) : on[11];
+    in.row_lengths = on[12];
+    in.row_prefix = on[13];
     in.rotary.resize(spec_->ropes.size());
     const std::vector<at::Tensor> inv_freqs = upload_together(inv_freqs_, device);  // every rope's, in one copy
     std::vector<std::pair<int64_t, at::Tensor>> by_window;  // (window, mask) before folding

@@ -16,10 +16,9 @@ const char* multimodal_text_type(const std::string& model_type) {
 
 std::vector<std::string> supported_model_types() {
   std::vector<std::string> types;
+  for (const ModelFamily& f : registered_families()) types.emplace_back(f.model_type);
   for (const ModelFamily& f : registered_families())
-    if (!f.gated_deltanet_keys) types.emplace_back(f.model_type);
-  for (const ModelFamily& f : registered_families())
-    if (f.multimodal_wrapper != nullptr && !f.gated_deltanet_keys) types.emplace_back(f.multimodal_wrapper);
+    if (f.multimodal_wrapper != nullptr) types.emplace_back(f.multimodal_wrapper);
   return types;
 }
 

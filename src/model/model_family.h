@@ -179,9 +179,7 @@ struct ModelFamily {
   bool gemma4_keys = false;
   // Qwen 3.5's keys: linear_attention layers (Gated DeltaNet, sized by linear_num_key_heads,
   // linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or,
-  // without it, all but every full_attention_interval-th; full-attention layers with an output gate. Such a family
-  // is served through transformers by the harness adapters until the engine caches recurrent state (issue 40):
-  // supported_model_types() leaves it out.
+  // without it, all but every full_attention_interval-th; full-attention layers with an output gate.
   bool gated_deltanet_keys = false;
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;

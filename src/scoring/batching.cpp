@@ -24,22 +24,29 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   // Per token fed: the residual stream and its norms, q, k, v and the attention output (about 6 hidden-wide
   // tensors), the MLP's gate, up and their product (3 of its width: the widest of dense, experts chosen and shared).
   // The widest layer sets both.
-  int64_t ff = 0, width = c.hidden_size, heads = 0;
+  // A Gated DeltaNet layer holds, per token fed and value head, about 4 fp32 rows of its chunk (64), key and value
+  // widths (the decayed keys and queries, the corrected values, the within-chunk scores).
+  int64_t ff = 0, width = c.hidden_size, heads = 0, recurrent = 0;
   for (const LayerSpec& layer : model.spec().layers) {
     const MlpSpec& m = layer.mlp;
     const int64_t chosen = m.kind == MlpKind::kExperts ? m.router.per_token * m.size + m.router.shared_expert_size : m.size;
     ff = std::max(ff, chosen);
     width = std::max(width, layer.attention.q_width());
     heads = std::max(heads, layer.attention.heads);
+    if (layer.mixer == MixerKind::kGatedDeltaNet) {
+      const DeltaNetSpec& d = layer.delta;
+      recurrent = std::max(recurrent, 16 * d.value_heads * (64 + d.key_dim + d.value_dim));
+    }
   }
-  const int64_t per_token = e * (6 * width + 3 * ff);
+  const int64_t per_token = std::max(e * (6 * width + 3 * ff), recurrent);
   // Per row: one scored position's logits and log-probabilities in fp32.
-  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * heads, per_token, 8 * c.output_vocab()};
+  return {options.max_batch_bytes, kv_bytes(model, 1), per_score * heads, per_token, 8 * c.output_vocab(),
+          state_bytes(model)};
 }
 
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {
   return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score +
-                 suffix * memory.bytes_per_fed_token + memory.bytes_per_row);
+                 suffix * memory.bytes_per_fed_token + memory.bytes_per_row + memory.state_bytes_per_row);
 }
 
 std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& lengths_descending,

@@ -54,7 +54,7 @@ void PrefillScheduler::prefill(std::vector<int64_t> missing, bool may_evict) {
       }
       const bool ready = parent < 0 || prefixes_.held(parent) != nullptr;
       const int64_t len = segment(e);
-      const int64_t need = len * memory_.kv_bytes_per_token;
+      const int64_t need = len * memory_.kv_bytes_per_token + memory_.state_bytes_per_row;
       const int64_t count = static_cast<int64_t>(wave.size()) + 1;
       const int64_t after = std::max(parents_longest, prefixes_.depth(parent));
       const bool fits_batch = count <= options_.prefill_batch &&
@@ -113,7 +113,7 @@ void prefill_wave(const Model& model, const PrefixScorerOptions& options, LivePr
     entry->begin = starts[i];
     const auto len = static_cast<int64_t>(segments[i].size());
     entry->layers = take_segment(run.cache, static_cast<int64_t>(i), run.own_slots, len);
-    entry->bytes = kv_bytes(model, len);
+    entry->bytes = kv_bytes(model, len) + state_bytes(model);
     prefixes.add(wave[i], entry);
   }
   stats.prefixes_prefilled += static_cast<int64_t>(wave.size());

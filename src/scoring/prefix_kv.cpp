@@ -35,7 +35,9 @@ DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entrie
   return d;
 }
 
-bool keeps_cache(const Model& model, int64_t layer) { return model.spec().cached_per_token(layer) > 0; }
+bool keeps_cache(const Model& model, int64_t layer) {
+  return model.spec().cached_per_token(layer) > 0 || model.spec().state_bytes(layer, 1) > 0;
+}
 
 // One layer's cache of every distinct prefix, right-padded with zeros to the longest: [prefixes, heads, longest,
 // width] tensors on the layer's device; nothing for a layer that keeps none.
@@ -50,7 +52,7 @@ LayerCache stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t 
   }
   std::vector<LayerCache> rows;
   for (size_t p = 0; p < d.prefixes.size(); ++p) {
-    const LayerCache& whole = d.prefixes[p] == nullptr ? some->slot_range(0, 0) : wholes[p];
+    const LayerCache& whole = d.prefixes[p] == nullptr ? some->nothing_seen() : wholes[p];
     rows.push_back(whole.padded(0, d.longest - whole.slots()));
   }
   return join_rows(rows);
@@ -99,6 +101,13 @@ int64_t kv_bytes(const Model& model, int64_t tokens) {
   int64_t widths = 0;  // of every layer's cache, per token
   for (int64_t l = 0; l < model.config().num_layers; ++l) widths += model.spec().cached_per_token(l);
   return widths * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
+}
+
+int64_t state_bytes(const Model& model) {
+  int64_t total = 0;
+  const auto dtype_bytes = static_cast<int64_t>(c10::elementSize(model.dtype()));
+  for (int64_t l = 0; l < model.config().num_layers; ++l) total += model.spec().state_bytes(l, dtype_bytes);
+  return total;
 }
 
 }  // namespace prefix_scorer

@@ -22,5 +22,7 @@ std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t 
 
 // Bytes that `tokens` tokens take in every layer's cache of `model`.
 int64_t kv_bytes(const Model& model, int64_t tokens);
+// Bytes that a row (or a prefix entry) keeps in every recurrent layer's cache, whatever its length.
+int64_t state_bytes(const Model& model);
 
 }  // namespace prefix_scorer

@@ -91,11 +91,10 @@ PrefixScorer::PrefixScorer(std::shared_ptr<const Model> model, PrefixScorerOptio
       options_(std::move(options)),
       cache_(std::make_unique<PrefixCache>(options_.max_cache_bytes, options_.max_cache_entries)) {
   if (!model_) throw std::invalid_argument("PrefixScorer needs a model");
-  if (model_->spec().has_recurrent_layers())
-    throw std::invalid_argument(fmt::format(
-        "{}: models with recurrent layers (Gated DeltaNet) are not served by the prefix scorer yet: their state "
-        "cache is not built; score them with lm-eval's --model hf (the harness adapters do so by themselves)",
-        model_->config().model_type));
+  if (model_->spec().has_recurrent_layers()) {  // a state runs along a whole row: one sequence a row
+    options_.pack_rows = false;
+    options_.tree_max_branches = 0;
+  }
   validate_prefix_options(options_, model_->config());
   if (options_.max_batch_bytes == 0) {
     std::vector<c10::Device> devices;

@@ -62,8 +62,12 @@ class Generation : public testing::TestWithParam<std::string> {};
 // A row that stops leaves its cache row vacant and a joining row is written there: the others' keys and values stay
 // where they were (the same storage, no row copied), and every row's next log-probabilities are those of its
 // sequence alone.
-TEST(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
-  const Model model = Model::load(model_dir("llama3"));
+class RunningRows : public testing::TestWithParam<std::string> {};
+
+// On an attention model, and on one with recurrent layers (whose rows' states are replaced at each step, and
+// written into a vacant row like its keys and values).
+TEST_P(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
+  const Model model = Model::load(model_dir(GetParam()));
   const int64_t vocab = model.config().vocab_size;
   RunningBatch batch(model, /*cascade=*/false);
   std::vector<TokenIds> sequences;
@@ -93,16 +97,18 @@ TEST(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
   };
   join({{5, 9, 2, 7, 1}, {3, 8}, {4, 4, 6, 1, 2, 9, 9}});
   step_and_check("three rows");
-  const void* storage = batch.cache().layer(0).keys().data_ptr();
+  int64_t attention = 0;  // the first layer keeping keys and values
+  while (batch.cache().layer(attention).slotted.empty()) ++attention;
+  const void* storage = batch.cache().layer(attention).keys().data_ptr();
 
   batch.keep({0, 2});  // the middle row stops
   EXPECT_EQ(batch.cache().rows(), 3);
-  EXPECT_EQ(batch.cache().layer(0).keys().data_ptr(), storage);
+  EXPECT_EQ(batch.cache().layer(attention).keys().data_ptr(), storage);
   step_and_check("after a row left");
 
   join({{6, 1, 3}});  // shorter than the cache: written into the vacant row
   EXPECT_EQ(batch.cache_rows(), (std::vector<int64_t>{0, 2, 1}));
-  EXPECT_EQ(batch.cache().layer(0).keys().data_ptr(), storage);
+  EXPECT_EQ(batch.cache().layer(attention).keys().data_ptr(), storage);
   step_and_check("after a row joined");
 
   batch.keep({2});  // two of three vacant: the one going on is copied into a cache of its own
@@ -110,6 +116,9 @@ TEST(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
   EXPECT_EQ(batch.cache_rows(), (std::vector<int64_t>{0}));
   step_and_check("after compaction");
 }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, RunningRows, testing::Values("llama3", "qwen3_5_text"),
+                         [](const auto& info) { return info.param; });
 
 TEST_P(Generation, GreedyTokensEqualThePlainPathPromptByPrompt) {
   const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
@@ -158,6 +167,8 @@ TEST_P(Generation, AStopIdEndsItsRowAndOnlyItsRow) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Generation, testing::ValuesIn(fixture_models()),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, Generation, testing::ValuesIn(recurrent_fixture_models()),
                          [](const auto& info) { return info.param; });
 
 std::shared_ptr<const Model> tiny() { return std::make_shared<const Model>(Model::synthetic("tiny")); }

@@ -59,9 +59,7 @@ TEST_P(GoldenModel, GreedyContinuationIsReportedGreedy) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenModel, testing::ValuesIn(fixture_models()),
                          [](const auto& info) { return info.param; });
-// Families with recurrent layers (Gated DeltaNet): the plain path alone for now, the prefix paths and generation
-// waiting for the engine's state cache (issue 40).
-INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, GoldenModel, testing::Values("qwen3_5_text", "qwen3_5"),
+INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, GoldenModel, testing::ValuesIn(recurrent_fixture_models()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

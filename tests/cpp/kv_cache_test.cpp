@@ -60,6 +60,8 @@ TEST_P(CachedForward, TwoEntryDeviceListEqualsOneDevice) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CachedForward, testing::ValuesIn(fixture_models()),
                          [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, CachedForward, testing::ValuesIn(recurrent_fixture_models()),
+                         [](const auto& info) { return info.param; });
 
 TEST(CachedForwardErrors, MismatchedCacheIsRejected) {
   const Model model = Model::load(model_dir("llama3"));

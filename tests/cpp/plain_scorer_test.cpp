@@ -98,7 +98,7 @@ TEST_P(Bfloat16, AgreesWithFloat32WithinItsRounding) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Bfloat16, testing::ValuesIn(fixture_models()),
                          [](const auto& info) { return info.param; });
-INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, Bfloat16, testing::Values("qwen3_5_text", "qwen3_5"),
+INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, Bfloat16, testing::ValuesIn(recurrent_fixture_models()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -193,6 +193,8 @@ TEST_P(PrefixVersusPlain, Bfloat16CascadeByEitherKernelStaysWithinBfloat16OfTheP
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PrefixVersusPlain, testing::ValuesIn(fixture_models()),
                          [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(RecurrentFixtures, PrefixVersusPlain, testing::ValuesIn(recurrent_fixture_models()),
+                         [](const auto& info) { return info.param; });
 
 // Subjects x questions, each question with choices 1..4 as one-token continuations. Question tokens avoid the
 // prefix tokens and one another's first token, so the only shared prefixes are the subjects'.
@@ -556,21 +558,6 @@ TEST(PrefixScorerErrors, ContinuationsPastAPrunedOutputLayerAreNamed) {
   EXPECT_NE(message_of<std::invalid_argument>([&] { Model::load(model_dir("apertus1p5"), shrunk); })
                 .find("vocab_size 400 is below the pruned output layer's 500 rows"),
             std::string::npos);
-}
-
-// Until the engine caches recurrent state, a model with Gated DeltaNet layers is refused by name, and so is a
-// forward that would need that state (a cache, shared prefixes, packed rows); its plain forward is exact (the
-// golden tests).
-TEST(PrefixScorerErrors, RecurrentLayersAreRefusedWhereTheirStateWouldBeNeeded) {
-  const auto model = fixture("qwen3_5_text");
-  std::string message = message_of<std::invalid_argument>([&] { PrefixScorer scorer(model); });
-  EXPECT_NE(message.find("qwen3_5_text: models with recurrent layers"), std::string::npos) << message;
-  KvCache cache(model->config().num_layers);
-  const TokenIds row{5, 6, 7};
-  message = message_of<std::invalid_argument>([&] {
-    model->forward(make_batch({&row}, {0}), &cache, at::zeros({1}, at::kLong));
-  });
-  EXPECT_NE(message.find("without a cache for now"), std::string::npos) << message;
 }
 
 TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {

@@ -13,4 +13,9 @@ const std::vector<std::string>& fixture_models() {
   return names;
 }
 
+const std::vector<std::string>& recurrent_fixture_models() {
+  static const std::vector<std::string> names{"qwen3_5_text", "qwen3_5"};
+  return names;
+}
+
 }  // namespace prefix_scorer::test

@@ -10,6 +10,8 @@ namespace prefix_scorer::test {
 std::string data_dir();
 std::string model_dir(const std::string& name);
 const std::vector<std::string>& fixture_models();
+// The fixtures with recurrent layers (Gated DeltaNet): every path but packed rows, which they do not take.
+const std::vector<std::string>& recurrent_fixture_models();
 
 // The message `f` throws as `Exception`, or "<nothing thrown>".
 template <typename Exception, typename F>

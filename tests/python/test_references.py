@@ -17,10 +17,9 @@ import transformers
 
 MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
-#: The fixtures the prefix scorer serves; the others (recurrent layers: Qwen 3.5) score by the plain path alone
-#: until the engine caches their state.
+FAMILIES = ALL_FIXTURES
+#: The fixtures with recurrent layers (Gated DeltaNet): one sequence a row, their state cached at each prefix's end.
 RECURRENT = ["qwen3_5", "qwen3_5_text"]
-FAMILIES = [f for f in ALL_FIXTURES if f not in RECURRENT]
 
 
 def hf_model(model_dir):
@@ -63,18 +62,24 @@ def test_native_scores_equal_transformers(family):
 
 
 @pytest.mark.parametrize("family", RECURRENT)
-def test_recurrent_families_plain_path_scores_as_transformers(family):
-    """Their plain forward (each row from a zero state) against transformers at test time; the prefix scorer refuses
-    them by name, and the harness adapters serve them through transformers."""
-    rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
-    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+def test_recurrent_families_score_as_transformers_by_every_path(family):
+    """The plain forward (each row from a zero state) and the prefix path over nested shared prefixes (their state
+    cached at each one's end, several contexts per prefix) against transformers at test time; the harness adapters
+    serve them natively."""
+    pairs = fixture_pairs(family)
+    # Nested prefixes: each context cut at two depths, each cut continued by two contexts.
+    nested = [(c[:n] + [(i + 7 * j) % 500 for i in range(3 + j)], x) for c, x in pairs[:3] for n in (12, 24) for j in (0, 1)]
+    pairs = pairs + nested
     want = hf_scores(MODELS / family, pairs)
     got = _testing.score_plain(str(MODELS / family), "float32", pairs)
     assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
     assert [g[1] for g in got] == [w[1] for w in want]
-    with pytest.raises(ValueError, match="recurrent layers"):
-        prefix_scorer.PrefixScorer.from_pretrained(MODELS / family)
-    assert prefix_scorer.scorer.native_model_type(str(MODELS / family)) == (family, False)  # served by transformers
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(MODELS / family, min_prefix_len=2, keep_cache=True)
+    got = scorer.loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    assert scorer.stats["entries_held"] >= 6  # the cuts, the contexts and their common parts cached
+    assert prefix_scorer.scorer.native_model_type(str(MODELS / family)) == (family, True)
 
 
 def test_ministral3_text_model_alone_scores_as_transformers(tmp_path):

@@ -2,6 +2,7 @@
 
 #include "prefix_scorer/prefix_scorer.h"
 #include "model/model_config.h"
+#include "scoring/prefix_kv.h"
 #include "modes.h"
 #include "report.h"
 #include "request_io.h"
@@ -40,7 +41,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             gemma4-e2b, tiny-glm4-moe, glm4.5-air,
                             ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2,
                             seed-oss-36b, exaone4-32b, hunyuan-0.5b,
-                            ernie4.5-0.3b, apertus-8b)
+                            ernie4.5-0.3b, apertus-8b, tiny-qwen3.5,
+                            qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded
@@ -390,7 +392,9 @@ int run(int argc, char** argv) {
                             used_threads,
                             bench::floor_work(requests, *model, options.max_length),
                             bench::matmul_rate(*model),
-                            model->attention_kernels()};
+                            model->attention_kernels(),
+                            kv_bytes(*model, 1),
+                            state_bytes(*model)};
   const nlohmann::json report = bench::build_report(info, runs);
   fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} requests\n", model_spec,
              model->config().num_layers, model->config().hidden_size, load_seconds, source, requests.size());

@@ -47,6 +47,8 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                                       {"flops", info.floor.flops}}},
                            {"matmul_flops_per_s", info.matmul_rate},
                            {"peak_rss_mib", peak_rss_mib()},
+                           {"cache", {{"kv_bytes_per_token", info.kv_bytes_per_token},
+                                      {"state_bytes_per_prefix", info.state_bytes_per_row}}},
                            {"modes", nlohmann::json::array()}};
   const ModeRun* grouped = find_mode(runs, "grouped");
   const ModeRun* naive = find_mode(runs, "naive");
@@ -108,9 +110,17 @@ void print_report(const nlohmann::json& report) {
                m["seconds"].get<double>(), m["requests_per_s"].get<double>(), m["tokens_computed"].get<int64_t>(),
                100 * m["mfu"].get<double>(), speedup, diff, greedy);
   }
+  const auto& cache = report["cache"];
+  const int64_t state = cache["state_bytes_per_prefix"].get<int64_t>();
+  fmt::print(stderr, "cache: {} bytes a token (keys and values), {} bytes a prefix's recurrent state\n",
+             cache["kv_bytes_per_token"].get<int64_t>(), state);
   for (const auto& m : report["modes"]) {
     if (m["mode"] != "prefix") continue;
     const auto& s = m["stats"];
+    if (state > 0)
+      fmt::print(stderr, "prefix states cached: {} prefixes x {} bytes = {:.2f} MiB\n",
+                 s["prefixes_prefilled"].get<int64_t>(), state,
+                 static_cast<double>(s["prefixes_prefilled"].get<int64_t>() * state) / 1048576.0);
     fmt::print(stderr,
                "prefix cache: {} prefixes prefilled ({} tokens), {} packed trees, {} rows sharing a row, {} hits, {} misses, {} evictions, "
                "{} fallbacks, {} suffix tokens, {} padding ({} prefill, {} suffix), {} forwards, peak {:.1f} MiB, "

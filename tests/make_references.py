@@ -250,6 +250,30 @@ FAMILIES = {
                                                           partial_rotary_factor=0.2)),
                     vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
                                        out_hidden_size=64, num_position_embeddings=16)),
+    # Qwen 3.5's MoE as released (Qwen3.5-35B-A3B): the multimodal wrapper around a text model whose every layer's MLP
+    # is 6 experts (2 a token, softmax then renormalized) beside a shared expert behind a sigmoid gate.
+    "qwen3_5_moe": dict(model_type="qwen3_5_moe", seed=1,
+                        text_config=dict(num_experts=6, num_experts_per_tok=2, moe_intermediate_size=24,
+                                         shared_expert_intermediate_size=40, num_hidden_layers=3,
+                                         num_attention_heads=4, num_key_value_heads=2, head_dim=20,
+                                         linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                                         linear_value_head_dim=6, linear_conv_kernel_dim=4,
+                                         layer_types=["linear_attention", "full_attention", "linear_attention"],
+                                         rms_norm_eps=1e-6, tie_word_embeddings=False,
+                                         rope_parameters=dict(rope_type="default", rope_theta=1e7,
+                                                              partial_rotary_factor=0.2)),
+                        vision_config=dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2,
+                                           out_hidden_size=64, num_position_embeddings=16)),
+    # Qwen3-Next: Qwen 3.5's layers with the DeltaNet's projections fused by key-head group (3 value heads a group
+    # here), and qwen2_moe's experts with a gated shared expert; layer 2's MLP dense (mlp_only_layers).
+    "qwen3_next": dict(model_type="qwen3_next", intermediate_size=80, num_hidden_layers=4, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=20, linear_num_key_heads=2, linear_num_value_heads=6,
+                       linear_key_head_dim=8, linear_value_head_dim=6, linear_conv_kernel_dim=4,
+                       layer_types=["linear_attention", "full_attention", "linear_attention", "linear_attention"],
+                       num_experts=6, num_experts_per_tok=2, moe_intermediate_size=24,
+                       shared_expert_intermediate_size=40, mlp_only_layers=[2], norm_topk_prob=True,
+                       rms_norm_eps=1e-6, tie_word_embeddings=False,
+                       rope_parameters=dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.2)),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4

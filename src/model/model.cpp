@@ -71,6 +71,7 @@ std::optional<double> initial_value(const std::string& name) {
   if (ends_with(name, "act_fn.alpha_n")) return inverse_softplus(0.3);
   if (ends_with(name, "act_fn.beta")) return 0.5;
   if (ends_with(name, "act_fn.eps")) return -1e-6;
+  if (ends_with(name, "linear_attn.norm.weight")) return 1.0;  // a plain RMSNorm's weight in a (1 + w) model
   return std::nullopt;
 }
 

@@ -234,7 +234,8 @@ std::vector<LayerKind> pattern_layer_types(const std::string& pattern, int64_t n
 const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
-    "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b";
+    "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
+    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -1066,6 +1067,39 @@ json synthetic_keys(const std::string& name) {
   if (name == "apertus-8b") {  // swiss-ai/Apertus-8B-2509
     json j = shape("apertus", 131072, 4096, 21504, 32, 32, 8, 128, 65536);
     j.update({{"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "tiny-qwen3.5") {  // tiny's sizes with Qwen 3.5's layers: three Gated DeltaNet layers to one attention
+    json j = shape("qwen3_5_text", 2048, 128, 384, 4, 4, 2, 32, 4096);
+    j.update({{"tie_word_embeddings", true}, {"linear_num_key_heads", 2}, {"linear_num_value_heads", 4},
+              {"linear_key_head_dim", 32}, {"linear_value_head_dim", 32}, {"full_attention_interval", 4}});
+    return j;
+  }
+  if (name == "qwen3.5-9b") {  // Qwen/Qwen3.5-9B's text model (transformers' Qwen3_5TextConfig defaults)
+    json j = shape("qwen3_5_text", 248320, 4096, 12288, 32, 16, 4, 256, 262144);
+    j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}, {"linear_num_key_heads", 16},
+              {"linear_num_value_heads", 32}, {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128},
+              {"full_attention_interval", 4},
+              {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}}}});
+    return j;
+  }
+  if (name == "qwen3.5-35b-a3b") {  // transformers' Qwen3_5MoeTextConfig defaults (Qwen3.5-35B-A3B's text model)
+    json j = shape("qwen3_5_moe_text", 248320, 2048, 512, 40, 16, 2, 256, 32768);
+    j.erase("intermediate_size");  // no dense MLP
+    j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}, {"linear_num_key_heads", 16},
+              {"linear_num_value_heads", 32}, {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128},
+              {"num_experts", 256}, {"num_experts_per_tok", 8}, {"moe_intermediate_size", 512},
+              {"shared_expert_intermediate_size", 512}, {"full_attention_interval", 4},
+              {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}}}});
+    return j;
+  }
+  if (name == "qwen3-next-80b-a3b") {  // transformers' Qwen3NextConfig defaults (Qwen3-Next-80B-A3B)
+    json j = shape("qwen3_next", 151936, 2048, 5632, 48, 16, 2, 256, 32768);
+    j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}, {"linear_num_key_heads", 16},
+              {"linear_num_value_heads", 32}, {"linear_key_head_dim", 128}, {"linear_value_head_dim", 128},
+              {"num_experts", 512}, {"num_experts_per_tok", 10}, {"moe_intermediate_size", 512},
+              {"shared_expert_intermediate_size", 512}, {"norm_topk_prob", true}, {"full_attention_interval", 4},
+              {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}}}});
     return j;
   }
   if (name == "tiny-glm4-moe") {  // tiny's sizes with GLM-4.5's router: a dense first layer, 8 experts in 4 groups

@@ -211,7 +211,9 @@ struct ModelConfig {
   // and qwen3-moe-a3b as released; pythia-1b, phi-2, starcoder2-3b, gpt2 (124M) and gpt-oss-20b as released;
   // tiny-gemma4 (tiny with Gemma 4's traits) and gemma4-e2b (Gemma 4 E2B's text model); tiny-glm4-moe (tiny with
   // GLM-4.5's grouped sigmoid router), glm4.5-air, ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b,
-  // exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b and apertus-8b as released.
+  // exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b and apertus-8b as released; tiny-qwen3.5 (tiny with Qwen 3.5's
+  // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b and qwen3-next-80b-a3b as
+  // transformers' configs describe them.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -181,6 +181,9 @@ struct ModelFamily {
   // linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or,
   // without it, all but every full_attention_interval-th; full-attention layers with an output gate.
   bool gated_deltanet_keys = false;
+  // Qwen3-Next's Gated DeltaNet projections fused by key-head group: in_proj_qkvz (each group's q, k, its value
+  // heads' v, then z) and in_proj_ba (each group's b, then a), split at load into Qwen 3.5's four.
+  bool gated_deltanet_fused = false;
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;
   ExpertTraits experts;

@@ -87,17 +87,36 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
   add("post_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_out_norm);
 }
 
-// A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn."), as Qwen 3.5 names them.
+// A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn."), as Qwen 3.5 names them, or with
+// Qwen3-Next's projections fused by key-head group.
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
-                        const std::string& prefix) {
+                        const std::string& prefix, bool fused) {
   auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
     slots.push_back({{prefix + name, std::move(shape)}, i,
                      [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
   };
-  add("in_proj_qkv.weight", {d.conv_channels(), h}, &LayerWeights::delta_qkv);
-  add("in_proj_z.weight", {d.value_width(), h}, &LayerWeights::delta_z);
-  add("in_proj_b.weight", {d.value_heads, h}, &LayerWeights::delta_b);
-  add("in_proj_a.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+  if (fused) {
+    const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
+    const int64_t kd = d.key_dim, vd = per_group * d.value_dim;  // a group's key rows, and its value (or z) rows
+    slots.push_back({{prefix + "in_proj_qkvz.weight", {d.conv_channels() + d.value_width(), h}}, i,
+                     [=](ModelWeights& w, const at::Tensor& t) {
+                       const std::vector<at::Tensor> parts = t.view({groups, 2 * kd + 2 * vd, h}).split_with_sizes({kd, kd, vd, vd}, 1);
+                       auto rows = [h](const at::Tensor& part) { return part.reshape({-1, h}); };
+                       w.layers[i].delta_qkv = at::cat({rows(parts[0]), rows(parts[1]), rows(parts[2])});
+                       w.layers[i].delta_z = rows(parts[3]);
+                     }});
+    slots.push_back({{prefix + "in_proj_ba.weight", {2 * d.value_heads, h}}, i,
+                     [=](ModelWeights& w, const at::Tensor& t) {
+                       const std::vector<at::Tensor> parts = t.view({groups, 2 * per_group, h}).split(per_group, 1);
+                       w.layers[i].delta_b = parts[0].reshape({-1, h});
+                       w.layers[i].delta_a = parts[1].reshape({-1, h});
+                     }});
+  } else {
+    add("in_proj_qkv.weight", {d.conv_channels(), h}, &LayerWeights::delta_qkv);
+    add("in_proj_z.weight", {d.value_width(), h}, &LayerWeights::delta_z);
+    add("in_proj_b.weight", {d.value_heads, h}, &LayerWeights::delta_b);
+    add("in_proj_a.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+  }
   slots.push_back({{prefix + "conv1d.weight", {d.conv_channels(), 1, d.taps}}, i,
                    [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_conv = t.squeeze(1); }});
   add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
@@ -211,7 +230,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else {
       if (!attends) {
-        add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."));
+        add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.gated_deltanet_fused);
       } else {
         if (a.output_gate)  // rows per head: its q's, then its gate's
           add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {&LayerWeights::q, &LayerWeights::attn_gate});

@@ -1,7 +1,8 @@
 // Qwen 3.5 and 3.6 (qwen3_5_text): Gated DeltaNet layers (linear_attention) with every full_attention_interval-th
 // layer full attention; full-attention layers with per-head q/k norms, an output gate (the second half of each
 // head's q_proj rows, through a sigmoid) and a quarter of each 256-wide head rotated; every RMSNorm scales by
-// (1 + w) in fp32. Text positions rotate as plain rope (the three mrope sections agree on text).
+// (1 + w) in fp32. Text positions rotate as plain rope (the three mrope sections agree on text). Its MoE, and
+// Qwen3-Next, beside it.
 
 #include "model/families/families.h"
 
@@ -13,7 +14,38 @@ std::vector<ModelFamily> qwen3_5() {
   f.qk_norm = f.norm_plus_one = f.gated_deltanet_keys = true;
   f.default_head_dim = 256;
   f.default_partial_rotary = 0.25;
-  return {f};
+  // Qwen 3.5's MoE (qwen3_5_moe_text): every layer's MLP is experts (softmax, top-k always renormalized) beside a
+  // shared expert behind a sigmoid gate, with qwen2_moe's names; no dense MLP, so no intermediate_size needed.
+  ModelFamily moe = f;
+  moe.model_type = "qwen3_5_moe_text";
+  moe.multimodal_wrapper = "qwen3_5_moe";
+  moe.sizes.default_intermediate_factor = 1;  // a dense width no layer uses, when the config has none
+  ExpertTraits& e = moe.experts;
+  e.present = true;
+  e.experts_key = "num_experts";
+  e.default_experts = 256;
+  e.default_per_token = 8;
+  e.default_size = 512;
+  e.default_shared_size = 512;
+  e.always_normalized = true;
+  name_experts(e, "mlp.gate.weight");
+  // Qwen3-Next: the same layers with the DeltaNet's projections fused by key-head group, and qwen2_moe's experts
+  // (decoder_sparse_step, mlp_only_layers; norm_topk_prob by default).
+  ModelFamily next = f;
+  next.model_type = "qwen3_next";
+  next.multimodal_wrapper = nullptr;
+  next.gated_deltanet_fused = true;
+  ExpertTraits& n = next.experts;
+  n.present = true;
+  n.experts_key = "num_experts";
+  n.layers = MoeLayerRule::kSparseStep;
+  n.default_experts = 512;
+  n.default_per_token = 10;
+  n.default_size = 512;
+  n.default_shared_size = 512;
+  n.normalized_by_default = true;
+  name_experts(n, "mlp.gate.weight");
+  return {f, moe, next};
 }
 
 }  // namespace prefix_scorer::families

@@ -24,6 +24,7 @@ import pathlib
 import shutil
 import sys
 
+import safetensors.torch
 import torch
 import transformers
 from safetensors.torch import save_file
@@ -274,6 +275,15 @@ FAMILIES = {
                        shared_expert_intermediate_size=40, mlp_only_layers=[2], norm_topk_prob=True,
                        rms_norm_eps=1e-6, tie_word_embeddings=False,
                        rope_parameters=dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.2)),
+    # OLMo hybrid: Gated DeltaNet layers (q, k, v, a, b and g projected apart; beta doubled; normed before their
+    # blocks) around one OLMo 3 attention layer (norms after attention and MLP, q/k norms over the projection), with
+    # rope here (released checkpoints have none: tested by a copy without it).
+    "olmo_hybrid": dict(model_type="olmo_hybrid", pad_token_id=1, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
+                        num_key_value_heads=2, linear_num_key_heads=2, linear_num_value_heads=4,
+                        linear_key_head_dim=12, linear_value_head_dim=10, linear_conv_kernel_dim=4,
+                        layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention"],
+                        rms_norm_eps=1e-6, tie_word_embeddings=False,
+                        rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
@@ -441,11 +451,29 @@ def make_gated_delta_rule():
 KERNELS = {"gated_delta_rule": make_gated_delta_rule}
 
 
+def split_olmo_hybrid_convolutions(model, out):
+    """OLMo hybrid as released keeps q's, k's and v's convolutions apart (q_conv1d, k_conv1d, v_conv1d, as wide as
+    each); transformers 5.24 saves its joined conv1d back cut into three equal chunks, which is wrong where v is wider
+    than q and k. Writes them as released, which transformers joins back on load."""
+    path = out / "model.safetensors"
+    tensors = safetensors.torch.load_file(path)
+    for i, layer in enumerate(model.model.layers):
+        attn = getattr(layer, "linear_attn", None)
+        if attn is None:
+            continue
+        q, k, v = attn.conv1d.weight.detach().split([attn.key_dim, attn.key_dim, attn.value_dim])
+        for name, part in (("q", q), ("k", k), ("v", v)):
+            tensors[f"model.layers.{i}.linear_attn.{name}_conv1d.weight"] = part.contiguous()
+    safetensors.torch.save_file(tensors, path, metadata={"format": "pt"})
+
+
 def make(family):
     out = DATA / "models" / family
     shutil.rmtree(out, ignore_errors=True)
     model = make_model(family)
     model.save_pretrained(out)
+    if family == "olmo_hybrid":
+        split_olmo_hybrid_convolutions(model, out)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(DATA / "tokenizer" / name, out / name)
     generator = torch.Generator().manual_seed(1)

@@ -95,12 +95,13 @@ ModelSpec model_spec(const ModelConfig& c) {
     if (c.is_linear_attention(i)) {
       l.mixer = MixerKind::kGatedDeltaNet;
       l.delta = {c.linear_key_heads, c.linear_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
-                 c.linear_conv_taps};
+                 c.linear_conv_taps, c.linear_beta_scale, c.linear_norm_eps > 0 ? c.linear_norm_eps : c.rms_norm_eps};
     }
     l.mlp = mlp_spec(c, i);
-    l.input_norm = !c.output_norms_only;
-    l.attn_out_norm = l.mlp_out_norm = c.sandwich_norms || c.output_norms_only;
-    l.pre_mlp_norm = c.sandwich_norms || (!c.output_norms_only && !one_norm_for_both);
+    const bool output_norms_only = c.output_norms_only && !(c.is_linear_attention(i) && c.recurrent_layers_pre_norm);
+    l.input_norm = !output_norms_only;
+    l.attn_out_norm = l.mlp_out_norm = c.sandwich_norms || output_norms_only;
+    l.pre_mlp_norm = c.sandwich_norms || (!output_norms_only && !one_norm_for_both);
     l.parallel = c.parallel_block;
     l.residual_multiplier = c.residual_multiplier;
     l.per_layer_input = c.per_layer_input_size > 0;

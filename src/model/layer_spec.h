@@ -38,6 +38,8 @@ enum class MixerKind { kAttention, kGatedDeltaNet };
 
 struct DeltaNetSpec {
   int64_t key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, taps = 0;
+  double beta_scale = 1;  // beta = sigmoid(b) times this
+  double norm_eps = 1e-6; // the gated output norm's
 
   int64_t key_width() const { return key_heads * key_dim; }
   int64_t value_width() const { return value_heads * value_dim; }

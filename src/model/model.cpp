@@ -290,13 +290,13 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
 }
 
 // A Gated DeltaNet layer over its normed input `h` [b, t, hidden]: q, k and v projected and convolved (causal,
-// SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b) and the log decay g = -exp(A_log)
-// softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its weight, in the model dtype) and gated
-// by SiLU of z (in fp32), then out_proj. Each row continues from `before` (its state and convolution history;
-// empty: zeros) and leaves in `after` the state and history at its last real token: padding (at a row's end) gets
-// g = 0 and beta = 0, which leave a state as it is, and the history is taken before it.
-at::Tensor gated_delta_net(const DeltaNetSpec& d, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
-                           const DeviceInputs& in, const std::vector<at::Tensor>& before, LayerCache& after) {
+// SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b) (times beta_scale) and the log decay
+// g = -exp(A_log) softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its weight, in the model
+// dtype) and gated by SiLU of z (in fp32), then out_proj. Each row continues from `before` (its state and
+// convolution history; empty: zeros) and leaves in `after` the state and history at its last real token: padding
+// (at a row's end) gets g = 0 and beta = 0, which leave a state as it is, and the history is taken before it.
+at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                           const std::vector<at::Tensor>& before, LayerCache& after) {
   const int64_t b = h.size(0), t = h.size(1);
   const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
   const auto [mixed, history_after] =
@@ -306,6 +306,7 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const NormSpec& n, const Layer
   at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
                  at::softplus(at::linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
   at::Tensor beta = at::sigmoid(at::linear(h, l.delta_b));
+  if (d.beta_scale != 1) beta = beta * d.beta_scale;
   if (in.token_valid.defined()) {
     const at::Tensor real = in.token_valid.unsqueeze(-1);
     g = g * real;
@@ -318,13 +319,13 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const NormSpec& n, const Layer
   const auto [out, state_after] = t == 1 ? recurrent_gated_delta_rule(rule, state) : chunked_gated_delta_rule(rule, state);
   after = {{}, {state_after, history_after}};
   const at::Tensor z = at::linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
-  const at::Tensor normed = l.delta_norm * unit_rms_norm(out, n.eps);
+  const at::Tensor normed = l.delta_norm * unit_rms_norm(out, d.norm_eps);
   return at::linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
 }
 
 // A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
 // shared prefix's, else none (zeros). Its state after goes into the cache, replacing the one before.
-at::Tensor recurrent_layer(const DeltaNetSpec& d, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+at::Tensor recurrent_layer(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h,
                            const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   std::vector<at::Tensor> before;
   if (cache != nullptr && !cache->layer(index).empty()) {
@@ -333,7 +334,7 @@ at::Tensor recurrent_layer(const DeltaNetSpec& d, const NormSpec& n, const Layer
     before = shared->layers[index].rows(in.row_prefix).state;
   }
   LayerCache after;
-  const at::Tensor out = gated_delta_net(d, n, l, h, in, before, after);
+  const at::Tensor out = gated_delta_net(d, l, h, in, before, after);
   if (cache != nullptr) cache->append_layer(index, after);
   return out;
 }
@@ -452,7 +453,7 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   const at::Tensor attn = s.mixer == MixerKind::kGatedDeltaNet
-                              ? recurrent_layer(s.delta, n, l, normed, in, cache, shared, index)
+                              ? recurrent_layer(s.delta, l, normed, in, cache, shared, index)
                               : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;

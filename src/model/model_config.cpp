@@ -235,7 +235,7 @@ const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
-    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b";
+    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -358,13 +358,26 @@ int64_t per_layer_index(const std::string& key, int64_t num_layers) {
 }
 
 // Qwen 3.5's Gated DeltaNet layers and their sizes, as Qwen3_5TextConfig reads them.
-void parse_gated_deltanet(const json& j, ModelConfig& c) {
-  c.attention_output_gate = true;
-  c.linear_key_heads = get_or<int64_t>(j, "linear_num_key_heads", 16);
-  c.linear_value_heads = get_or<int64_t>(j, "linear_num_value_heads", 32);
-  c.linear_key_head_dim = get_or<int64_t>(j, "linear_key_head_dim", 128);
-  c.linear_value_head_dim = get_or<int64_t>(j, "linear_value_head_dim", 128);
+void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) {
+  const bool olmo = layout == DeltaNetLayout::kOlmoHybrid;
+  c.attention_output_gate = !olmo;
+  // OLMo hybrid's sizes default to the attention's: its heads, keys 3/4 of the hidden width, values twice as wide.
+  c.linear_key_heads = get_or<int64_t>(j, "linear_num_key_heads", olmo ? c.num_heads : 16);
+  c.linear_value_heads = get_or<int64_t>(j, "linear_num_value_heads", olmo ? c.num_heads : 32);
+  const int64_t key_dim = olmo && c.linear_key_heads > 0 ? 3 * c.hidden_size / (4 * c.linear_key_heads) : 128;
+  c.linear_key_head_dim = get_or<int64_t>(j, "linear_key_head_dim", key_dim);
+  c.linear_value_head_dim = get_or<int64_t>(j, "linear_value_head_dim", olmo ? 2 * c.linear_key_head_dim : 128);
   c.linear_conv_taps = get_or<int64_t>(j, "linear_conv_kernel_dim", 4);
+  if (olmo) {
+    c.linear_beta_scale = get_or<bool>(j, "linear_allow_neg_eigval", true) ? 2 : 1;
+    c.linear_norm_eps = 1e-5;
+    c.recurrent_layers_pre_norm = true;
+    // No rope where the config's rope_theta is null (as released): in rope_parameters, or beside a null one.
+    auto null_at = [](const json& dict, const char* key) { return dict.contains(key) && dict[key].is_null(); };
+    const bool rope = has_field(j, "rope_parameters") ? !null_at(j["rope_parameters"], "rope_theta")
+                                                      : !null_at(j, "rope_theta");
+    if (!rope) c.rope_layers.assign(c.num_layers, false);
+  }
   if (c.linear_key_heads < 1 || c.linear_value_heads % c.linear_key_heads != 0 || c.linear_key_head_dim < 1 ||
       c.linear_value_head_dim < 1 || c.linear_conv_taps < 2)
     throw std::invalid_argument(fmt::format(
@@ -376,6 +389,10 @@ void parse_gated_deltanet(const json& j, ModelConfig& c) {
     if (interval < 1)
       throw std::invalid_argument(fmt::format("config.json: full_attention_interval must be >= 1, got {}", interval));
     for (int64_t i = 0; i < c.num_layers; ++i) c.linear_attention_layers.push_back((i + 1) % interval != 0);
+    // OLMo hybrid keeps at least one attention layer: the last.
+    if (olmo && c.num_layers > 0 && std::find(c.linear_attention_layers.begin(), c.linear_attention_layers.end(),
+                                              false) == c.linear_attention_layers.end())
+      c.linear_attention_layers.back() = false;
     return;
   }
   for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
@@ -564,7 +581,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   }
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.gemma4_keys) parse_gemma4(j, c);
-  if (family.gated_deltanet_keys) parse_gated_deltanet(j, c);
+  if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -867,10 +884,15 @@ std::string ModelConfig::to_json() const {
   if (family.experts.present) write_experts(j, family.experts, *this);
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
-  if (family.gated_deltanet_keys) {
+  if (family.deltanet != DeltaNetLayout::kNone) {
     j.update({{"linear_num_key_heads", linear_key_heads}, {"linear_num_value_heads", linear_value_heads},
               {"linear_key_head_dim", linear_key_head_dim}, {"linear_value_head_dim", linear_value_head_dim},
               {"linear_conv_kernel_dim", linear_conv_taps}});
+    if (family.deltanet == DeltaNetLayout::kOlmoHybrid) {
+      j["linear_allow_neg_eigval"] = linear_beta_scale == 2;
+      if (!rope_layers.empty() && std::none_of(rope_layers.begin(), rope_layers.end(), [](bool r) { return r; }))
+        j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", nullptr}};
+    }
     json types = json::array();
     for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_linear_attention(i) ? "linear_attention" : "full_attention");
     j["layer_types"] = types;
@@ -1100,6 +1122,13 @@ json synthetic_keys(const std::string& name) {
               {"num_experts", 512}, {"num_experts_per_tok", 10}, {"moe_intermediate_size", 512},
               {"shared_expert_intermediate_size", 512}, {"norm_topk_prob", true}, {"full_attention_interval", 4},
               {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}}}});
+    return j;
+  }
+  if (name == "olmo-hybrid-7b") {  // transformers' OlmoHybridConfig defaults, without rope as released
+    json j = shape("olmo_hybrid", 100352, 3840, 11008, 32, 30, 30, 128, 65536);
+    j.erase("head_dim");
+    j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6},
+              {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", nullptr}}}});
     return j;
   }
   if (name == "tiny-glm4-moe") {  // tiny's sizes with GLM-4.5's router: a dense first layer, 8 experts in 4 groups

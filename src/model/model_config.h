@@ -158,6 +158,9 @@ struct ModelConfig {
   int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
   int64_t linear_conv_taps = 0;
   bool attention_output_gate = false;  // attention's output times sigmoid of a second half of q's projection
+  double linear_beta_scale = 1;        // beta = sigmoid(b) times this (OLMo hybrid's negative eigenvalues: 2)
+  double linear_norm_eps = 0;          // the gated output norm's epsilon; 0: rms_norm_eps
+  bool recurrent_layers_pre_norm = false;  // Gated DeltaNet layers normed before their blocks, whatever the others
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -212,8 +215,8 @@ struct ModelConfig {
   // tiny-gemma4 (tiny with Gemma 4's traits) and gemma4-e2b (Gemma 4 E2B's text model); tiny-glm4-moe (tiny with
   // GLM-4.5's grouped sigmoid router), glm4.5-air, ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b,
   // exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b and apertus-8b as released; tiny-qwen3.5 (tiny with Qwen 3.5's
-  // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b and qwen3-next-80b-a3b as
-  // transformers' configs describe them.
+  // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b and
+  // olmo-hybrid-7b as transformers' configs describe them.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -63,6 +63,22 @@ struct ExpertTraits {
   const char* shared = "mlp.shared_expert";
 };
 
+// Which Gated DeltaNet a family has, if any.
+enum class DeltaNetLayout {
+  kNone,
+  // Qwen 3.5: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, norm; full-attention layers with an output
+  // gate.
+  kQwen35,
+  // Qwen3-Next: as Qwen 3.5 with in_proj_qkvz (each key-head group's q, k, its value heads' v, then z) and in_proj_ba
+  // (each group's b, then a) fused by key-head group, split at load.
+  kQwen3NextFused,
+  // OLMo hybrid: q_proj, k_proj, v_proj (each convolved apart: q_conv1d, k_conv1d, v_conv1d), a_proj, b_proj,
+  // g_proj, o_proj, o_norm (eps 1e-5); beta doubled under linear_allow_neg_eigval; its layers normed before their
+  // blocks while the attention layers keep OLMo 3's norms after them; sizes from the attention's when absent; no rope
+  // where rope_theta is null.
+  kOlmoHybrid,
+};
+
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).
 struct AlternatingWindows {
   bool present = false;
@@ -177,13 +193,10 @@ struct ModelFamily {
   // attention_k_eq_v, num_kv_shared_layers, hidden_size_per_layer_input, use_double_wide_mlp; values normed, a
   // scalar per layer, attention scores unscaled, the last layer always full attention.
   bool gemma4_keys = false;
-  // Qwen 3.5's keys: linear_attention layers (Gated DeltaNet, sized by linear_num_key_heads,
-  // linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or,
-  // without it, all but every full_attention_interval-th; full-attention layers with an output gate.
-  bool gated_deltanet_keys = false;
-  // Qwen3-Next's Gated DeltaNet projections fused by key-head group: in_proj_qkvz (each group's q, k, its value
-  // heads' v, then z) and in_proj_ba (each group's b, then a), split at load into Qwen 3.5's four.
-  bool gated_deltanet_fused = false;
+  // Gated DeltaNet layers (linear_attention, sized by linear_num_key_heads, linear_num_value_heads,
+  // linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or, without it, all but every
+  // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).
+  DeltaNetLayout deltanet = DeltaNetLayout::kNone;
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;
   ExpertTraits experts;

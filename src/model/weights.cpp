@@ -87,42 +87,78 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
   add("post_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_out_norm);
 }
 
-// A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn."), as Qwen 3.5 names them, or with
-// Qwen3-Next's projections fused by key-head group.
+// A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn.") in the family's layout.
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
-                        const std::string& prefix, bool fused) {
+                        const std::string& prefix, DeltaNetLayout layout) {
   auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
     slots.push_back({{prefix + name, std::move(shape)}, i,
                      [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
   };
-  if (fused) {
-    const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
-    const int64_t kd = d.key_dim, vd = per_group * d.value_dim;  // a group's key rows, and its value (or z) rows
-    slots.push_back({{prefix + "in_proj_qkvz.weight", {d.conv_channels() + d.value_width(), h}}, i,
-                     [=](ModelWeights& w, const at::Tensor& t) {
-                       const std::vector<at::Tensor> parts = t.view({groups, 2 * kd + 2 * vd, h}).split_with_sizes({kd, kd, vd, vd}, 1);
-                       auto rows = [h](const at::Tensor& part) { return part.reshape({-1, h}); };
-                       w.layers[i].delta_qkv = at::cat({rows(parts[0]), rows(parts[1]), rows(parts[2])});
-                       w.layers[i].delta_z = rows(parts[3]);
-                     }});
-    slots.push_back({{prefix + "in_proj_ba.weight", {2 * d.value_heads, h}}, i,
-                     [=](ModelWeights& w, const at::Tensor& t) {
-                       const std::vector<at::Tensor> parts = t.view({groups, 2 * per_group, h}).split(per_group, 1);
-                       w.layers[i].delta_b = parts[0].reshape({-1, h});
-                       w.layers[i].delta_a = parts[1].reshape({-1, h});
-                     }});
-  } else {
-    add("in_proj_qkv.weight", {d.conv_channels(), h}, &LayerWeights::delta_qkv);
-    add("in_proj_z.weight", {d.value_width(), h}, &LayerWeights::delta_z);
-    add("in_proj_b.weight", {d.value_heads, h}, &LayerWeights::delta_b);
-    add("in_proj_a.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+  const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
+  switch (layout) {
+    case DeltaNetLayout::kOlmoHybrid: {  // q, k and v apart, written into the convolution's channels in that order
+      const std::vector<std::pair<const char*, int64_t>> parts{
+          {"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}};
+      int64_t offset = 0;
+      for (const auto& [name, rows] : parts) {
+        slots.push_back({{prefix + name, {rows, h}}, i, [i, offset, rows, d](ModelWeights& w, const at::Tensor& t) {
+                           at::Tensor& joined = w.layers[i].delta_qkv;
+                           if (!joined.defined()) joined = at::empty({d.conv_channels(), t.size(1)}, t.options());
+                           joined.narrow(0, offset, rows).copy_(t);
+                         }});
+        offset += rows;
+      }
+      add("g_proj.weight", {d.value_width(), h}, &LayerWeights::delta_z);
+      add("b_proj.weight", {d.value_heads, h}, &LayerWeights::delta_b);
+      add("a_proj.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+      break;
+    }
+    case DeltaNetLayout::kQwen3NextFused: {
+      const int64_t kd = d.key_dim, vd = per_group * d.value_dim;  // a group's key rows, and its value (or z) rows
+      slots.push_back({{prefix + "in_proj_qkvz.weight", {d.conv_channels() + d.value_width(), h}}, i,
+                       [=](ModelWeights& w, const at::Tensor& t) {
+                         const std::vector<at::Tensor> p = t.view({groups, 2 * kd + 2 * vd, h}).split_with_sizes({kd, kd, vd, vd}, 1);
+                         auto rows = [h](const at::Tensor& part) { return part.reshape({-1, h}); };
+                         w.layers[i].delta_qkv = at::cat({rows(p[0]), rows(p[1]), rows(p[2])});
+                         w.layers[i].delta_z = rows(p[3]);
+                       }});
+      slots.push_back({{prefix + "in_proj_ba.weight", {2 * d.value_heads, h}}, i,
+                       [=](ModelWeights& w, const at::Tensor& t) {
+                         const std::vector<at::Tensor> p = t.view({groups, 2 * per_group, h}).split(per_group, 1);
+                         w.layers[i].delta_b = p[0].reshape({-1, h});
+                         w.layers[i].delta_a = p[1].reshape({-1, h});
+                       }});
+      break;
+    }
+    case DeltaNetLayout::kQwen35:
+    case DeltaNetLayout::kNone:
+      add("in_proj_qkv.weight", {d.conv_channels(), h}, &LayerWeights::delta_qkv);
+      add("in_proj_z.weight", {d.value_width(), h}, &LayerWeights::delta_z);
+      add("in_proj_b.weight", {d.value_heads, h}, &LayerWeights::delta_b);
+      add("in_proj_a.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+      break;
   }
-  slots.push_back({{prefix + "conv1d.weight", {d.conv_channels(), 1, d.taps}}, i,
-                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_conv = t.squeeze(1); }});
+  const bool olmo = layout == DeltaNetLayout::kOlmoHybrid;
+  if (olmo) {  // q's, k's and v's convolutions apart, joined in that order
+    const std::vector<std::pair<const char*, int64_t>> convs{
+        {"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}};
+    int64_t offset = 0;
+    for (const auto& [name, rows] : convs) {
+      slots.push_back({{prefix + name, {rows, 1, d.taps}}, i, [i, offset, rows, d](ModelWeights& w, const at::Tensor& t) {
+                         at::Tensor& joined = w.layers[i].delta_conv;
+                         if (!joined.defined()) joined = at::empty({d.conv_channels(), d.taps}, t.options());
+                         joined.narrow(0, offset, rows).copy_(t.squeeze(1));
+                       }});
+      offset += rows;
+    }
+  } else {
+    slots.push_back({{prefix + "conv1d.weight", {d.conv_channels(), 1, d.taps}}, i,
+                     [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_conv = t.squeeze(1); }});
+  }
   add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
   add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
-  add("norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
-  add("out_proj.weight", {h, d.value_width()}, &LayerWeights::o);
+  add(olmo ? "o_norm.weight" : "norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
+  add(olmo ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, &LayerWeights::o);
 }
 
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
@@ -197,8 +233,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     const bool biased_norms = spec.norm.layer_norm;
     if (layer.input_norm) add(input_norm + "weight", {h}, &LayerWeights::input_norm);
     if (layer.input_norm && biased_norms) add(input_norm + "bias", {h}, &LayerWeights::input_norm_bias);
-    if (layer.attn_out_norm) {  // post_attention_layernorm is on the attention's output there
-      add("post_attention_layernorm.weight", {h}, &LayerWeights::attn_out_norm);
+    if (layer.attn_out_norm) {  // the post-attention norm (post_norm's name) is on the attention's output there
+      add(post_norm + "weight", {h}, &LayerWeights::attn_out_norm);
       if (layer.pre_mlp_norm) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
     } else if (layer.pre_mlp_norm) {
       add(post_norm + "weight", {h}, &LayerWeights::post_norm);
@@ -230,7 +266,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else {
       if (!attends) {
-        add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.gated_deltanet_fused);
+        add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.deltanet);
       } else {
         if (a.output_gate)  // rows per head: its q's, then its gate's
           add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {&LayerWeights::q, &LayerWeights::attn_gate});

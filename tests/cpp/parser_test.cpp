@@ -266,6 +266,28 @@ TEST(ConfigJson, GatedDeltaNetLayers) {
   EXPECT_NE(std::find(types.begin(), types.end(), "qwen3_5_text"), types.end());
 }
 
+// OLMo hybrid as released: no rope (rope_theta null), the DeltaNet's sizes from the attention's (keys 3/4 of the
+// hidden width over the heads, values twice as wide), beta doubled, every fourth layer attention.
+TEST(ConfigJson, OlmoHybridAsReleased) {
+  const ModelConfig c = ModelConfig::from_json(R"({"model_type": "olmo_hybrid", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4,
+      "rope_parameters": {"rope_type": "default", "rope_theta": null}})");
+  EXPECT_EQ(c.rope_layers, std::vector<bool>(4, false));
+  EXPECT_EQ(c.linear_key_heads, 4);
+  EXPECT_EQ(c.linear_key_head_dim, 12);
+  EXPECT_EQ(c.linear_value_head_dim, 24);
+  EXPECT_EQ(c.linear_beta_scale, 2);
+  EXPECT_EQ(c.linear_attention_layers, (std::vector<bool>{true, true, true, false}));
+  EXPECT_FALSE(c.attention_output_gate);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  const ModelConfig rotated = ModelConfig::from_json(R"({"model_type": "olmo_hybrid", "vocab_size": 512,
+      "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "linear_allow_neg_eigval": false})");
+  EXPECT_TRUE(rotated.rope_layers.empty());
+  EXPECT_EQ(rotated.linear_beta_scale, 1);
+  EXPECT_EQ(rotated.linear_attention_layers, (std::vector<bool>{true, false}));  // the last one attention
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
@@ -482,7 +504,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 41u);
+  EXPECT_EQ(types.size(), 42u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

@@ -19,7 +19,7 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 FAMILIES = ALL_FIXTURES
 #: The fixtures with recurrent layers (Gated DeltaNet): one sequence a row, their state cached at each prefix's end.
-RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next"]
+RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid"]
 
 
 def hf_model(model_dir):
@@ -246,3 +246,18 @@ def test_gemma4_ignores_what_transformers_ignores_on_load(tmp_path):
     safetensors.torch.save_file(weights, tmp_path / "model" / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(RuntimeError, match="model.layers.2.self_attn.k_proj.weight"):
         prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "model")
+
+
+@pytest.mark.parametrize("change", [{"rope_parameters": {"rope_type": "default", "rope_theta": None}},
+                                    {"linear_allow_neg_eigval": False}])
+def test_olmo_hybrid_options_score_as_transformers(tmp_path, change):
+    """OLMo hybrid as released has no rope (rope_theta null: its attention layers rotate nothing); with
+    linear_allow_neg_eigval off its beta is not doubled. Each changes the numbers, and both stay transformers'."""
+    shutil.copytree(MODELS / "olmo_hybrid", tmp_path, dirs_exist_ok=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config.update(change)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    pairs = fixture_pairs("olmo_hybrid")
+    got = assert_scores_as_transformers(tmp_path, pairs)
+    fixture = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "olmo_hybrid").loglikelihood(pairs)
+    assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-3

@@ -11,7 +11,8 @@ namespace prefix_scorer::families {
 std::vector<ModelFamily> qwen3_5() {
   ModelFamily f = base("qwen3_5_text");
   f.multimodal_wrapper = "qwen3_5";  // as released: its text model scored alone, the vision tower not loaded
-  f.qk_norm = f.norm_plus_one = f.gated_deltanet_keys = true;
+  f.qk_norm = f.norm_plus_one = true;
+  f.deltanet = DeltaNetLayout::kQwen35;
   f.default_head_dim = 256;
   f.default_partial_rotary = 0.25;
   // Qwen 3.5's MoE (qwen3_5_moe_text): every layer's MLP is experts (softmax, top-k always renormalized) beside a
@@ -34,7 +35,7 @@ std::vector<ModelFamily> qwen3_5() {
   ModelFamily next = f;
   next.model_type = "qwen3_next";
   next.multimodal_wrapper = nullptr;
-  next.gated_deltanet_fused = true;
+  next.deltanet = DeltaNetLayout::kQwen3NextFused;
   ExpertTraits& n = next.experts;
   n.present = true;
   n.experts_key = "num_experts";

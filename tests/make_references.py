@@ -284,6 +284,12 @@ FAMILIES = {
                         layer_types=["linear_attention", "linear_attention", "full_attention", "linear_attention"],
                         rms_norm_eps=1e-6, tie_word_embeddings=False,
                         rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    # LFM2: short-convolution layers (3 taps, biases on) around two attention layers with per-head q/k norms; the
+    # MLP's width auto-adjusted from block_ff_dim (2/3 of 150, times 1.5, rounded up to a multiple of 16: 160).
+    "lfm2": dict(model_type="lfm2", block_ff_dim=150, block_auto_adjust_ff_dim=True, block_ffn_dim_multiplier=1.5,
+                 block_multiple_of=16, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                 layer_types=["conv", "full_attention", "conv", "full_attention"], conv_L_cache=3, conv_bias=True,
+                 norm_eps=1e-5, tie_embedding=False, rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
@@ -360,6 +366,8 @@ def make_model(family):
                 p.normal_(0.0, 4.0)
             elif name.endswith(("router.scale", "per_expert_scale")):  # Gemma 4's, initialized to one
                 p.uniform_(0.5, 1.5)
+            elif name.endswith("conv.in_proj.weight"):  # LFM2's B, C and x: at 0.02 the product B * x, and so the
+                p.normal_(0.0, 0.3)                      # short convolution, would barely reach the residual
             elif name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU, away from its init
                 p.add_(0.5 * torch.randn_like(p))
             elif name.endswith(("bias", "sinks")):

@@ -108,13 +108,19 @@ std::pair<at::Tensor, at::Tensor> chunked_gated_delta_rule(const DeltaRuleInputs
 
 std::pair<at::Tensor, at::Tensor> causal_conv1d_silu(const at::Tensor& x, const at::Tensor& weight,
                                                      const at::Tensor& history, const at::Tensor& lengths) {
+  return causal_conv1d(x, weight, {}, history, lengths, true);
+}
+
+std::pair<at::Tensor, at::Tensor> causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                                const at::Tensor& history, const at::Tensor& lengths, bool silu) {
   const int64_t channels = x.size(1), taps = weight.size(1);
   const at::Tensor before = history.defined() ? history.to(weight.scalar_type())
                                               : at::zeros({x.size(0), channels, taps - 1}, weight.options());
   const at::Tensor joined = at::cat({before, x.to(weight.scalar_type())}, -1);
   const std::vector<int64_t> stride{1}, padding{0}, dilation{1};  // spelled out: the overloads take brace lists alike
-  const at::Tensor out =
-      at::silu(at::conv1d(joined, weight.unsqueeze(1), at::Tensor(), stride, at::IntArrayRef(padding), dilation, channels));
+  const at::Tensor convolved =
+      at::conv1d(joined, weight.unsqueeze(1), bias, stride, at::IntArrayRef(padding), dilation, channels);
+  const at::Tensor out = silu ? at::silu(convolved) : convolved;
   if (!lengths.defined())
     return {out.to(x.scalar_type()), joined.narrow(-1, joined.size(-1) - (taps - 1), taps - 1).contiguous()};
   // Row r's inputs [lengths[r], lengths[r] + taps - 1) of `joined`: the last taps - 1 before its padding.

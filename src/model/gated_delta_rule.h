@@ -37,5 +37,8 @@ std::pair<at::Tensor, at::Tensor> recurrent_gated_delta_rule(const DeltaRuleInpu
 // rest is padding).
 std::pair<at::Tensor, at::Tensor> causal_conv1d_silu(const at::Tensor& x, const at::Tensor& weight,
                                                      const at::Tensor& history, const at::Tensor& lengths = {});
+// The same with a bias (undefined: none), and without the SiLU where `silu` is false (LFM2's short convolution).
+std::pair<at::Tensor, at::Tensor> causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                                const at::Tensor& history, const at::Tensor& lengths, bool silu);
 
 }  // namespace prefix_scorer

@@ -78,6 +78,7 @@ MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
 ModelSpec model_spec(const ModelConfig& c) {
   ModelSpec spec;
   spec.norm = {c.layer_norm, c.rms_norm_eps, c.norm_plus_one, c.norm_in_fp32};
+  spec.hidden_size = c.hidden_size;
   // Each rope rotates the heads of the layers that take it (full-attention layers' may be wider).
   auto head_dim_of = [&](bool sliding) {
     for (int64_t i = 0; i < c.num_layers; ++i)
@@ -96,6 +97,10 @@ ModelSpec model_spec(const ModelConfig& c) {
       l.mixer = MixerKind::kGatedDeltaNet;
       l.delta = {c.linear_key_heads, c.linear_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
                  c.linear_conv_taps, c.linear_beta_scale, c.linear_norm_eps > 0 ? c.linear_norm_eps : c.rms_norm_eps};
+    }
+    if (c.is_short_conv(i)) {
+      l.mixer = MixerKind::kShortConv;
+      l.short_conv = {c.short_conv_taps, c.short_conv_bias};
     }
     l.mlp = mlp_spec(c, i);
     const bool output_norms_only = c.output_norms_only && !(c.is_linear_attention(i) && c.recurrent_layers_pre_norm);
@@ -120,6 +125,7 @@ int64_t ModelSpec::cached_per_token(int64_t layer) const {
 
 int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
   const LayerSpec& l = layers.at(layer);
+  if (l.mixer == MixerKind::kShortConv) return dtype_bytes * hidden_size * (l.short_conv.taps - 1);
   if (l.mixer != MixerKind::kGatedDeltaNet) return 0;
   const DeltaNetSpec& d = l.delta;
   return 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);

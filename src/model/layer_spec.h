@@ -32,9 +32,15 @@ struct AttentionSpec {
   int64_t kv_width() const { return kv_heads * head_dim; }
 };
 
-// What mixes tokens in a layer: attention, or a Gated DeltaNet (a recurrent state per value head, see
-// gated_delta_rule.h) of these sizes.
-enum class MixerKind { kAttention, kGatedDeltaNet };
+// What mixes tokens in a layer: attention, a Gated DeltaNet (a recurrent state per value head, see
+// gated_delta_rule.h) of these sizes, or a short convolution (LFM2: out(C * conv(B * x)), B, C and x projected from
+// the input; its state the convolution's last inputs).
+enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv };
+
+struct ShortConvSpec {
+  int64_t taps = 0;
+  bool bias = false;  // on the projections and the convolution
+};
 
 struct DeltaNetSpec {
   int64_t key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, taps = 0;
@@ -91,6 +97,7 @@ struct LayerSpec {
   MixerKind mixer = MixerKind::kAttention;
   AttentionSpec attention;  // kAttention's
   DeltaNetSpec delta;       // kGatedDeltaNet's
+  ShortConvSpec short_conv; // kShortConv's
   MlpSpec mlp;
   // Which norms the layer has: before attention, on its output, before the MLP, on its output.
   bool input_norm = true, attn_out_norm = false, pre_mlp_norm = true, mlp_out_norm = false;
@@ -119,14 +126,15 @@ struct ModelSpec {
   std::vector<RopeSpec> ropes;
   NormSpec norm;
   int64_t per_layer_input_size = 0;  // the width of each layer's per-layer input; 0: none
+  int64_t hidden_size = 0;
 
   // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
   // layer that reads another layer's.
   int64_t cached_per_token(int64_t layer) const;
   // The bytes a layer's cache keeps per row whatever the tokens: a Gated DeltaNet's state (fp32) and convolution
-  // history (of `dtype_bytes` each); 0 for attention.
+  // history, a short convolution's history (of `dtype_bytes` each); 0 for attention.
   int64_t state_bytes(int64_t layer, int64_t dtype_bytes) const;
-  // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet).
+  // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet, short convolution).
   bool has_recurrent_layers() const;
 };
 

@@ -323,9 +323,21 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
   return at::linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
 }
 
+// LFM2's short convolution over its normed input `h` [b, t, hidden]: B, C and x projected, B * x convolved (causal,
+// no activation) from `before` (its history; empty: zeros), times C, then out_proj; `after` takes the history at
+// each row's last real token.
+at::Tensor short_conv(const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                      const std::vector<at::Tensor>& before, LayerCache& after) {
+  const std::vector<at::Tensor> bcx = at::linear(h, l.conv_in, l.conv_in_bias).chunk(3, -1);
+  const auto [convolved, history_after] = causal_conv1d((bcx[0] * bcx[2]).transpose(1, 2), l.conv, l.conv_bias,
+                                                        before.empty() ? at::Tensor() : before[0], in.row_lengths, false);
+  after = {{}, {history_after}};
+  return at::linear(bcx[1] * convolved.transpose(1, 2), l.o, l.o_bias);
+}
+
 // A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
 // shared prefix's, else none (zeros). Its state after goes into the cache, replacing the one before.
-at::Tensor recurrent_layer(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h,
+at::Tensor recurrent_layer(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h,
                            const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   std::vector<at::Tensor> before;
   if (cache != nullptr && !cache->layer(index).empty()) {
@@ -334,7 +346,8 @@ at::Tensor recurrent_layer(const DeltaNetSpec& d, const LayerWeights& l, const a
     before = shared->layers[index].rows(in.row_prefix).state;
   }
   LayerCache after;
-  const at::Tensor out = gated_delta_net(d, l, h, in, before, after);
+  const at::Tensor out = s.mixer == MixerKind::kShortConv ? short_conv(l, h, in, before, after)
+                                                          : gated_delta_net(s.delta, l, h, in, before, after);
   if (cache != nullptr) cache->append_layer(index, after);
   return out;
 }
@@ -452,8 +465,8 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
                          std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
-  const at::Tensor attn = s.mixer == MixerKind::kGatedDeltaNet
-                              ? recurrent_layer(s.delta, l, normed, in, cache, shared, index)
+  const at::Tensor attn = s.mixer != MixerKind::kAttention
+                              ? recurrent_layer(s, l, normed, in, cache, shared, index)
                               : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;

@@ -235,7 +235,7 @@ const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
-    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b";
+    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -404,6 +404,46 @@ void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) 
   if (static_cast<int64_t>(c.linear_attention_layers.size()) != c.num_layers)
     throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
                                             c.linear_attention_layers.size(), c.num_layers));
+}
+
+// LFM2 as Lfm2Config reads it: conv layers from layer_types (conv, full_attention) or all but full_attn_idxs (all
+// attention by default), tie_embedding over tie_word_embeddings, and the MLP's width as Lfm2MLP makes it.
+void parse_lfm2(const json& j, ModelConfig& c) {
+  c.short_conv_taps = get_or<int64_t>(j, "conv_L_cache", 3);
+  c.short_conv_bias = get_or<bool>(j, "conv_bias", false);
+  if (c.short_conv_taps < 2)
+    throw std::invalid_argument(fmt::format("config.json: conv_L_cache must be >= 2, got {}", c.short_conv_taps));
+  if (has_field(j, "tie_embedding")) c.tie_word_embeddings = get_or<bool>(j, "tie_embedding", true);
+  if (has_field(j, "layer_types")) {
+    for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
+      if (type != "conv" && type != "full_attention")
+        throw std::invalid_argument(fmt::format("config.json: layer type '{}' (supported here: conv, full_attention)", type));
+      c.short_conv_layers.push_back(type == "conv");
+    }
+  } else {
+    c.short_conv_layers.assign(c.num_layers, false);
+    if (has_field(j, "full_attn_idxs")) {
+      c.short_conv_layers.assign(c.num_layers, true);
+      for (const int64_t i : get_or<std::vector<int64_t>>(j, "full_attn_idxs", {})) {
+        if (i < 0 || i >= c.num_layers)
+          throw std::invalid_argument(fmt::format("config.json: full_attn_idxs names layer {} of {}", i, c.num_layers));
+        c.short_conv_layers[i] = false;
+      }
+    }
+  }
+  if (static_cast<int64_t>(c.short_conv_layers.size()) != c.num_layers)
+    throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
+                                            c.short_conv_layers.size(), c.num_layers));
+  if (get_or<bool>(j, "block_auto_adjust_ff_dim", true)) {
+    int64_t ff = 2 * c.intermediate_size / 3;
+    if (has_field(j, "block_ffn_dim_multiplier")) {
+      const int64_t multiple = get_or<int64_t>(j, "block_multiple_of", 256);
+      if (multiple < 1) throw std::invalid_argument(fmt::format("config.json: block_multiple_of must be >= 1, got {}", multiple));
+      ff = static_cast<int64_t>(get_or<double>(j, "block_ffn_dim_multiplier", 1.0) * static_cast<double>(ff));
+      ff = multiple * ((ff + multiple - 1) / multiple);
+    }
+    c.intermediate_size = ff;
+  }
 }
 
 // Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
@@ -582,6 +622,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.gemma4_keys) parse_gemma4(j, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
+  if (family.lfm2_keys) parse_lfm2(j, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -884,6 +925,12 @@ std::string ModelConfig::to_json() const {
   if (family.experts.present) write_experts(j, family.experts, *this);
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
+  if (family.lfm2_keys) {  // the MLP's width as it is, not adjusted again
+    j.update({{"conv_L_cache", short_conv_taps}, {"conv_bias", short_conv_bias}, {"block_auto_adjust_ff_dim", false}});
+    json types = json::array();
+    for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_short_conv(i) ? "conv" : "full_attention");
+    j["layer_types"] = types;
+  }
   if (family.deltanet != DeltaNetLayout::kNone) {
     j.update({{"linear_num_key_heads", linear_key_heads}, {"linear_num_value_heads", linear_value_heads},
               {"linear_key_head_dim", linear_key_head_dim}, {"linear_value_head_dim", linear_value_head_dim},
@@ -1122,6 +1169,15 @@ json synthetic_keys(const std::string& name) {
               {"num_experts", 512}, {"num_experts_per_tok", 10}, {"moe_intermediate_size", 512},
               {"shared_expert_intermediate_size", 512}, {"norm_topk_prob", true}, {"full_attention_interval", 4},
               {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000000.0}, {"partial_rotary_factor", 0.25}}}});
+    return j;
+  }
+  if (name == "lfm2-1.2b") {  // LiquidAI/LFM2-1.2B: ten short-convolution layers, six attention layers
+    json j = shape("lfm2", 65536, 2048, 12288, 16, 32, 8, 64, 128000);
+    j.erase("intermediate_size");
+    j.erase("rms_norm_eps");
+    j.update({{"block_ff_dim", 12288}, {"block_multiple_of", 256}, {"block_ffn_dim_multiplier", 1.0},
+              {"block_auto_adjust_ff_dim", true}, {"conv_L_cache", 3}, {"full_attn_idxs", {2, 5, 8, 10, 12, 14}},
+              {"norm_eps", 1e-5}, {"rope_theta", 1000000.0}, {"tie_embedding", true}});
     return j;
   }
   if (name == "olmo-hybrid-7b") {  // transformers' OlmoHybridConfig defaults, without rope as released

@@ -161,6 +161,11 @@ struct ModelConfig {
   double linear_beta_scale = 1;        // beta = sigmoid(b) times this (OLMo hybrid's negative eigenvalues: 2)
   double linear_norm_eps = 0;          // the gated output norm's epsilon; 0: rms_norm_eps
   bool recurrent_layers_pre_norm = false;  // Gated DeltaNet layers normed before their blocks, whatever the others
+  // Short-convolution layers in place of attention (LFM2's conv layers): by layer, empty where none; the
+  // convolution's taps (conv_L_cache) and whether the projections and the convolution have biases (conv_bias).
+  std::vector<bool> short_conv_layers;
+  int64_t short_conv_taps = 0;
+  bool short_conv_bias = false;
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -175,6 +180,7 @@ struct ModelConfig {
   // The rows of the output layer: vocab_size, or fewer where the head is pruned (Apertus 1.5's output_vocab_size:
   // the ids below it).
   int64_t output_vocab() const { return output_vocab_size > 0 ? output_vocab_size : vocab_size; }
+  bool is_short_conv(int64_t layer) const { return !short_conv_layers.empty() && short_conv_layers.at(layer); }
   bool is_linear_attention(int64_t layer) const {
     return !linear_attention_layers.empty() && linear_attention_layers.at(layer);
   }
@@ -216,7 +222,7 @@ struct ModelConfig {
   // GLM-4.5's grouped sigmoid router), glm4.5-air, ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b,
   // exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b and apertus-8b as released; tiny-qwen3.5 (tiny with Qwen 3.5's
   // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b and
-  // olmo-hybrid-7b as transformers' configs describe them.
+  // olmo-hybrid-7b as transformers' configs describe them; lfm2-1.2b as released.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -197,6 +197,15 @@ struct ModelFamily {
   // linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or, without it, all but every
   // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).
   DeltaNetLayout deltanet = DeltaNetLayout::kNone;
+  // LFM2's keys: conv layers (short convolutions) in layer_types or all but full_attn_idxs, conv_L_cache, conv_bias;
+  // tie_embedding and block_ff_dim as aliases; the MLP's width block_auto_adjust_ff_dim'ed (2/3, times
+  // block_ffn_dim_multiplier, rounded up to block_multiple_of).
+  bool lfm2_keys = false;
+  // A gated MLP's names: its module, then its gate, up and down projections (LFM2: feed_forward, w1, w3, w2).
+  const char* gated_mlp = "mlp";
+  const char* gate_proj = "gate_proj";
+  const char* up_proj = "up_proj";
+  const char* down_proj = "down_proj";
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;
   ExpertTraits experts;

@@ -161,6 +161,23 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
   add(olmo ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, &LayerWeights::o);
 }
 
+// A short-convolution layer's tensors (after `prefix`, "model.layers.N.conv."), as LFM2 names them.
+void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int64_t h, int64_t i,
+                    const std::string& prefix) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
+    slots.push_back({{prefix + name, std::move(shape)}, i,
+                     [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+  };
+  add("in_proj.weight", {3 * h, h}, &LayerWeights::conv_in);
+  slots.push_back({{prefix + "conv.weight", {h, 1, s.taps}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].conv = t.squeeze(1); }});
+  add("out_proj.weight", {h, h}, &LayerWeights::o);
+  if (!s.bias) return;
+  add("in_proj.bias", {3 * h}, &LayerWeights::conv_in_bias);
+  add("conv.bias", {h}, &LayerWeights::conv_bias);
+  add("out_proj.bias", {h}, &LayerWeights::o_bias);
+}
+
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
 // where it goes: the one list of checkpoint names.
 std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
@@ -175,6 +192,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     slots.push_back({{std::string(family.position_embed) + ".weight", {c.max_position_embeddings, h}}, -1,
                      [](ModelWeights& w, const at::Tensor& t) { w.position_embed = t; }});
   const std::string input_norm = std::string(family.input_norm) + ".", post_norm = std::string(family.post_norm) + ".";
+  const std::string gated_mlp = std::string(family.gated_mlp) + ".";
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const LayerSpec& layer = spec.layers[i];
     const AttentionSpec& a = layer.attention;
@@ -243,7 +261,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (layer.mlp_out_norm) add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
     const bool moe = m.kind == MlpKind::kExperts, gated = m.kind == MlpKind::kGated;
     const bool own_kv = a.kv_layer == i;  // a layer that reads another's keys and values has no k and v of its own
-    const bool attends = layer.mixer == MixerKind::kAttention;  // else a Gated DeltaNet: no q, k, v, o of attention
+    const bool attends = layer.mixer == MixerKind::kAttention;  // else a recurrent mixer: no q, k, v, o of attention
     if (!own_kv && (family.qkv_by_head != nullptr || family.fused_qkv != nullptr))
       throw std::invalid_argument(fmt::format("{}: layer {} shares keys and values, which its fused q, k, v cannot",
                                               c.model_type, i));
@@ -265,7 +283,9 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       else if (!moe)
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
     } else {
-      if (!attends) {
+      if (layer.mixer == MixerKind::kShortConv) {
+        add_short_conv(slots, layer.short_conv, h, i, layer_name(family, i, "conv."));
+      } else if (!attends) {
         add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.deltanet);
       } else {
         if (a.output_gate)  // rows per head: its q's, then its gate's
@@ -278,8 +298,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         }
       }
       if (gated) {
-        add("mlp.gate_proj.weight", {ff, h}, &LayerWeights::gate);
-        add("mlp.up_proj.weight", {ff, h}, &LayerWeights::up);
+        add(gated_mlp + family.gate_proj + ".weight", {ff, h}, &LayerWeights::gate);
+        add(gated_mlp + family.up_proj + ".weight", {ff, h}, &LayerWeights::up);
       } else if (!moe) {
         add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
       }
@@ -325,11 +345,11 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       continue;
     }
     if (gated) {
-      add("mlp.down_proj.weight", {h, ff}, &LayerWeights::down);
+      add(gated_mlp + family.down_proj + ".weight", {h, ff}, &LayerWeights::down);
       if (m.bias) {
-        add("mlp.gate_proj.bias", {ff}, &LayerWeights::gate_bias);
-        add("mlp.up_proj.bias", {ff}, &LayerWeights::up_bias);
-        add("mlp.down_proj.bias", {h}, &LayerWeights::down_bias);
+        add(gated_mlp + family.gate_proj + ".bias", {ff}, &LayerWeights::gate_bias);
+        add(gated_mlp + family.up_proj + ".bias", {ff}, &LayerWeights::up_bias);
+        add(gated_mlp + family.down_proj + ".bias", {h}, &LayerWeights::down_bias);
       }
       continue;
     }

@@ -61,6 +61,9 @@ struct LayerWeights {
   // output gate's [value width, hidden], beta's and the decay's [value heads, hidden], the convolution [channels,
   // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim].
   at::Tensor delta_qkv, delta_z, delta_b, delta_a, delta_conv, delta_dt_bias, delta_a_log, delta_norm;
+  // A short-convolution layer's (LFM2; o and o_bias are its out_proj): B, C and x's projection [3 hidden, hidden]
+  // and its bias, the convolution [hidden, taps] and its bias.
+  at::Tensor conv_in, conv_in_bias, conv, conv_bias;
 };
 
 struct ModelWeights {

@@ -288,6 +288,30 @@ TEST(ConfigJson, OlmoHybridAsReleased) {
   EXPECT_EQ(rotated.linear_attention_layers, (std::vector<bool>{true, false}));  // the last one attention
 }
 
+// LFM2 as released: conv layers all but full_attn_idxs, tie_embedding over tie_word_embeddings, block_ff_dim for
+// the MLP, whose width is adjusted as Lfm2MLP adjusts it (2/3, times the multiplier, rounded up).
+TEST(ConfigJson, Lfm2AsReleased) {
+  const ModelConfig c = ModelConfig::from_json(R"({"model_type": "lfm2", "vocab_size": 512, "hidden_size": 64,
+      "block_ff_dim": 150, "block_ffn_dim_multiplier": 1.5, "block_multiple_of": 16, "num_hidden_layers": 4,
+      "num_attention_heads": 4, "full_attn_idxs": [1, 3], "tie_embedding": false, "conv_L_cache": 3, "norm_eps": 1e-5})");
+  EXPECT_EQ(c.short_conv_layers, (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(c.intermediate_size, 160);
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_EQ(c.short_conv_taps, 3);
+  EXPECT_EQ(c.rms_norm_eps, 1e-5);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  const ModelConfig plain = ModelConfig::from_json(R"({"model_type": "lfm2", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 150, "num_hidden_layers": 2, "num_attention_heads": 4})");
+  EXPECT_EQ(plain.short_conv_layers, (std::vector<bool>{false, false}));  // all attention without full_attn_idxs
+  EXPECT_EQ(plain.intermediate_size, 100);  // 2/3, no multiplier
+  EXPECT_TRUE(plain.tie_word_embeddings);
+  EXPECT_NE(message_of<std::invalid_argument>([] {
+              ModelConfig::from_json(R"({"model_type": "lfm2", "vocab_size": 512, "hidden_size": 64,
+                  "intermediate_size": 150, "num_hidden_layers": 2, "num_attention_heads": 4, "conv_L_cache": 1})");
+            }).find("conv_L_cache must be >= 2"),
+            std::string::npos);
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
@@ -504,7 +528,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 42u);
+  EXPECT_EQ(types.size(), 43u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

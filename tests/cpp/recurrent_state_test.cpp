@@ -66,10 +66,13 @@ TEST(RecurrentState, RowsTheStateCannotRunAlongAreRefused) {
   expect_same_scores(result.scores, score_plain(*model, requests).scores, "packing asked for");
 }
 
+class BrokenSnapshot : public ::testing::TestWithParam<std::string> {};
+
 // Breaking the snapshot on purpose (the state taken one token late, or the padding let in) breaks the prefix path's
-// numbers: the comparison against the plain path catches either.
-TEST(RecurrentState, ABrokenSnapshotIsCaught) {
-  const auto model = qwen3_5();
+// numbers: the comparison against the plain path catches either, for a Gated DeltaNet's state and for a short
+// convolution's history alike.
+TEST_P(BrokenSnapshot, IsCaught) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
   const std::vector<Request> requests = uneven_workload();
   const std::vector<Score> plain = score_plain(*model, requests).scores;
   PrefixScorerOptions options;
@@ -90,6 +93,9 @@ TEST(RecurrentState, ABrokenSnapshotIsCaught) {
   EXPECT_GT(sound.stats.prefill_padding, 0);  // there was padding to let in
   EXPECT_GT(sound.stats.suffix_padding, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Recurrent, BrokenSnapshot, ::testing::Values("qwen3_5_text", "lfm2"),
+                         [](const auto& info) { return info.param; });
 
 // A cached prefix entry holds its tokens' keys and values in the attention layer and a state of fixed size in each
 // recurrent one; both count in its bytes, and the cache holds what it says.

@@ -69,8 +69,8 @@ TEST(RecurrentState, RowsTheStateCannotRunAlongAreRefused) {
 class BrokenSnapshot : public ::testing::TestWithParam<std::string> {};
 
 // Breaking the snapshot on purpose (the state taken one token late, or the padding let in) breaks the prefix path's
-// numbers: the comparison against the plain path catches either, for a Gated DeltaNet's state and for a short
-// convolution's history alike.
+// numbers: the comparison against the plain path catches either on every recurrent fixture, a Gated DeltaNet's state
+// and a short convolution's history alike.
 TEST_P(BrokenSnapshot, IsCaught) {
   const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
   const std::vector<Request> requests = uneven_workload();
@@ -94,7 +94,7 @@ TEST_P(BrokenSnapshot, IsCaught) {
   EXPECT_GT(sound.stats.suffix_padding, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Recurrent, BrokenSnapshot, ::testing::Values("qwen3_5_text", "lfm2"),
+INSTANTIATE_TEST_SUITE_P(Recurrent, BrokenSnapshot, ::testing::ValuesIn(recurrent_fixture_models()),
                          [](const auto& info) { return info.param; });
 
 // A cached prefix entry holds its tokens' keys and values in the attention layer and a state of fixed size in each

@@ -290,6 +290,13 @@ FAMILIES = {
                  block_multiple_of=16, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
                  layer_types=["conv", "full_attention", "conv", "full_attention"], conv_L_cache=3, conv_bias=True,
                  norm_eps=1e-5, tie_embedding=False, rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # LFM2-MoE: LFM2's layers, the first dense (intermediate_size, not adjusted), then 6 experts (2 a token) chosen by
+    # sigmoid scores plus expert_bias, renormalized and scaled by 1.5.
+    "lfm2_moe": dict(model_type="lfm2_moe", intermediate_size=104, moe_intermediate_size=24, num_experts=6,
+                     num_experts_per_tok=2, num_dense_layers=1, routed_scaling_factor=1.5, num_hidden_layers=3,
+                     num_attention_heads=4, num_key_value_heads=2, layer_types=["conv", "full_attention", "conv"],
+                     conv_L_cache=3, norm_eps=1e-5, tie_embedding=False,
+                     rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
@@ -360,7 +367,7 @@ def make_model(family):
             if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight",
-                                "gate.wg.weight")):
+                                "gate.wg.weight", "feed_forward.gate.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2
                 p.normal_(0.0, 4.0)
@@ -375,8 +382,9 @@ def make_model(family):
         for name, b in model.named_buffers():
             if name.endswith("layer_scalar"):  # Gemma 4's, saved with the weights
                 b.uniform_(0.5, 1.5)
+        # Correction biases (DeepSeek's, LFM2-MoE's) large enough to choose other experts than the scores alone.
         for name, t in list(model.named_parameters()) + list(model.named_buffers()):
-            if name.endswith("e_score_correction_bias"):  # choosing other experts than the scores alone would
+            if name.endswith(("e_score_correction_bias", "expert_bias")):
                 t.normal_(0.0, 0.3)
     return model
 

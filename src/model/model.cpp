@@ -53,10 +53,11 @@ bool ends_with(const std::string& name, const std::string& suffix) {
 }
 
 // Tensors saved with the weights that are buffers in transformers, whose parameter count leaves them out: Gemma 4's
-// per-layer scalar, xIELU's beta and eps, and a router's correction bias (a buffer in DeepSeek's, GLM's and
-// MiniMax's modules; a parameter under ERNIE's moe_statics).
+// per-layer scalar, xIELU's beta and eps, and a router's correction bias (a buffer in DeepSeek's, GLM's, MiniMax's
+// and LFM2-MoE's modules; a parameter under ERNIE's moe_statics).
 bool is_buffer(const std::string& name) {
   return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps") ||
+         ends_with(name, "feed_forward.expert_bias") ||
          (ends_with(name, "e_score_correction_bias") && !ends_with(name, "moe_statics.e_score_correction_bias"));
 }
 

@@ -252,7 +252,7 @@ std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t
       return moe;
     }
     case MoeLayerRule::kFirstDense: {
-      const int64_t dense = get_or<int64_t>(j, "first_k_dense_replace", e.default_first_dense);
+      const int64_t dense = get_or<int64_t>(j, e.first_dense_key, e.default_first_dense);
       for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
       return moe;
     }
@@ -293,7 +293,8 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
                                           : get_or<int64_t>(j, "moe_intermediate_size", e.default_size);
   c.router_scores = e.scores;
   c.router_fp32 = e.router_fp32;
-  c.expert_correction_bias = e.correction_bias != nullptr;
+  c.expert_correction_bias = e.correction_bias != nullptr &&
+                             (e.correction_bias_key == nullptr || get_or<bool>(j, e.correction_bias_key, true));
   if (e.grouped) {
     c.expert_groups = get_or<int64_t>(j, "n_group", 1);
     c.expert_groups_chosen = get_or<int64_t>(j, "topk_group", 1);
@@ -408,7 +409,7 @@ void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) 
 
 // LFM2 as Lfm2Config reads it: conv layers from layer_types (conv, full_attention) or all but full_attn_idxs (all
 // attention by default), tie_embedding over tie_word_embeddings, and the MLP's width as Lfm2MLP makes it.
-void parse_lfm2(const json& j, ModelConfig& c) {
+void parse_lfm2(const json& j, ModelConfig& c, bool ff_keys) {
   c.short_conv_taps = get_or<int64_t>(j, "conv_L_cache", 3);
   c.short_conv_bias = get_or<bool>(j, "conv_bias", false);
   if (c.short_conv_taps < 2)
@@ -434,7 +435,7 @@ void parse_lfm2(const json& j, ModelConfig& c) {
   if (static_cast<int64_t>(c.short_conv_layers.size()) != c.num_layers)
     throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
                                             c.short_conv_layers.size(), c.num_layers));
-  if (get_or<bool>(j, "block_auto_adjust_ff_dim", true)) {
+  if (ff_keys && get_or<bool>(j, "block_auto_adjust_ff_dim", true)) {
     int64_t ff = 2 * c.intermediate_size / 3;
     if (has_field(j, "block_ffn_dim_multiplier")) {
       const int64_t multiple = get_or<int64_t>(j, "block_multiple_of", 256);
@@ -622,7 +623,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.gemma4_keys) parse_gemma4(j, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
-  if (family.lfm2_keys) parse_lfm2(j, c);
+  if (family.lfm2_keys) parse_lfm2(j, c, family.lfm2_ff_keys);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -818,6 +819,7 @@ void write_experts(json& j, const ExpertTraits& e, const ModelConfig& c) {
     j[e.per_token_key] = c.layer_experts_per_token;
   j["moe_intermediate_size"] = c.moe_intermediate_size;
   j["norm_topk_prob"] = c.norm_topk_prob;
+  if (e.correction_bias_key != nullptr) j[e.correction_bias_key] = c.expert_correction_bias;
   if (e.grouped) {
     j["n_group"] = c.expert_groups;
     j["topk_group"] = c.expert_groups_chosen;
@@ -837,7 +839,7 @@ void write_experts(json& j, const ExpertTraits& e, const ModelConfig& c) {
       j["mlp_only_layers"] = dense;
       break;
     case MoeLayerRule::kFirstDense:  // the rule's layers: all MoE from the first one on
-      j["first_k_dense_replace"] = moe.empty() ? c.num_layers : moe.front();
+      j[e.first_dense_key] = moe.empty() ? c.num_layers : moe.front();
       break;
     case MoeLayerRule::kStartEndEvery: {  // the rule's layers: every k-th from the first to the last, k their gcd
       int64_t every = 0;
@@ -926,7 +928,8 @@ std::string ModelConfig::to_json() const {
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
   if (family.lfm2_keys) {  // the MLP's width as it is, not adjusted again
-    j.update({{"conv_L_cache", short_conv_taps}, {"conv_bias", short_conv_bias}, {"block_auto_adjust_ff_dim", false}});
+    j.update({{"conv_L_cache", short_conv_taps}, {"conv_bias", short_conv_bias}});
+    if (family.lfm2_ff_keys) j["block_auto_adjust_ff_dim"] = false;
     json types = json::array();
     for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_short_conv(i) ? "conv" : "full_attention");
     j["layer_types"] = types;

@@ -31,7 +31,8 @@ struct ExpertTraits {
   bool dense_sized = false;       // experts are intermediate_size wide; no moe_intermediate_size key (mixtral)
   int64_t default_size = 0;       // moe_intermediate_size when absent
   MoeLayerRule layers = MoeLayerRule::kAll;
-  int64_t default_first_dense = 0;  // first_k_dense_replace when absent
+  int64_t default_first_dense = 0;  // first_dense_key's value when absent
+  const char* first_dense_key = "first_k_dense_replace";  // the dense layers in front (LFM2-MoE: num_dense_layers)
   // The router.
   RouterScores scores = RouterScores::kSoftmax;
   bool router_fp32 = false;       // its weight (and correction bias) kept in fp32, its logits computed in fp32
@@ -60,6 +61,7 @@ struct ExpertTraits {
   const char* down = "";
   const char* correction_bias = nullptr;
   bool correction_bias_row = false;
+  const char* correction_bias_key = nullptr;  // the bias only where this key is true (default true); nullptr: always
   const char* shared = "mlp.shared_expert";
 };
 
@@ -198,9 +200,10 @@ struct ModelFamily {
   // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).
   DeltaNetLayout deltanet = DeltaNetLayout::kNone;
   // LFM2's keys: conv layers (short convolutions) in layer_types or all but full_attn_idxs, conv_L_cache, conv_bias;
-  // tie_embedding and block_ff_dim as aliases; the MLP's width block_auto_adjust_ff_dim'ed (2/3, times
-  // block_ffn_dim_multiplier, rounded up to block_multiple_of).
+  // tie_embedding as an alias; with lfm2_ff_keys, block_ff_dim as an alias too and the MLP's width
+  // block_auto_adjust_ff_dim'ed (2/3, times block_ffn_dim_multiplier, rounded up to block_multiple_of).
   bool lfm2_keys = false;
+  bool lfm2_ff_keys = false;
   // A gated MLP's names: its module, then its gate, up and down projections (LFM2: feed_forward, w1, w3, w2).
   const char* gated_mlp = "mlp";
   const char* gate_proj = "gate_proj";

@@ -361,7 +361,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     add(names.router, {m.router.experts, h}, &LayerWeights::router);
     slots.back().fp32 = names.router_fp32;
-    if (names.correction_bias != nullptr) {
+    if (names.correction_bias != nullptr && m.router.correction_bias) {
       std::vector<int64_t> shape{m.router.experts};
       if (names.correction_bias_row) shape.insert(shape.begin(), 1);
       slots.push_back({{layer_name(family, i, names.correction_bias), shape}, i,

@@ -312,6 +312,21 @@ TEST(ConfigJson, Lfm2AsReleased) {
             std::string::npos);
 }
 
+// LFM2-MoE: the dense layers in front (num_dense_layers), their MLP as wide as intermediate_size (not adjusted), a
+// correction bias only under use_expert_bias.
+TEST(ConfigJson, Lfm2MoeKeys) {
+  const std::string base = R"({"model_type": "lfm2_moe", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 150,
+      "num_hidden_layers": 3, "num_attention_heads": 4, "layer_types": ["conv", "full_attention", "conv"],
+      "num_dense_layers": 1, "num_experts": 6, "moe_intermediate_size": 24)";
+  const ModelConfig c = ModelConfig::from_json(base + "}");
+  EXPECT_EQ(c.intermediate_size, 150);
+  EXPECT_EQ(c.moe_layers, (std::vector<bool>{false, true, true}));
+  EXPECT_TRUE(c.expert_correction_bias);
+  EXPECT_EQ(c.router_scores, RouterScores::kSigmoid);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  EXPECT_FALSE(ModelConfig::from_json(base + R"(, "use_expert_bias": false})").expert_correction_bias);
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
@@ -528,7 +543,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 43u);
+  EXPECT_EQ(types.size(), 44u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

@@ -9,7 +9,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> lfm2() {
   ModelFamily f = base("lfm2");
-  f.lfm2_keys = f.qk_norm = f.tied_by_default = true;
+  f.lfm2_keys = f.lfm2_ff_keys = f.qk_norm = f.tied_by_default = true;
   f.eps_key = "norm_eps";
   f.sizes.intermediate = "block_ff_dim";
   f.q_norm = "q_layernorm";
@@ -22,7 +22,31 @@ std::vector<ModelFamily> lfm2() {
   f.gate_proj = "w1";
   f.up_proj = "w3";
   f.down_proj = "w2";
-  return {f};
+  // LFM2-MoE: after the first num_dense_layers (their MLP intermediate_size wide, not adjusted), experts chosen by
+  // sigmoid scores plus a correction bias (expert_bias, under use_expert_bias), renormalized (their sum plus 1e-6)
+  // and scaled by routed_scaling_factor.
+  ModelFamily moe = f;
+  moe.model_type = "lfm2_moe";
+  moe.lfm2_ff_keys = false;
+  moe.sizes.intermediate = "intermediate_size";
+  ExpertTraits& e = moe.experts;
+  e.present = e.normalized_by_default = e.scaled = true;
+  e.experts_key = "num_experts";
+  e.default_experts = 32;
+  e.default_per_token = 4;
+  e.default_size = 1792;
+  e.layers = MoeLayerRule::kFirstDense;
+  e.first_dense_key = "num_dense_layers";
+  e.default_first_dense = 2;
+  e.scores = RouterScores::kSigmoid;
+  e.norm_epsilon = 1e-6;
+  e.router = "feed_forward.gate.weight";
+  e.gate = "feed_forward.experts.{}.w1.weight";
+  e.up = "feed_forward.experts.{}.w3.weight";
+  e.down = "feed_forward.experts.{}.w2.weight";
+  e.correction_bias = "feed_forward.expert_bias";
+  e.correction_bias_key = "use_expert_bias";
+  return {f, moe};
 }
 
 }  // namespace prefix_scorer::families

@@ -408,7 +408,8 @@ void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) 
 }
 
 // LFM2 as Lfm2Config reads it: conv layers from layer_types (conv, full_attention) or all but full_attn_idxs (all
-// attention by default), tie_embedding over tie_word_embeddings, and the MLP's width as Lfm2MLP makes it.
+// attention by default), tie_embedding over tie_word_embeddings, and the MLP's width as Lfm2MLP makes it (2/3, times
+// block_ffn_dim_multiplier, rounded up to block_multiple_of: 256 by default).
 void parse_lfm2(const json& j, ModelConfig& c, bool ff_keys) {
   c.short_conv_taps = get_or<int64_t>(j, "conv_L_cache", 3);
   c.short_conv_bias = get_or<bool>(j, "conv_bias", false);
@@ -435,15 +436,12 @@ void parse_lfm2(const json& j, ModelConfig& c, bool ff_keys) {
   if (static_cast<int64_t>(c.short_conv_layers.size()) != c.num_layers)
     throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
                                             c.short_conv_layers.size(), c.num_layers));
-  if (ff_keys && get_or<bool>(j, "block_auto_adjust_ff_dim", true)) {
-    int64_t ff = 2 * c.intermediate_size / 3;
-    if (has_field(j, "block_ffn_dim_multiplier")) {
-      const int64_t multiple = get_or<int64_t>(j, "block_multiple_of", 256);
-      if (multiple < 1) throw std::invalid_argument(fmt::format("config.json: block_multiple_of must be >= 1, got {}", multiple));
-      ff = static_cast<int64_t>(get_or<double>(j, "block_ffn_dim_multiplier", 1.0) * static_cast<double>(ff));
-      ff = multiple * ((ff + multiple - 1) / multiple);
-    }
-    c.intermediate_size = ff;
+  if (ff_keys && get_or<bool>(j, "block_auto_adjust_ff_dim", true)) {  // the multiplier 1.0 by default, never null
+    const int64_t multiple = get_or<int64_t>(j, "block_multiple_of", 256);
+    if (multiple < 1) throw std::invalid_argument(fmt::format("config.json: block_multiple_of must be >= 1, got {}", multiple));
+    const auto ff = static_cast<int64_t>(get_or<double>(j, "block_ffn_dim_multiplier", 1.0) *
+                                         static_cast<double>(2 * c.intermediate_size / 3));
+    c.intermediate_size = multiple * ((ff + multiple - 1) / multiple);
   }
 }
 

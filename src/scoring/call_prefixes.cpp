@@ -9,7 +9,8 @@ namespace prefix_scorer {
 CallPrefixes::CallPrefixes(const Model& model, const PrefixScorerOptions& options, const BatchMemory& memory,
                            PrefixCache& cache, const std::vector<ScoringRow>& rows, ScoringStats& stats)
     : plan_(prefixes_worth_caching(rows, options,
-                                   std::max<int64_t>(1, options.max_cache_bytes / 2 / memory.kv_bytes_per_token))),
+                                   std::max<int64_t>(1, options.max_cache_bytes / 2 /
+                                                            std::max<int64_t>(1, memory.kv_bytes_per_token)))),
       live_(plan_, cache, options.keep_cache, stats),
       scheduler_(live_, options, memory, [&model, &options, &stats, this](const std::vector<int64_t>& wave) {
         prefill_wave(model, options, live_, wave, stats);

@@ -303,7 +303,7 @@ TEST(ConfigJson, Lfm2AsReleased) {
   const ModelConfig plain = ModelConfig::from_json(R"({"model_type": "lfm2", "vocab_size": 512, "hidden_size": 64,
       "intermediate_size": 150, "num_hidden_layers": 2, "num_attention_heads": 4})");
   EXPECT_EQ(plain.short_conv_layers, (std::vector<bool>{false, false}));  // all attention without full_attn_idxs
-  EXPECT_EQ(plain.intermediate_size, 100);  // 2/3, no multiplier
+  EXPECT_EQ(plain.intermediate_size, 256);  // 2/3 of 150, rounded up to block_multiple_of's default, as transformers
   EXPECT_TRUE(plain.tie_word_embeddings);
   EXPECT_NE(message_of<std::invalid_argument>([] {
               ModelConfig::from_json(R"({"model_type": "lfm2", "vocab_size": 512, "hidden_size": 64,

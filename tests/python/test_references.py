@@ -261,3 +261,32 @@ def test_olmo_hybrid_options_score_as_transformers(tmp_path, change):
     got = assert_scores_as_transformers(tmp_path, pairs)
     fixture = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "olmo_hybrid").loglikelihood(pairs)
     assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-3
+
+
+def test_a_model_of_recurrent_layers_only_scores_as_transformers(tmp_path):
+    """LFM2 with every layer a short convolution: no keys and values at all, only states (a cache budget per token
+    of zero bytes must not divide anything), shared prefixes cached."""
+    torch.manual_seed(0)
+    config = transformers.Lfm2Config(vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                                     num_attention_heads=4, num_key_value_heads=2, layer_types=["conv", "conv"],
+                                     conv_bias=True, tie_word_embeddings=False)
+    model = transformers.Lfm2ForCausalLM(config).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("conv.in_proj.weight"):  # the convolution large enough to matter
+                p.normal_(0.0, 0.3)
+    model.save_pretrained(tmp_path)
+    pairs = fixture_pairs("lfm2")
+    pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
+    want = []  # transformers' own cache needs an attention layer: its forward without one
+    with torch.no_grad():
+        for context, continuation in pairs:
+            logits = model(torch.tensor([context + continuation]), use_cache=False).logits[0]
+            rows = torch.log_softmax(logits, -1)[len(context) - 1:-1]
+            target = torch.tensor(continuation)
+            want.append((rows.gather(1, target[:, None]).sum().item(), bool((rows.argmax(-1) == target).all())))
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path, min_prefix_len=2, keep_cache=True)
+    got = scorer.loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    assert scorer.stats["entries_held"] > 0

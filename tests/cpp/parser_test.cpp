@@ -310,6 +310,18 @@ TEST(ConfigJson, Lfm2AsReleased) {
                   "intermediate_size": 150, "num_hidden_layers": 2, "num_attention_heads": 4, "conv_L_cache": 1})");
             }).find("conv_L_cache must be >= 2"),
             std::string::npos);
+  const std::string sizes = R"("model_type": "lfm2", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 150,
+      "num_hidden_layers": 2, "num_attention_heads": 4)";
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + R"(, "full_attn_idxs": [2]})"); })
+                .find("full_attn_idxs names layer 2 of 2"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json("{" + sizes + R"(, "layer_types": ["conv", "mamba"]})");
+            }).find("layer type 'mamba' (supported here: conv, full_attention)"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + R"(, "block_multiple_of": 0})"); })
+                .find("block_multiple_of must be >= 1, got 0"),
+            std::string::npos);
 }
 
 // LFM2-MoE: the dense layers in front (num_dense_layers), their MLP as wide as intermediate_size (not adjusted), a

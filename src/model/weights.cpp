@@ -32,6 +32,34 @@ at::ScalarType slot_dtype(const WeightSlot& slot, at::ScalarType dtype) { return
 
 using LayerTensor = at::Tensor LayerWeights::*;
 
+// Checkpoint tensor `name` of layer `i`, taken as it is into `member`.
+void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, std::vector<int64_t> shape,
+                      LayerTensor member) {
+  slots.push_back({{name, std::move(shape)}, i,
+                   [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+}
+
+// Checkpoint tensors kept apart ([rows, ...] each, `inner` the rest of each shape) written one after another into
+// the rows of one joined tensor `member` of layer `i`, [sum of rows, product of inner], in the order given.
+void add_joined_rows(std::vector<WeightSlot>& slots, int64_t i, const std::string& prefix,
+                     const std::vector<std::pair<const char*, int64_t>>& parts, const std::vector<int64_t>& inner,
+                     LayerTensor member) {
+  int64_t total = 0, width = 1, offset = 0;
+  for (const auto& part : parts) total += part.second;
+  for (const int64_t d : inner) width *= d;
+  for (const auto& [name, rows] : parts) {
+    std::vector<int64_t> shape{rows};
+    shape.insert(shape.end(), inner.begin(), inner.end());
+    slots.push_back({{prefix + name, std::move(shape)}, i,
+                     [=](ModelWeights& w, const at::Tensor& t) {
+                       at::Tensor& joined = w.layers[i].*member;
+                       if (!joined.defined()) joined = at::empty({total, width}, t.options());
+                       joined.narrow(0, offset, rows).copy_(t.reshape({rows, width}));
+                     }});
+    offset += rows;
+  }
+}
+
 // Stacked experts of layer `i` (checkpoint names after `layer`, as `names` gives them): the router with its bias;
 // gate and up [experts, hidden, 2 x ff] in one tensor, interleaved by column, and its bias; down [experts, ff,
 // hidden] and its bias. Each is split and transposed to the [experts, out, in] stacks the grouped matmuls take.
@@ -69,9 +97,8 @@ at::Tensor halves_from_pairs(const at::Tensor& t, int64_t head_dim) {
 // the norms around both blocks.
 void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_t h, int64_t i, const std::string& layer) {
   const int64_t e = m.router.experts, ff = m.size;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
-    slots.push_back({{layer + name, std::move(shape)}, i,
-                     [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+    add_layer_tensor(slots, i, layer + name, std::move(shape), member);
   };
   add("router.proj.weight", {e, h}, &LayerWeights::router);
   add("router.scale", {h}, &LayerWeights::router_scale);
@@ -90,24 +117,15 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
 // A Gated DeltaNet layer's tensors (after `prefix`, "model.layers.N.linear_attn.") in the family's layout.
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
                         const std::string& prefix, DeltaNetLayout layout) {
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
-    slots.push_back({{prefix + name, std::move(shape)}, i,
-                     [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+    add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
   switch (layout) {
     case DeltaNetLayout::kOlmoHybrid: {  // q, k and v apart, written into the convolution's channels in that order
-      const std::vector<std::pair<const char*, int64_t>> parts{
-          {"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}};
-      int64_t offset = 0;
-      for (const auto& [name, rows] : parts) {
-        slots.push_back({{prefix + name, {rows, h}}, i, [i, offset, rows, d](ModelWeights& w, const at::Tensor& t) {
-                           at::Tensor& joined = w.layers[i].delta_qkv;
-                           if (!joined.defined()) joined = at::empty({d.conv_channels(), t.size(1)}, t.options());
-                           joined.narrow(0, offset, rows).copy_(t);
-                         }});
-        offset += rows;
-      }
+      add_joined_rows(slots, i, prefix,
+                      {{"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}},
+                      {h}, &LayerWeights::delta_qkv);
       add("g_proj.weight", {d.value_width(), h}, &LayerWeights::delta_z);
       add("b_proj.weight", {d.value_heads, h}, &LayerWeights::delta_b);
       add("a_proj.weight", {d.value_heads, h}, &LayerWeights::delta_a);
@@ -140,17 +158,9 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
   }
   const bool olmo = layout == DeltaNetLayout::kOlmoHybrid;
   if (olmo) {  // q's, k's and v's convolutions apart, joined in that order
-    const std::vector<std::pair<const char*, int64_t>> convs{
-        {"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}};
-    int64_t offset = 0;
-    for (const auto& [name, rows] : convs) {
-      slots.push_back({{prefix + name, {rows, 1, d.taps}}, i, [i, offset, rows, d](ModelWeights& w, const at::Tensor& t) {
-                         at::Tensor& joined = w.layers[i].delta_conv;
-                         if (!joined.defined()) joined = at::empty({d.conv_channels(), d.taps}, t.options());
-                         joined.narrow(0, offset, rows).copy_(t.squeeze(1));
-                       }});
-      offset += rows;
-    }
+    add_joined_rows(slots, i, prefix,
+                    {{"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}},
+                    {1, d.taps}, &LayerWeights::delta_conv);
   } else {
     slots.push_back({{prefix + "conv1d.weight", {d.conv_channels(), 1, d.taps}}, i,
                      [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_conv = t.squeeze(1); }});
@@ -164,9 +174,8 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
 // A short-convolution layer's tensors (after `prefix`, "model.layers.N.conv."), as LFM2 names them.
 void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int64_t h, int64_t i,
                     const std::string& prefix) {
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
-    slots.push_back({{prefix + name, std::move(shape)}, i,
-                     [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+    add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   add("in_proj.weight", {3 * h, h}, &LayerWeights::conv_in);
   slots.push_back({{prefix + "conv.weight", {h, 1, s.taps}}, i,

@@ -297,6 +297,16 @@ FAMILIES = {
                      num_attention_heads=4, num_key_value_heads=2, layer_types=["conv", "full_attention", "conv"],
                      conv_L_cache=3, norm_eps=1e-5, tie_embedding=False,
                      rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Granite 4 (granitemoehybrid): Mamba2 layers (8 heads of 16 in 2 groups, states of 12, 4 taps, chunks of 16 so
+    # that the longest fixture sequence crosses nine) around one attention layer without rope, as released; every
+    # layer's shared MLP beside 2 of 4 experts (a softmax over the top logits); Granite's multipliers.
+    "granitemoehybrid": dict(model_type="granitemoehybrid", intermediate_size=24, shared_intermediate_size=40,
+                             num_local_experts=4, num_experts_per_tok=2, num_hidden_layers=4, num_attention_heads=4,
+                             num_key_value_heads=2, layer_types=["mamba", "attention", "mamba", "mamba"],
+                             mamba_n_heads=8, mamba_n_groups=2, mamba_d_state=12, mamba_d_head="auto", mamba_d_conv=4,
+                             mamba_expand=2, mamba_chunk_size=16, position_embedding_type="nope",
+                             embedding_multiplier=12.0, attention_multiplier=0.0625, residual_multiplier=0.22,
+                             logits_scaling=6.0, rms_norm_eps=1e-5, tie_word_embeddings=True),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
@@ -367,7 +377,7 @@ def make_model(family):
             if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight",
-                                "gate.wg.weight", "feed_forward.gate.weight")):
+                                "gate.wg.weight", "feed_forward.gate.weight", "router.layer.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2
                 p.normal_(0.0, 4.0)
@@ -375,6 +385,10 @@ def make_model(family):
                 p.uniform_(0.5, 1.5)
             elif name.endswith("conv.in_proj.weight"):  # LFM2's B, C and x: at 0.02 the product B * x, and so the
                 p.normal_(0.0, 0.3)                      # short convolution, would barely reach the residual
+            elif name.endswith(("mamba.in_proj.weight", "mamba.conv1d.weight")):  # Mamba2's x, B, C and z: at 0.02
+                p.normal_(0.0, 0.3)  # the scan's inputs and outputs would barely reach the residual
+            elif name.endswith("mamba.dt_bias"):  # steps of 0.3 to 1.3 (released inits are 0.001 to 0.1): tokens
+                p.uniform_(-1.0, 1.0)              # move the state far enough for a misplaced one to show
             elif name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU, away from its init
                 p.add_(0.5 * torch.randn_like(p))
             elif name.endswith(("bias", "sinks")):
@@ -464,7 +478,43 @@ def make_gated_delta_rule():
     save_file({k: v.contiguous() for k, v in tensors.items()}, out / "gated_delta_rule.safetensors")
 
 
-KERNELS = {"gated_delta_rule": make_gated_delta_rule}
+def make_mamba2_scan():
+    """kernels/mamba2_scan.safetensors: transformers' own Mamba2 scan (Granite 4's torch path: the chunked scan and the
+    one-token step) on random inputs at odd sizes: 150 tokens in chunks of 32 (the last partial), 6 heads of 10 in 2
+    groups, states of 7, from zeros and from a random state; the step over the first 5 tokens, fp32."""
+    from transformers.models.granitemoehybrid import modeling_granitemoehybrid as granite
+
+    generator = torch.Generator().manual_seed(3)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator)
+
+    b, t, heads, head_dim, groups, n, chunk = 2, 150, 6, 10, 2, 7, 32
+    inputs = dict(x=randn(b, t, heads, head_dim), dt=torch.nn.functional.softplus(randn(b, t, heads)),
+                  a=-torch.exp(randn(heads)), b_in=randn(b, t, groups, n), c_in=randn(b, t, groups, n), d=randn(heads))
+    state = randn(b, heads, head_dim, n)
+    tensors = dict(inputs, state=state)
+
+    def chunked(start):
+        return granite.mamba2_chunk_scan(inputs["x"], inputs["dt"], inputs["a"], inputs["b_in"], inputs["c_in"], chunk,
+                                         D=inputs["d"], initial_states=start, return_final_states=True)
+
+    for name, start in (("zeros", None), ("state", state)):
+        tensors[f"chunked_from_{name}"], tensors[f"chunked_from_{name}_final"] = chunked(start)
+    stepped, running = [], state.clone()
+    for i in range(5):
+        out = granite.mamba2_selective_state_update(
+            running, inputs["x"][:, i], inputs["dt"][:, i, :, None].expand(-1, -1, head_dim),
+            inputs["a"][:, None, None].expand(heads, head_dim, n), inputs["b_in"][:, i], inputs["c_in"][:, i],
+            D=inputs["d"][:, None].expand(heads, head_dim))
+        stepped.append(out)
+    tensors["step_5"], tensors["step_5_final"] = torch.stack(stepped, 1), running
+    out = DATA / "kernels"
+    out.mkdir(exist_ok=True)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, out / "mamba2_scan.safetensors")
+
+
+KERNELS = {"gated_delta_rule": make_gated_delta_rule, "mamba2_scan": make_mamba2_scan}
 
 
 def split_olmo_hybrid_convolutions(model, out):

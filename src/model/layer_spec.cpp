@@ -102,6 +102,11 @@ ModelSpec model_spec(const ModelConfig& c) {
       l.mixer = MixerKind::kShortConv;
       l.short_conv = {c.short_conv_taps, c.short_conv_bias};
     }
+    if (c.is_mamba(i)) {
+      l.mixer = MixerKind::kMamba2;
+      l.mamba = {c.mamba_heads, c.mamba_head_dim, c.mamba_groups, c.mamba_state_size, c.mamba_taps, c.mamba_chunk,
+                 c.mamba_conv_bias, c.mamba_proj_bias, c.mamba_dt_min, c.mamba_dt_max, c.rms_norm_eps};
+    }
     l.mlp = mlp_spec(c, i);
     const bool output_norms_only = c.output_norms_only && !(c.is_linear_attention(i) && c.recurrent_layers_pre_norm);
     l.input_norm = !output_norms_only;
@@ -126,6 +131,10 @@ int64_t ModelSpec::cached_per_token(int64_t layer) const {
 int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
   const LayerSpec& l = layers.at(layer);
   if (l.mixer == MixerKind::kShortConv) return dtype_bytes * hidden_size * (l.short_conv.taps - 1);
+  if (l.mixer == MixerKind::kMamba2) {
+    const Mamba2Spec& m = l.mamba;
+    return 4 * m.heads * m.head_dim * m.state_size + dtype_bytes * m.conv_channels() * (m.taps - 1);
+  }
   if (l.mixer != MixerKind::kGatedDeltaNet) return 0;
   const DeltaNetSpec& d = l.delta;
   return 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);

@@ -33,9 +33,24 @@ struct AttentionSpec {
 };
 
 // What mixes tokens in a layer: attention, a Gated DeltaNet (a recurrent state per value head, see
-// gated_delta_rule.h) of these sizes, or a short convolution (LFM2: out(C * conv(B * x)), B, C and x projected from
-// the input; its state the convolution's last inputs).
-enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv };
+// gated_delta_rule.h) of these sizes, a short convolution (LFM2: out(C * conv(B * x)), B, C and x projected from
+// the input; its state the convolution's last inputs), or Mamba2 (a state per head, see mamba2_scan.h).
+enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv, kMamba2 };
+
+// A Mamba2 mixer: z, x, B, C and dt projected from the input (in_proj, in that order), x, B and C through a causal
+// convolution (SiLU), the scan over heads of head_dim values (B and C shared by groups of heads, state_size each),
+// the output gated by SiLU(z) and RMS-normed per group (gate first), then out_proj.
+struct Mamba2Spec {
+  int64_t heads = 0, head_dim = 0, groups = 0, state_size = 0, taps = 0;
+  int64_t chunk = 256;       // the prefill scan's chunk: changes only fp32 rounding, taken as transformers takes it
+  bool conv_bias = false, proj_bias = false;
+  double dt_min = 0, dt_max = 0;  // a prefill clamps dt to [dt_min, dt_max] (dt_max 0: no upper bound)
+  double norm_eps = 1e-6;
+
+  int64_t inner() const { return heads * head_dim; }
+  int64_t conv_channels() const { return inner() + 2 * groups * state_size; }  // x, B and C
+  int64_t projected() const { return inner() + conv_channels() + heads; }      // z, x, B, C and dt
+};
 
 struct ShortConvSpec {
   int64_t taps = 0;
@@ -98,6 +113,7 @@ struct LayerSpec {
   AttentionSpec attention;  // kAttention's
   DeltaNetSpec delta;       // kGatedDeltaNet's
   ShortConvSpec short_conv; // kShortConv's
+  Mamba2Spec mamba;         // kMamba2's
   MlpSpec mlp;
   // Which norms the layer has: before attention, on its output, before the MLP, on its output.
   bool input_norm = true, attn_out_norm = false, pre_mlp_norm = true, mlp_out_norm = false;
@@ -131,10 +147,10 @@ struct ModelSpec {
   // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
   // layer that reads another layer's.
   int64_t cached_per_token(int64_t layer) const;
-  // The bytes a layer's cache keeps per row whatever the tokens: a Gated DeltaNet's state (fp32) and convolution
-  // history, a short convolution's history (of `dtype_bytes` each); 0 for attention.
+  // The bytes a layer's cache keeps per row whatever the tokens: a Gated DeltaNet's or Mamba2's state (fp32) and
+  // convolution history, a short convolution's history (of `dtype_bytes` each); 0 for attention.
   int64_t state_bytes(int64_t layer, int64_t dtype_bytes) const;
-  // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet, short convolution).
+  // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet, short convolution, Mamba2).
   bool has_recurrent_layers() const;
 };
 

@@ -8,6 +8,7 @@
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
 #include "model/gated_delta_rule.h"
+#include "model/mamba2_scan.h"
 #include "model/host_transfers.h"
 #include "model/kv_cache.h"
 #include "model/layer_spec.h"
@@ -336,6 +337,43 @@ at::Tensor short_conv(const LayerWeights& l, const at::Tensor& h, const DeviceIn
   return at::linear(bcx[1] * convolved.transpose(1, 2), l.o, l.o_bias);
 }
 
+// Mamba2's output y [b, t, heads, head_dim] gated by SiLU of z, RMS-normed over each group of heads' values (in
+// fp32), cast back to y's dtype and times the norm's weight, as transformers' gated RMSNorm (gate before norm).
+at::Tensor gated_group_norm(const Mamba2Spec& m, const at::Tensor& y, const at::Tensor& z, const at::Tensor& weight) {
+  const int64_t b = y.size(0), t = y.size(1);
+  const at::Tensor gated = (y.to(at::kFloat) * at::silu(z.to(at::kFloat))).reshape({b, t, m.groups, -1});
+  const at::Tensor normed = unit_rms_norm(gated, m.norm_eps).reshape({b, t, m.inner()});
+  return weight * normed.to(y.scalar_type());
+}
+
+// A Mamba2 layer over its normed input `h` [b, t, hidden]: z, x, B, C and dt projected, x, B and C convolved (causal,
+// SiLU), dt = softplus(dt + dt_bias) (clamped in a prefill), the scan (mamba2_scan.h) from `before` (its state and
+// convolution history; empty: zeros), the gated group norm, then out_proj. `after` takes the state and history at
+// each row's last real token: padding (at a row's end) gets dt = 0, which leaves a state as it is. One token a row
+// after a state (a decode step) is one recurrent step, as transformers steps; else the chunked scan.
+at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                  const std::vector<at::Tensor>& before, LayerCache& after) {
+  const int64_t b = h.size(0), t = h.size(1);
+  const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
+  const std::vector<at::Tensor> zxbcdt =
+      at::linear(h, l.mamba_in, l.mamba_in_bias).split_with_sizes({m.inner(), m.conv_channels(), m.heads}, -1);
+  const auto [convolved, history_after] =
+      causal_conv1d(zxbcdt[1].transpose(1, 2), l.mamba_conv, l.mamba_conv_bias, history, in.row_lengths, true);
+  const int64_t group_width = m.groups * m.state_size;
+  const std::vector<at::Tensor> xbc = convolved.transpose(1, 2).split_with_sizes({m.inner(), group_width, group_width}, -1);
+  const bool step = t == 1 && state.defined();
+  at::Tensor dt = at::softplus(zxbcdt[2] + l.mamba_dt_bias);
+  if (!step) dt = m.dt_max > 0 ? dt.clamp(m.dt_min, m.dt_max) : dt.clamp_min(m.dt_min);
+  if (in.token_valid.defined()) dt = dt * in.token_valid.unsqueeze(-1).to(dt.scalar_type());
+  const ScanInputs scan{xbc[0].reshape({b, t, m.heads, m.head_dim}), dt, -l.mamba_a_log.to(at::kFloat).exp(),
+                        xbc[1].reshape({b, t, m.groups, m.state_size}), xbc[2].reshape({b, t, m.groups, m.state_size}),
+                        l.mamba_d};
+  const auto [y, state_after] = step ? scan_step(scan, state) : chunked_scan(scan, state, m.chunk);
+  after = {{}, {state_after, history_after}};
+  const at::Tensor normed = gated_group_norm(m, y, zxbcdt[0].reshape({b, t, m.heads, m.head_dim}), l.mamba_norm);
+  return at::linear(normed.to(h.scalar_type()), l.o, l.o_bias);
+}
+
 // A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
 // shared prefix's, else none (zeros). Its state after goes into the cache, replacing the one before.
 at::Tensor recurrent_layer(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h,
@@ -348,6 +386,7 @@ at::Tensor recurrent_layer(const LayerSpec& s, const LayerWeights& l, const at::
   }
   LayerCache after;
   const at::Tensor out = s.mixer == MixerKind::kShortConv ? short_conv(l, h, in, before, after)
+                         : s.mixer == MixerKind::kMamba2  ? mamba2(s.mamba, l, h, in, before, after)
                                                           : gated_delta_net(s.delta, l, h, in, before, after);
   if (cache != nullptr) cache->append_layer(index, after);
   return out;
@@ -377,9 +416,10 @@ std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights&
   const at::Tensor logits = r.fp32_logits ? at::linear(router_in.to(at::kFloat), l.router)
                                           : at::linear(router_in, l.router, l.router_bias);
   at::Tensor weights, chosen;
-  if (r.scores == RouterScores::kSoftmaxOfChosen) {  // the top logits, then a softmax over them in the model dtype
-    std::tie(weights, chosen) = logits.topk(r.per_token, -1);
-    return {chosen, at::softmax(weights, -1)};
+  if (r.scores == RouterScores::kSoftmaxOfChosen || r.scores == RouterScores::kFp32SoftmaxOfChosen) {
+    std::tie(weights, chosen) = logits.topk(r.per_token, -1);  // the top logits, then a softmax over them
+    return {chosen, r.scores == RouterScores::kSoftmaxOfChosen ? at::softmax(weights, -1)
+                                                                 : at::softmax(weights.to(at::kFloat), -1).to(dtype)};
   }
   const at::Tensor scores =
       r.scores == RouterScores::kSigmoid ? at::sigmoid(logits.to(at::kFloat)) : at::softmax(logits.to(at::kFloat), -1);

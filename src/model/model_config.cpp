@@ -2,6 +2,7 @@
 
 #include "json_integer.h"
 #include "model/config_enums.h"
+#include "model/json_special_floats.h"
 #include "model/model_family.h"
 #include "prefix_scorer/errors.h"
 
@@ -445,6 +446,78 @@ void parse_lfm2(const json& j, ModelConfig& c, bool ff_keys) {
   }
 }
 
+// time_step_limit, the clamp of a Mamba2 prefill's dt: [min, max] with 0 <= min < max, max finite or infinite (no
+// bound: 0 here); (0, inf) when absent.
+void parse_time_step_limit(const json& j, ModelConfig& c) {
+  if (!has_field(j, "time_step_limit")) return;
+  const json& limit = j["time_step_limit"];
+  if (!limit.is_array() || limit.size() != 2)
+    throw std::invalid_argument(fmt::format("config.json: time_step_limit must be [min, max], got {}", limit.dump()));
+  const double low = json_float(limit[0], "config.json: time_step_limit[0]");
+  const double high = json_float(limit[1], "config.json: time_step_limit[1]");
+  if (!(std::isfinite(low) && low >= 0 && high > low))  // NaN fails every comparison
+    throw std::invalid_argument(fmt::format(
+        "config.json: time_step_limit must be [min, max] with 0 <= min < max (max may be Infinity), got [{}, {}]", low,
+        high));
+  c.mamba_dt_min = low;
+  c.mamba_dt_max = std::isinf(high) ? 0 : high;
+}
+
+// The Mamba2 sizes every family checks alike, once read.
+void check_mamba2(const ModelConfig& c) {
+  if (c.mamba_heads < 1 || c.mamba_head_dim < 1 || c.mamba_groups < 1 || c.mamba_heads % c.mamba_groups != 0 ||
+      c.mamba_state_size < 1 || c.mamba_taps < 2 || c.mamba_chunk < 1)
+    throw std::invalid_argument(fmt::format(
+        "config.json: Mamba2 layers of {} heads of {} in {} groups, a state of {}, {} taps and chunks of {} do not fit "
+        "(heads a multiple of groups, at least 2 taps, every size positive)", c.mamba_heads, c.mamba_head_dim,
+        c.mamba_groups, c.mamba_state_size, c.mamba_taps, c.mamba_chunk));
+  if (c.activation != Activation::kSilu)
+    throw std::invalid_argument(fmt::format("config.json: Mamba2's convolution takes SiLU here, not {}",
+                                            to_string(c.activation)));
+}
+
+// Granite 4 as GraniteMoeHybridConfig reads it: mamba layers from layer_types (mamba or linear_attention; attention
+// or full_attention; all mamba when absent), their sizes from the mamba_ keys, rope only where
+// position_embedding_type is "rope", and the shared MLP beside the experts (or the MLP, without experts).
+void parse_granite_hybrid(const json& j, ModelConfig& c) {
+  const char* types = has_field(j, "layer_types") ? "layer_types" : "layers_block_type";
+  if (has_field(j, types)) {
+    for (const auto& type : get_or<std::vector<std::string>>(j, types, {})) {
+      const bool mamba = type == "mamba" || type == "linear_attention";
+      if (!mamba && type != "attention" && type != "full_attention")
+        throw std::invalid_argument(fmt::format(
+            "config.json: layer type '{}' (supported here: mamba, linear_attention, attention, full_attention)", type));
+      c.mamba_layers.push_back(mamba);
+    }
+  } else {
+    c.mamba_layers.assign(c.num_layers, true);
+  }
+  if (static_cast<int64_t>(c.mamba_layers.size()) != c.num_layers)
+    throw std::invalid_argument(fmt::format("config.json: {} has {} entries for {} layers", types,
+                                            c.mamba_layers.size(), c.num_layers));
+  c.mamba_heads = get_or<int64_t>(j, "mamba_n_heads", 128);
+  c.mamba_groups = get_or<int64_t>(j, "mamba_n_groups", 1);
+  c.mamba_state_size = get_or<int64_t>(j, "mamba_d_state", 256);
+  c.mamba_taps = get_or<int64_t>(j, "mamba_d_conv", 4);
+  c.mamba_chunk = get_or<int64_t>(j, "mamba_chunk_size", 256);
+  c.mamba_conv_bias = get_or<bool>(j, "mamba_conv_bias", true);
+  c.mamba_proj_bias = get_or<bool>(j, "mamba_proj_bias", false);
+  const int64_t inner = get_or<int64_t>(j, "mamba_expand", 2) * c.hidden_size;
+  const bool auto_head = !has_field(j, "mamba_d_head") || (j["mamba_d_head"].is_string() && j["mamba_d_head"] == "auto");
+  c.mamba_head_dim = auto_head ? (c.mamba_heads > 0 ? inner / c.mamba_heads : 0) : get_or<int64_t>(j, "mamba_d_head", 0);
+  if (c.mamba_heads * c.mamba_head_dim != inner)
+    throw std::invalid_argument(fmt::format("config.json: mamba_n_heads {} times mamba_d_head {} must be mamba_expand "
+                                            "times hidden_size ({})", c.mamba_heads, c.mamba_head_dim, inner));
+  parse_time_step_limit(j, c);
+  check_mamba2(c);
+  if (get_or<std::string>(j, "position_embedding_type", "") != "rope") c.rope_layers.assign(c.num_layers, false);
+  const int64_t shared = get_or<int64_t>(j, "shared_intermediate_size", 1024);
+  if (c.num_experts > 0)
+    c.shared_expert_intermediate_size = shared;
+  else
+    c.intermediate_size = c.moe_intermediate_size = shared;  // experts as wide as intermediate_size, were there any
+}
+
 // Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
 // (per_layer_config as transformers 5 saves it, else global_head_dim and, with attention_k_eq_v,
 // num_global_key_value_heads), KV sharing, per-layer inputs, and the last layer always full.
@@ -506,7 +579,7 @@ bool bidirectional_text(const json& j) {
 ModelConfig ModelConfig::from_json(const std::string& text) {
   json j;
   try {
-    j = json::parse(text);
+    j = json::parse(quote_special_floats(text));
   } catch (const json::exception& e) {
     throw std::invalid_argument(fmt::format("config.json is not valid JSON: {}", e.what()));
   }
@@ -622,6 +695,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.gemma4_keys) parse_gemma4(j, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
   if (family.lfm2_keys) parse_lfm2(j, c, family.lfm2_ff_keys);
+  if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -943,6 +1017,19 @@ std::string ModelConfig::to_json() const {
     }
     json types = json::array();
     for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_linear_attention(i) ? "linear_attention" : "full_attention");
+    j["layer_types"] = types;
+  }
+  if (family.mamba2 == Mamba2Keys::kGranite) {
+    j.update({{"mamba_n_heads", mamba_heads}, {"mamba_d_head", mamba_head_dim}, {"mamba_n_groups", mamba_groups},
+              {"mamba_d_state", mamba_state_size}, {"mamba_d_conv", mamba_taps},
+              {"mamba_expand", mamba_heads * mamba_head_dim / hidden_size}, {"mamba_chunk_size", mamba_chunk},
+              {"mamba_conv_bias", mamba_conv_bias}, {"mamba_proj_bias", mamba_proj_bias},
+              {"time_step_limit", {mamba_dt_min, mamba_dt_max > 0 ? json(mamba_dt_max) : json{{"__float__", "Infinity"}}}},
+              {"shared_intermediate_size", num_experts > 0 ? shared_expert_intermediate_size : intermediate_size}});
+    const bool rope_anywhere = rope_layers.empty() || std::any_of(rope_layers.begin(), rope_layers.end(), [](bool r) { return r; });
+    j["position_embedding_type"] = rope_anywhere ? "rope" : "nope";
+    json types = json::array();
+    for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_mamba(i) ? "mamba" : "attention");
     j["layer_types"] = types;
   }
   if (fp8_block[0] > 0)

@@ -20,8 +20,8 @@ enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportiona
 enum class LayerKind { kFullAttention, kSlidingAttention };
 
 // How a router turns its logits into the experts' scores: a softmax over all (in fp32), a sigmoid of each (in fp32),
-// or a softmax over the chosen experts' logits alone (gpt_oss, in the model dtype).
-enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen };
+// or a softmax over the chosen experts' logits alone (gpt_oss, in the model dtype; Granite 4, in fp32).
+enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen, kFp32SoftmaxOfChosen };
 
 // Each value's name in config.json.
 std::string_view to_string(Activation activation);
@@ -166,6 +166,15 @@ struct ModelConfig {
   std::vector<bool> short_conv_layers;
   int64_t short_conv_taps = 0;
   bool short_conv_bias = false;
+  // Mamba2 layers in place of attention (Granite 4's mamba layers): by layer, empty where none. Their heads, each
+  // head's width, the groups of heads that share B and C, the state's size per head and group, the convolution's
+  // taps, the prefill scan's chunk, biases on the convolution and on in_proj and out_proj, and the clamp of dt in a
+  // prefill (time_step_limit; an upper bound of 0: none).
+  std::vector<bool> mamba_layers;
+  int64_t mamba_heads = 0, mamba_head_dim = 0, mamba_groups = 0, mamba_state_size = 0, mamba_taps = 0;
+  int64_t mamba_chunk = 0;
+  bool mamba_conv_bias = false, mamba_proj_bias = false;
+  double mamba_dt_min = 0, mamba_dt_max = 0;
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -181,6 +190,7 @@ struct ModelConfig {
   // the ids below it).
   int64_t output_vocab() const { return output_vocab_size > 0 ? output_vocab_size : vocab_size; }
   bool is_short_conv(int64_t layer) const { return !short_conv_layers.empty() && short_conv_layers.at(layer); }
+  bool is_mamba(int64_t layer) const { return !mamba_layers.empty() && mamba_layers.at(layer); }
   bool is_linear_attention(int64_t layer) const {
     return !linear_attention_layers.empty() && linear_attention_layers.at(layer);
   }

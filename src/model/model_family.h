@@ -52,6 +52,9 @@ struct ExpertTraits {
   // Experts stacked in one tensor per projection, gate and up interleaved in gate_up_proj ([experts, hidden,
   // 2 x ff]; down_proj [experts, ff, hidden]), with biases on them and on the router (named `router`.weight/.bias).
   bool stacked = false;
+  // Experts stacked in one tensor per projection, gate's rows then up's in `gate` ([experts, 2 x ff, hidden]) and
+  // down in `down` ([experts, hidden, ff]), without biases (Granite 4's input_linear and output_linear).
+  bool gate_up_rows = false;
   bool clamped_swiglu = false;       // experts gate by the clamped SwiGLU (swiglu_alpha, swiglu_limit read)
   // Checkpoint names after "model.layers.N.": the router, expert e's projections (with {} for e), the correction
   // bias (nullptr: none; [experts], or [1, experts] where correction_bias_row), and the shared expert's module.
@@ -79,6 +82,17 @@ enum class DeltaNetLayout {
   // blocks while the attention layers keep OLMo 3's norms after them; sizes from the attention's when absent; no rope
   // where rope_theta is null.
   kOlmoHybrid,
+};
+
+// Which Mamba2 layers a family has, if any, and the config keys that give them.
+enum class Mamba2Keys {
+  kNone,
+  // Granite 4: layer_types (mamba or linear_attention; attention or full_attention), mamba_n_heads, mamba_d_head
+  // ("auto": the inner width over the heads), mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_expand (the inner
+  // width over hidden_size), mamba_chunk_size, mamba_conv_bias, mamba_proj_bias, time_step_limit; the gated norm's
+  // epsilon rms_norm_eps; rope only where position_embedding_type is "rope"; the MLP (shared_mlp,
+  // shared_intermediate_size wide) beside the experts, or alone where num_local_experts is 0.
+  kGranite,
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).
@@ -209,6 +223,10 @@ struct ModelFamily {
   const char* gate_proj = "gate_proj";
   const char* up_proj = "up_proj";
   const char* down_proj = "down_proj";
+  const char* gate_up_proj = nullptr;  // gate and up in one tensor under this name (gate's rows first) instead
+  // Mamba2 layers: which config keys size them (see Mamba2Keys); their module's name after "model.layers.N.".
+  Mamba2Keys mamba2 = Mamba2Keys::kNone;
+  const char* mamba_module = "mamba";
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   AlternatingWindows windows;
   ExpertTraits experts;

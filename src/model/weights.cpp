@@ -92,6 +92,17 @@ at::Tensor halves_from_pairs(const at::Tensor& t, int64_t head_dim) {
   return t.reshape({-1, head_dim / 2, 2, t.dim() == 1 ? 1 : t.size(1)}).transpose(1, 2).reshape(t.sizes());
 }
 
+// `experts` experts of layer `i` stacked by rows: gate's then up's [experts, 2 x ff, hidden] under `gate_up`, down
+// [experts, hidden, ff] under `down`.
+void add_row_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const std::string& gate_up,
+                             const std::string& down, int64_t experts, int64_t ff, int64_t h) {
+  slots.push_back({{gate_up, {experts, 2 * ff, h}}, i, [i, ff](ModelWeights& w, const at::Tensor& t) {
+                     w.layers[i].experts.gate = t.narrow(1, 0, ff).contiguous();
+                     w.layers[i].experts.up = t.narrow(1, ff, ff).contiguous();
+                   }});
+  slots.push_back({{down, {experts, h, ff}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t; }});
+}
+
 // Gemma 4's experts beside the dense MLP in layer `i`: the router (its projection, input scale and per-expert
 // scales), gate and up [experts, 2 x ff, hidden] in one tensor (gate's rows first), down [experts, hidden, ff], and
 // the norms around both blocks.
@@ -103,12 +114,7 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
   add("router.proj.weight", {e, h}, &LayerWeights::router);
   add("router.scale", {h}, &LayerWeights::router_scale);
   add("router.per_expert_scale", {e}, &LayerWeights::expert_scales);
-  slots.push_back({{layer + "experts.gate_up_proj", {e, 2 * ff, h}}, i, [i, ff](ModelWeights& w, const at::Tensor& t) {
-                     w.layers[i].experts.gate = t.narrow(1, 0, ff).contiguous();
-                     w.layers[i].experts.up = t.narrow(1, ff, ff).contiguous();
-                   }});
-  slots.push_back({{layer + "experts.down_proj", {e, h, ff}}, i,
-                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t; }});
+  add_row_stacked_experts(slots, i, layer + "experts.gate_up_proj", layer + "experts.down_proj", e, ff, h);
   add("post_feedforward_layernorm_1.weight", {h}, &LayerWeights::dense_out_norm);
   add("pre_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_in_norm);
   add("post_feedforward_layernorm_2.weight", {h}, &LayerWeights::experts_out_norm);
@@ -185,6 +191,24 @@ void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int6
   add("in_proj.bias", {3 * h}, &LayerWeights::conv_in_bias);
   add("conv.bias", {h}, &LayerWeights::conv_bias);
   add("out_proj.bias", {h}, &LayerWeights::o_bias);
+}
+
+// A Mamba2 layer's tensors (after `prefix`, "model.layers.N.mamba."), as transformers names them.
+void add_mamba2(std::vector<WeightSlot>& slots, const Mamba2Spec& m, int64_t h, int64_t i, const std::string& prefix) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+    add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
+  };
+  add("in_proj.weight", {m.projected(), h}, &LayerWeights::mamba_in);
+  if (m.proj_bias) add("in_proj.bias", {m.projected()}, &LayerWeights::mamba_in_bias);
+  slots.push_back({{prefix + "conv1d.weight", {m.conv_channels(), 1, m.taps}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].mamba_conv = t.squeeze(1); }});
+  if (m.conv_bias) add("conv1d.bias", {m.conv_channels()}, &LayerWeights::mamba_conv_bias);
+  add("A_log", {m.heads}, &LayerWeights::mamba_a_log);
+  add("D", {m.heads}, &LayerWeights::mamba_d);
+  add("dt_bias", {m.heads}, &LayerWeights::mamba_dt_bias);
+  add("norm.weight", {m.inner()}, &LayerWeights::mamba_norm);
+  add("out_proj.weight", {h, m.inner()}, &LayerWeights::o);
+  if (m.proj_bias) add("out_proj.bias", {h}, &LayerWeights::o_bias);
 }
 
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
@@ -294,6 +318,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     } else {
       if (layer.mixer == MixerKind::kShortConv) {
         add_short_conv(slots, layer.short_conv, h, i, layer_name(family, i, "conv."));
+      } else if (layer.mixer == MixerKind::kMamba2) {
+        add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
       } else if (!attends) {
         add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.deltanet);
       } else {
@@ -306,7 +332,9 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
           if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
         }
       }
-      if (gated) {
+      if (gated && family.gate_up_proj != nullptr) {
+        add_split(gated_mlp + family.gate_up_proj + ".weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
+      } else if (gated) {
         add(gated_mlp + family.gate_proj + ".weight", {ff, h}, &LayerWeights::gate);
         add(gated_mlp + family.up_proj + ".weight", {ff, h}, &LayerWeights::up);
       } else if (!moe) {
@@ -377,16 +405,27 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                        [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].correction_bias = t.reshape({-1}); },
                        nullptr, names.router_fp32});
     }
-    for (int64_t e = 0; e < m.router.experts; ++e) {
+    if (names.gate_up_rows)
+      add_row_stacked_experts(slots, i, layer_name(family, i, names.gate), layer_name(family, i, names.down),
+                              m.router.experts, ff, h);
+    for (int64_t e = 0; e < m.router.experts && !names.gate_up_rows; ++e) {
       add_expert(fmt::format(fmt::runtime(names.gate), e), {ff, h}, e, &StackedExperts::gate);
       add_expert(fmt::format(fmt::runtime(names.up), e), {ff, h}, e, &StackedExperts::up);
       add_expert(fmt::format(fmt::runtime(names.down), e), {h, ff}, e, &StackedExperts::down);
     }
     if (sff > 0) {
       const std::string shared = std::string(names.shared) + ".";
-      add_shared_expert(shared + "gate_proj.weight", {sff, h}, &ExpertWeights::gate);
-      add_shared_expert(shared + "up_proj.weight", {sff, h}, &ExpertWeights::up);
-      add_shared_expert(shared + "down_proj.weight", {h, sff}, &ExpertWeights::down);
+      if (family.gate_up_proj != nullptr) {
+        slots.push_back({{layer_name(family, i, shared + family.gate_up_proj + ".weight"), {2 * sff, h}}, i,
+                         [i, sff](ModelWeights& w, const at::Tensor& t) {
+                           w.layers[i].shared_expert.gate = t.narrow(0, 0, sff);
+                           w.layers[i].shared_expert.up = t.narrow(0, sff, sff);
+                         }});
+      } else {
+        add_shared_expert(shared + family.gate_proj + ".weight", {sff, h}, &ExpertWeights::gate);
+        add_shared_expert(shared + family.up_proj + ".weight", {sff, h}, &ExpertWeights::up);
+      }
+      add_shared_expert(shared + family.down_proj + ".weight", {h, sff}, &ExpertWeights::down);
       if (c.mlp_bias) {  // as the dense MLP's (ernie4_5_moe's use_bias)
         add_shared_expert(shared + "gate_proj.bias", {sff}, &ExpertWeights::gate_bias);
         add_shared_expert(shared + "up_proj.bias", {sff}, &ExpertWeights::up_bias);
@@ -496,7 +535,8 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
     const MlpSpec& m = spec.layers[i].mlp;
-    if (m.kind == MlpKind::kExperts && !model_family(config.model_type).experts.stacked) {  // filled expert by expert
+    const ExpertTraits& names = model_family(config.model_type).experts;
+    if (m.kind == MlpKind::kExperts && !names.stacked && !names.gate_up_rows) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
       const int64_t e = m.router.experts, ff = m.size, h = config.hidden_size;
       w.layers[i].experts = {at::empty({e, ff, h}, options), at::empty({e, ff, h}, options), at::empty({e, h, ff}, options)};

@@ -64,6 +64,9 @@ struct LayerWeights {
   // A short-convolution layer's (LFM2; o and o_bias are its out_proj): B, C and x's projection [3 hidden, hidden]
   // and its bias, the convolution [hidden, taps] and its bias.
   at::Tensor conv_in, conv_in_bias, conv, conv_bias;
+  // A Mamba2 layer's (its out_proj is o, o_bias): in_proj, the convolution [channels, taps], A_log, D, dt_bias and the
+  // gated norm's weight.
+  at::Tensor mamba_in, mamba_in_bias, mamba_conv, mamba_conv_bias, mamba_a_log, mamba_d, mamba_dt_bias, mamba_norm;
 };
 
 struct ModelWeights {

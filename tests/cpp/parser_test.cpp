@@ -339,6 +339,74 @@ TEST(ConfigJson, Lfm2MoeKeys) {
   EXPECT_FALSE(ModelConfig::from_json(base + R"(, "use_expert_bias": false})").expert_correction_bias);
 }
 
+// Granite 4 as released: mamba and attention layer types (as transformers 5 saves them too), the Mamba2 sizes with
+// mamba_d_head "auto", no rope unless position_embedding_type says rope, the shared MLP beside the experts or alone.
+TEST(ConfigJson, GraniteHybridAsReleased) {
+  const std::string sizes = R"("model_type": "granitemoehybrid", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 24, "shared_intermediate_size": 40, "num_hidden_layers": 3, "num_attention_heads": 4,
+      "mamba_n_heads": 8, "mamba_n_groups": 2, "mamba_d_state": 12, "mamba_d_head": "auto", "mamba_d_conv": 4,
+      "mamba_expand": 2, "mamba_chunk_size": 16, "position_embedding_type": "nope")";
+  const ModelConfig c = ModelConfig::from_json("{" + sizes + R"(, "layer_types": ["mamba", "attention", "mamba"]})");
+  EXPECT_EQ(c.mamba_layers, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(c.mamba_head_dim, 16);
+  EXPECT_EQ(c.mamba_state_size, 12);
+  EXPECT_TRUE(c.mamba_conv_bias);
+  EXPECT_FALSE(c.mamba_proj_bias);
+  EXPECT_EQ(c.mamba_dt_min, 0);
+  EXPECT_EQ(c.mamba_dt_max, 0);  // no upper bound
+  EXPECT_EQ(c.num_experts, 8);
+  EXPECT_EQ(c.moe_intermediate_size, 24);
+  EXPECT_EQ(c.shared_expert_intermediate_size, 40);
+  EXPECT_EQ(c.router_scores, RouterScores::kFp32SoftmaxOfChosen);
+  EXPECT_EQ(c.rope_layers, (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  const ModelConfig saved = ModelConfig::from_json(
+      "{" + sizes + R"(, "layer_types": ["linear_attention", "full_attention", "linear_attention"]})");
+  EXPECT_EQ(saved.mamba_layers, c.mamba_layers);
+  const ModelConfig dense = ModelConfig::from_json(
+      "{" + sizes + R"(, "num_local_experts": 0, "position_embedding_type": "rope"})");
+  EXPECT_EQ(dense.mamba_layers, (std::vector<bool>{true, true, true}));  // all mamba without layer_types
+  EXPECT_EQ(dense.num_experts, 0);
+  EXPECT_EQ(dense.intermediate_size, 40);  // the shared MLP alone
+  EXPECT_TRUE(dense.rope_layers.empty());
+  EXPECT_EQ(ModelConfig::from_json(dense.to_json()).to_json(), dense.to_json());
+  auto refusal = [&](const std::string& more) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
+  };
+  EXPECT_NE(refusal(R"("layer_types": ["mamba", "conv", "mamba"])").find("layer type 'conv'"), std::string::npos);
+  EXPECT_NE(refusal(R"("layer_types": ["mamba"])").find("layer_types has 1 entries for 3 layers"), std::string::npos);
+  EXPECT_NE(refusal(R"("mamba_d_head": 12)").find("mamba_n_heads 8 times mamba_d_head 12 must be"), std::string::npos);
+  EXPECT_NE(refusal(R"("mamba_n_groups": 3)").find("heads a multiple of groups"), std::string::npos);
+  EXPECT_NE(refusal(R"("mamba_d_conv": 1)").find("at least 2 taps"), std::string::npos);
+  EXPECT_NE(refusal(R"("hidden_act": "gelu")").find("Mamba2's convolution takes SiLU here, not gelu"), std::string::npos);
+}
+
+// time_step_limit as each writer writes it: Python's json (a bare Infinity), transformers 5 ({"__float__":
+// "Infinity"}), or finite; NaN, a negative or inverted range, and other shapes refused by name; a string that
+// holds the word Infinity is left as it is.
+TEST(ConfigJson, TimeStepLimitWithInfinity) {
+  const std::string sizes = R"("model_type": "granitemoehybrid", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 4, "mamba_n_heads": 8,
+      "mamba_d_state": 12, "mamba_chunk_size": 16, "name_or_path": "Infinity and NaN")";
+  auto read = [&](const std::string& limit) {
+    return ModelConfig::from_json("{" + sizes + R"(, "time_step_limit": )" + limit + "}");
+  };
+  for (const char* infinite : {"[0.001, Infinity]", R"([0.001, {"__float__": "Infinity"}])"}) {
+    const ModelConfig c = read(infinite);
+    EXPECT_EQ(c.mamba_dt_min, 0.001) << infinite;
+    EXPECT_EQ(c.mamba_dt_max, 0) << infinite;
+  }
+  EXPECT_EQ(read("[0.0, 0.1]").mamba_dt_max, 0.1);
+  EXPECT_EQ(read("[0.0, 0.1]").to_json(), ModelConfig::from_json(read("[0.0, 0.1]").to_json()).to_json());
+  auto refusal = [&](const std::string& limit) { return message_of<std::invalid_argument>([&] { read(limit); }); };
+  for (const char* bad : {"[0.0, NaN]", "[NaN, 1.0]", "[-Infinity, 1.0]", "[-0.5, 1.0]", "[0.5, 0.1]"})
+    EXPECT_NE(refusal(bad).find("time_step_limit must be [min, max] with 0 <= min < max"), std::string::npos) << bad;
+  EXPECT_NE(refusal("[0.0]").find("time_step_limit must be [min, max], got [0.0]"), std::string::npos);
+  EXPECT_NE(refusal(R"([0.0, {"__float__": "Huge"}])").find("time_step_limit[1]: expected a number"), std::string::npos);
+  EXPECT_NE(refusal(R"([0.0, "Infinity"])").find("time_step_limit[1]: expected a number"), std::string::npos);
+  EXPECT_NE(refusal("[0.0, Infinityx]").find("not valid JSON"), std::string::npos);
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
@@ -555,7 +623,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 44u);
+  EXPECT_EQ(types.size(), 45u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

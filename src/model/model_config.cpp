@@ -236,7 +236,8 @@ const char* const kSyntheticNames =
     "tiny, small, llama-1b, llama-8b, tiny-gemma2, tiny-gemma3, tiny-moe, tiny-phi3, gemma2-2b, gemma3-1b, phi3-mini, "
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
-    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b";
+    "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
+    "granite-4.0-h-tiny";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -1230,6 +1231,24 @@ json synthetic_keys(const std::string& name) {
     json j = shape("qwen3_5_text", 2048, 128, 384, 4, 4, 2, 32, 4096);
     j.update({{"tie_word_embeddings", true}, {"linear_num_key_heads", 2}, {"linear_num_value_heads", 4},
               {"linear_key_head_dim", 32}, {"linear_value_head_dim", 32}, {"full_attention_interval", 4}});
+    return j;
+  }
+  if (name == "tiny-granite4") {  // tiny's sizes with Granite 4's layers: three Mamba2 layers to one attention
+    json j = shape("granitemoehybrid", 2048, 128, 384, 4, 4, 2, 32, 4096);
+    j.update({{"tie_word_embeddings", true}, {"num_local_experts", 0}, {"shared_intermediate_size", 384},
+              {"mamba_n_heads", 8}, {"mamba_d_head", 32}, {"mamba_d_state", 32}, {"mamba_n_groups", 1},
+              {"mamba_chunk_size", 64}, {"layer_types", {"mamba", "mamba", "mamba", "attention"}}});
+    return j;
+  }
+  if (name == "granite-4.0-h-tiny") {  // ibm-granite/granite-4.0-h-tiny's sizes (7B, 1B active): 4 of 40 layers attend
+    json j = shape("granitemoehybrid", 100352, 1536, 512, 40, 12, 4, 128, 131072);
+    json types = json::array();
+    for (int i = 0; i < 40; ++i) types.push_back(i % 10 == 5 ? "attention" : "mamba");
+    j.update({{"tie_word_embeddings", true}, {"num_local_experts", 64}, {"num_experts_per_tok", 6},
+              {"shared_intermediate_size", 1024}, {"mamba_n_heads", 48}, {"mamba_d_head", 64}, {"mamba_d_state", 128},
+              {"mamba_n_groups", 1}, {"mamba_d_conv", 4}, {"mamba_expand", 2}, {"mamba_chunk_size", 256},
+              {"position_embedding_type", "nope"}, {"embedding_multiplier", 12.0}, {"attention_multiplier", 0.0078125},
+              {"residual_multiplier", 0.22}, {"logits_scaling", 6.0}, {"layer_types", types}});
     return j;
   }
   if (name == "qwen3.5-9b") {  // Qwen/Qwen3.5-9B's text model (transformers' Qwen3_5TextConfig defaults)

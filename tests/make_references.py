@@ -307,6 +307,12 @@ FAMILIES = {
                              mamba_expand=2, mamba_chunk_size=16, position_embedding_type="nope",
                              embedding_multiplier=12.0, attention_multiplier=0.0625, residual_multiplier=0.22,
                              logits_scaling=6.0, rms_norm_eps=1e-5, tie_word_embeddings=True),
+    # Nemotron-H: one block a layer (M Mamba2, * attention without rope, - a relu2 MLP), Mamba2 of 8 heads of 10 in 2
+    # groups (its width apart from hidden_size), states of 12, chunks of 16; norms' weights multiplied in fp32.
+    "nemotron_h": dict(model_type="nemotron_h", intermediate_size=96, hybrid_override_pattern="M*M-M",
+                       num_attention_heads=4, num_key_value_heads=2, head_dim=16, mamba_num_heads=8,
+                       mamba_head_dim=10, n_groups=2, ssm_state_size=12, conv_kernel=4, chunk_size=16,
+                       layer_norm_epsilon=1e-5, tie_word_embeddings=False),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
@@ -385,9 +391,10 @@ def make_model(family):
                 p.uniform_(0.5, 1.5)
             elif name.endswith("conv.in_proj.weight"):  # LFM2's B, C and x: at 0.02 the product B * x, and so the
                 p.normal_(0.0, 0.3)                      # short convolution, would barely reach the residual
-            elif name.endswith(("mamba.in_proj.weight", "mamba.conv1d.weight")):  # Mamba2's x, B, C and z: at 0.02
+            elif name.endswith(("mamba.in_proj.weight", "mamba.conv1d.weight", "mixer.in_proj.weight",
+                                "mixer.conv1d.weight")):  # Mamba2's x, B, C and z: at 0.02
                 p.normal_(0.0, 0.3)  # the scan's inputs and outputs would barely reach the residual
-            elif name.endswith("mamba.dt_bias"):  # steps of 0.3 to 1.3 (released inits are 0.001 to 0.1): tokens
+            elif name.endswith(("mamba.dt_bias", "mixer.dt_bias")):  # steps of 0.3 to 1.3 (released inits are 0.001 to 0.1): tokens
                 p.uniform_(-1.0, 1.0)              # move the state far enough for a misplaced one to show
             elif name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU, away from its init
                 p.add_(0.5 * torch.randn_like(p))

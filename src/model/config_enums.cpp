@@ -18,6 +18,7 @@ const Names<Activation> kActivations{
     {Activation::kGeluTanh, "gelu_pytorch_tanh"},
     {Activation::kGelu, "gelu"},
     {Activation::kXielu, "xielu"},
+    {Activation::kRelu2, "relu2"},
     {Activation::kGeluTanh, "gelu_new"}};  // read only: the same tanh approximation, written in another order
 const Names<RopeType> kRopeTypes{{RopeType::kDefault, "default"},
                                  {RopeType::kLinear, "linear"},

@@ -108,10 +108,12 @@ ModelSpec model_spec(const ModelConfig& c) {
                  c.mamba_conv_bias, c.mamba_proj_bias, c.mamba_dt_min, c.mamba_dt_max, c.rms_norm_eps};
     }
     l.mlp = mlp_spec(c, i);
+    if (c.is_mlp_only(i)) l.mixer = MixerKind::kNone;
+    if (c.mixer_only_layers && !c.is_mlp_only(i)) l.mlp = {MlpKind::kNone, 0};
     const bool output_norms_only = c.output_norms_only && !(c.is_linear_attention(i) && c.recurrent_layers_pre_norm);
     l.input_norm = !output_norms_only;
     l.attn_out_norm = l.mlp_out_norm = c.sandwich_norms || output_norms_only;
-    l.pre_mlp_norm = c.sandwich_norms || (!output_norms_only && !one_norm_for_both);
+    l.pre_mlp_norm = c.sandwich_norms || (!output_norms_only && !one_norm_for_both && !c.mixer_only_layers);
     l.parallel = c.parallel_block;
     l.residual_multiplier = c.residual_multiplier;
     l.per_layer_input = c.per_layer_input_size > 0;
@@ -141,7 +143,9 @@ int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
 }
 
 bool ModelSpec::has_recurrent_layers() const {
-  return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) { return l.mixer != MixerKind::kAttention; });
+  return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) {
+    return l.mixer != MixerKind::kAttention && l.mixer != MixerKind::kNone;
+  });
 }
 
 }  // namespace prefix_scorer

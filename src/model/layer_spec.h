@@ -35,7 +35,8 @@ struct AttentionSpec {
 // What mixes tokens in a layer: attention, a Gated DeltaNet (a recurrent state per value head, see
 // gated_delta_rule.h) of these sizes, a short convolution (LFM2: out(C * conv(B * x)), B, C and x projected from
 // the input; its state the convolution's last inputs), or Mamba2 (a state per head, see mamba2_scan.h).
-enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv, kMamba2 };
+// kNone: the layer is its MLP alone (Nemotron-H's MLP layers).
+enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv, kMamba2, kNone };
 
 // A Mamba2 mixer: z, x, B, C and dt projected from the input (in_proj, in that order), x, B and C through a causal
 // convolution (SiLU), the scan over heads of head_dim values (B and C shared by groups of heads, state_size each),
@@ -44,7 +45,7 @@ struct Mamba2Spec {
   int64_t heads = 0, head_dim = 0, groups = 0, state_size = 0, taps = 0;
   int64_t chunk = 256;       // the prefill scan's chunk: changes only fp32 rounding, taken as transformers takes it
   bool conv_bias = false, proj_bias = false;
-  double dt_min = 0, dt_max = 0;  // a prefill clamps dt to [dt_min, dt_max] (dt_max 0: no upper bound)
+  double dt_min = 0, dt_max = 0;  // dt clamped to [dt_min, dt_max] (dt_max 0: no upper bound)
   double norm_eps = 1e-6;
 
   int64_t inner() const { return heads * head_dim; }
@@ -89,7 +90,7 @@ struct RouterSpec {
   bool expert_scales = false;
 };
 
-enum class MlpKind { kGated, kUngated, kExperts };
+enum class MlpKind { kGated, kUngated, kExperts, kNone };  // kNone: the layer is its mixer alone (Nemotron-H's)
 
 struct MlpSpec {
   MlpKind kind = MlpKind::kGated;  // down(act(gate) * up), down(act(up)), or experts each gated

@@ -110,6 +110,8 @@ at::Tensor activate(const at::Tensor& x, Activation activation) {
       return at::gelu(x, "tanh");
     case Activation::kGelu:
       return at::gelu(x);
+    case Activation::kRelu2:
+      return at::relu(x).square();
     case Activation::kSilu:
       break;
   }
@@ -347,7 +349,9 @@ at::Tensor gated_group_norm(const Mamba2Spec& m, const at::Tensor& y, const at::
 }
 
 // A Mamba2 layer over its normed input `h` [b, t, hidden]: z, x, B, C and dt projected, x, B and C convolved (causal,
-// SiLU), dt = softplus(dt + dt_bias) (clamped in a prefill), the scan (mamba2_scan.h) from `before` (its state and
+// SiLU), dt = softplus(dt + dt_bias) clamped to [dt_min, dt_max] (transformers clamps in its chunked prefill alone;
+// here a one-token suffix after a prefix's state scores as the full forward does, and a decode step departs from
+// transformers' only where dt falls outside the clamp), the scan (mamba2_scan.h) from `before` (its state and
 // convolution history; empty: zeros), the gated group norm, then out_proj. `after` takes the state and history at
 // each row's last real token: padding (at a row's end) gets dt = 0, which leaves a state as it is. One token a row
 // after a state (a decode step) is one recurrent step, as transformers steps; else the chunked scan.
@@ -363,7 +367,7 @@ at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& 
   const std::vector<at::Tensor> xbc = convolved.transpose(1, 2).split_with_sizes({m.inner(), group_width, group_width}, -1);
   const bool step = t == 1 && state.defined();
   at::Tensor dt = at::softplus(zxbcdt[2] + l.mamba_dt_bias);
-  if (!step) dt = m.dt_max > 0 ? dt.clamp(m.dt_min, m.dt_max) : dt.clamp_min(m.dt_min);
+  dt = m.dt_max > 0 ? dt.clamp(m.dt_min, m.dt_max) : dt.clamp_min(m.dt_min);
   if (in.token_valid.defined()) dt = dt * in.token_valid.unsqueeze(-1).to(dt.scalar_type());
   const ScanInputs scan{xbc[0].reshape({b, t, m.heads, m.head_dim}), dt, -l.mamba_a_log.to(at::kFloat).exp(),
                         xbc[1].reshape({b, t, m.groups, m.state_size}), xbc[2].reshape({b, t, m.groups, m.state_size}),
@@ -495,6 +499,8 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
     }
     case MlpKind::kGated:
       break;
+    case MlpKind::kNone:
+      throw std::logic_error("mlp: the layer has no MLP");
   }
   const std::vector<at::Tensor> gate_up = at::linear(g, l.gate_up, l.gate_up_bias).chunk(2, -1);  // one matmul
   return at::linear(activate(gate_up[0], m.activation) * gate_up[1], l.down, l.down_bias);
@@ -506,6 +512,7 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
                          std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
+  if (s.mixer == MixerKind::kNone) return x + mlp(s.mlp, l, normed, n);  // a layer of its MLP alone, on its one norm
   const at::Tensor attn = s.mixer != MixerKind::kAttention
                               ? recurrent_layer(s, l, normed, in, cache, shared, index)
                               : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
@@ -514,6 +521,7 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
     return attn + mlp(s.mlp, l, mlp_in, n) + x;
   }
   const at::Tensor y = x + scale_residual(rms_norm(attn, l.attn_out_norm, n), s.residual_multiplier);
+  if (s.mlp.kind == MlpKind::kNone) return y;  // a layer of its mixer alone
   at::Tensor out = mlp(s.mlp, l, norm(y, l.post_norm, l.post_norm_bias, n), n);
   if (s.experts_beside)
     out = rms_norm(out, l.dense_out_norm, n) +

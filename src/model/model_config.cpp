@@ -464,17 +464,16 @@ void parse_time_step_limit(const json& j, ModelConfig& c) {
   c.mamba_dt_max = std::isinf(high) ? 0 : high;
 }
 
-// The Mamba2 sizes every family checks alike, once read.
-void check_mamba2(const ModelConfig& c) {
+// The Mamba2 sizes every family checks alike, once read, and the convolution's activation (SiLU here).
+void check_mamba2(const ModelConfig& c, const std::string& conv_activation) {
   if (c.mamba_heads < 1 || c.mamba_head_dim < 1 || c.mamba_groups < 1 || c.mamba_heads % c.mamba_groups != 0 ||
       c.mamba_state_size < 1 || c.mamba_taps < 2 || c.mamba_chunk < 1)
     throw std::invalid_argument(fmt::format(
         "config.json: Mamba2 layers of {} heads of {} in {} groups, a state of {}, {} taps and chunks of {} do not fit "
         "(heads a multiple of groups, at least 2 taps, every size positive)", c.mamba_heads, c.mamba_head_dim,
         c.mamba_groups, c.mamba_state_size, c.mamba_taps, c.mamba_chunk));
-  if (c.activation != Activation::kSilu)
-    throw std::invalid_argument(fmt::format("config.json: Mamba2's convolution takes SiLU here, not {}",
-                                            to_string(c.activation)));
+  if (conv_activation != "silu")
+    throw std::invalid_argument(fmt::format("config.json: Mamba2's convolution takes SiLU here, not {}", conv_activation));
 }
 
 // Granite 4 as GraniteMoeHybridConfig reads it: mamba layers from layer_types (mamba or linear_attention; attention
@@ -510,13 +509,70 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
     throw std::invalid_argument(fmt::format("config.json: mamba_n_heads {} times mamba_d_head {} must be mamba_expand "
                                             "times hidden_size ({})", c.mamba_heads, c.mamba_head_dim, inner));
   parse_time_step_limit(j, c);
-  check_mamba2(c);
+  check_mamba2(c, get_or<std::string>(j, "hidden_act", "silu"));
   if (get_or<std::string>(j, "position_embedding_type", "") != "rope") c.rope_layers.assign(c.num_layers, false);
   const int64_t shared = get_or<int64_t>(j, "shared_intermediate_size", 1024);
   if (c.num_experts > 0)
     c.shared_expert_intermediate_size = shared;
   else
     c.intermediate_size = c.moe_intermediate_size = shared;  // experts as wide as intermediate_size, were there any
+}
+
+// Nemotron-H's layer types: layers_block_type, else hybrid_override_pattern's letters, else transformers' default.
+std::vector<std::string> nemotron_layer_types(const json& j) {
+  if (has_field(j, "layers_block_type")) return get_or<std::vector<std::string>>(j, "layers_block_type", {});
+  if (!has_field(j, "hybrid_override_pattern")) return {"linear_attention", "moe", "full_attention", "mlp"};
+  std::vector<std::string> types;
+  for (const char letter : get_or<std::string>(j, "hybrid_override_pattern", "")) {
+    switch (letter) {
+      case 'M': types.emplace_back("linear_attention"); break;
+      case '*': types.emplace_back("full_attention"); break;
+      case '-': types.emplace_back("mlp"); break;
+      case 'E': types.emplace_back("moe"); break;
+      default:
+        throw std::invalid_argument(fmt::format(
+            "config.json: hybrid_override_pattern has '{}' (M, *, - and E are layer kinds)", std::string(1, letter)));
+    }
+  }
+  return types;
+}
+
+// A key under its name or, where absent, its older name.
+template <typename T>
+T get_either(const json& j, const char* key, const char* older, T fallback) {
+  return get_or<T>(j, key, get_or<T>(j, older, fallback));
+}
+
+// Nemotron-H as NemotronHConfig reads it: one block a layer (a Mamba2 mixer, attention without rope or biases, or an
+// ungated MLP), the Mamba2 sizes under their names or their older mamba_ ones, dt clamped below at time_step_min, the
+// output layer never tied.
+void parse_nemotron_h(const json& j, ModelConfig& c) {
+  c.mixer_only_layers = true;
+  for (const std::string& type : nemotron_layer_types(j)) {
+    if (type == "moe")
+      throw std::invalid_argument("config.json: Nemotron-H's expert layers (moe, E) are not supported yet; its "
+                                  "Mamba2, attention and MLP layers are");
+    if (type != "linear_attention" && type != "full_attention" && type != "mlp")
+      throw std::invalid_argument(fmt::format(
+          "config.json: layer type '{}' (supported here: linear_attention, full_attention, mlp)", type));
+    c.mamba_layers.push_back(type == "linear_attention");
+    c.mlp_only_layers.push_back(type == "mlp");
+  }
+  c.mamba_heads = get_or<int64_t>(j, "mamba_num_heads", 128);
+  c.mamba_head_dim = get_or<int64_t>(j, "mamba_head_dim", 64);
+  c.mamba_state_size = get_or<int64_t>(j, "ssm_state_size", 128);
+  c.mamba_groups = get_either<int64_t>(j, "n_groups", "mamba_n_groups", 8);
+  c.mamba_taps = get_either<int64_t>(j, "conv_kernel", "mamba_d_conv", 4);
+  c.mamba_chunk = get_either<int64_t>(j, "chunk_size", "mamba_chunk_size", 128);
+  c.mamba_conv_bias = get_either<bool>(j, "use_conv_bias", "mamba_conv_bias", true);
+  c.mamba_proj_bias = get_or<bool>(j, "use_bias", false);
+  c.mamba_dt_min = get_either<double>(j, "time_step_min", "mamba_dt_min", 0.001);
+  if (!(c.mamba_dt_min >= 0))
+    throw std::invalid_argument(fmt::format("config.json: time_step_min must be >= 0, got {}", c.mamba_dt_min));
+  check_mamba2(c, get_or<std::string>(j, "mamba_hidden_act", "silu"));
+  c.rope_layers.assign(c.num_layers, false);
+  c.qkv_bias = c.o_bias = false;
+  c.tie_word_embeddings = false;
 }
 
 // Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
@@ -604,6 +660,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     }
   }
   const ModelFamily& family = model_family(c.model_type);
+  if (family.mamba2 == Mamba2Keys::kNemotronH)  // its layer kinds give the number of layers
+    j["num_hidden_layers"] = static_cast<int64_t>(nemotron_layer_types(j).size());
   c.fp8_block = parse_block_fp8(j);
   for (const char* key : {"quantization_config", "vision_config"}) {
     if (std::string(key) == "quantization_config" && (accepted_quantization(j, family) || c.fp8_block[0] > 0))
@@ -697,6 +755,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
   if (family.lfm2_keys) parse_lfm2(j, c, family.lfm2_ff_keys);
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
+  if (family.mamba2 == Mamba2Keys::kNemotronH) parse_nemotron_h(j, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -1032,6 +1091,16 @@ std::string ModelConfig::to_json() const {
     json types = json::array();
     for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_mamba(i) ? "mamba" : "attention");
     j["layer_types"] = types;
+  }
+  if (family.mamba2 == Mamba2Keys::kNemotronH) {
+    j.update({{"mamba_num_heads", mamba_heads}, {"mamba_head_dim", mamba_head_dim}, {"ssm_state_size", mamba_state_size},
+              {"n_groups", mamba_groups}, {"conv_kernel", mamba_taps}, {"chunk_size", mamba_chunk},
+              {"use_conv_bias", mamba_conv_bias}, {"use_bias", mamba_proj_bias}, {"time_step_min", mamba_dt_min},
+              {"mamba_hidden_act", "silu"}});
+    json types = json::array();
+    for (int64_t i = 0; i < num_layers; ++i)
+      types.push_back(is_mamba(i) ? "linear_attention" : is_mlp_only(i) ? "mlp" : "full_attention");
+    j["layers_block_type"] = types;
   }
   if (fp8_block[0] > 0)
     j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},

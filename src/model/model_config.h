@@ -13,7 +13,7 @@ namespace prefix_scorer {
 
 // The MLP gate's activation: silu, gelu_pytorch_tanh or gelu (erf), as config.json names them; or xielu, whose
 // parameters are learned per layer (apertus).
-enum class Activation { kSilu, kGeluTanh, kGelu, kXielu };
+enum class Activation { kSilu, kGeluTanh, kGelu, kXielu, kRelu2 };  // kRelu2: relu(x)^2 (Nemotron-H's)
 // The rope's frequencies: rope_type default, linear, llama3, longrope, yarn or proportional.
 enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportional };
 // A layer's attention: layer_types' full_attention or sliding_attention.
@@ -175,6 +175,10 @@ struct ModelConfig {
   int64_t mamba_chunk = 0;
   bool mamba_conv_bias = false, mamba_proj_bias = false;
   double mamba_dt_min = 0, mamba_dt_max = 0;
+  // Layers of one block each (Nemotron-H): every layer its mixer alone (attention or Mamba2, on its one norm), but
+  // those that are an MLP alone (by layer; empty: none).
+  bool mixer_only_layers = false;
+  std::vector<bool> mlp_only_layers;
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -191,6 +195,7 @@ struct ModelConfig {
   int64_t output_vocab() const { return output_vocab_size > 0 ? output_vocab_size : vocab_size; }
   bool is_short_conv(int64_t layer) const { return !short_conv_layers.empty() && short_conv_layers.at(layer); }
   bool is_mamba(int64_t layer) const { return !mamba_layers.empty() && mamba_layers.at(layer); }
+  bool is_mlp_only(int64_t layer) const { return !mlp_only_layers.empty() && mlp_only_layers.at(layer); }
   bool is_linear_attention(int64_t layer) const {
     return !linear_attention_layers.empty() && linear_attention_layers.at(layer);
   }

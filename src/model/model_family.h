@@ -93,6 +93,12 @@ enum class Mamba2Keys {
   // epsilon rms_norm_eps; rope only where position_embedding_type is "rope"; the MLP (shared_mlp,
   // shared_intermediate_size wide) beside the experts, or alone where num_local_experts is 0.
   kGranite,
+  // Nemotron-H: layers of one block each from hybrid_override_pattern (M Mamba2, * attention, - MLP, E experts) or
+  // layers_block_type, which also gives num_hidden_layers; mamba_num_heads, mamba_head_dim, ssm_state_size,
+  // n_groups, conv_kernel, chunk_size, use_conv_bias, use_bias (in_proj and out_proj) and time_step_min (dt's lower
+  // clamp; time_step_limit unread), each also under its older mamba_ name; attention without rope or biases; never
+  // tied.
+  kNemotronH,
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).
@@ -164,7 +170,7 @@ struct ModelFamily {
   bool all_bias_default = true;        // ... and its default
   bool all_bias_on_output = false;     // ... which also gives the output layer a bias (ernie4_5_moe)
   bool interleaved_rope = false;       // the rope rotates interleaved pairs (ernie4_5): q and k rows reordered at load
-  // An ungated MLP, down(act(up(x))): its projections' names after "mlp." (c_fc and c_proj); nullptr: gated.
+  // An ungated MLP, down(act(up(x))): its projections' names after mlp_module (c_fc and c_proj); nullptr: gated.
   const char* mlp_up = nullptr;
   const char* mlp_down = nullptr;
   // Phi: attention and MLP in parallel on one LayerNorm, biases on every projection (and the output layer), and
@@ -218,8 +224,8 @@ struct ModelFamily {
   // block_auto_adjust_ff_dim'ed (2/3, times block_ffn_dim_multiplier, rounded up to block_multiple_of).
   bool lfm2_keys = false;
   bool lfm2_ff_keys = false;
-  // A gated MLP's names: its module, then its gate, up and down projections (LFM2: feed_forward, w1, w3, w2).
-  const char* gated_mlp = "mlp";
+  // The MLP's module (LFM2: feed_forward), then a gated MLP's gate, up and down projections (LFM2: w1, w3, w2).
+  const char* mlp_module = "mlp";
   const char* gate_proj = "gate_proj";
   const char* up_proj = "up_proj";
   const char* down_proj = "down_proj";

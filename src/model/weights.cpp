@@ -225,7 +225,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     slots.push_back({{std::string(family.position_embed) + ".weight", {c.max_position_embeddings, h}}, -1,
                      [](ModelWeights& w, const at::Tensor& t) { w.position_embed = t; }});
   const std::string input_norm = std::string(family.input_norm) + ".", post_norm = std::string(family.post_norm) + ".";
-  const std::string gated_mlp = std::string(family.gated_mlp) + ".";
+  const std::string mlp_module = std::string(family.mlp_module) + ".";
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const LayerSpec& layer = spec.layers[i];
     const AttentionSpec& a = layer.attention;
@@ -303,7 +303,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add_by_head(fused + ".weight", {3 * q_out, h}, {&LayerWeights::q, &LayerWeights::k, &LayerWeights::v});
       if (a.qkv_bias)
         add_by_head(fused + ".bias", {3 * q_out}, {&LayerWeights::q_bias, &LayerWeights::k_bias, &LayerWeights::v_bias});
-      if (!moe) add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
+      if (!moe) add(mlp_module + family.mlp_up + ".weight", {ff, h}, &LayerWeights::up);
     } else if (family.fused_qkv != nullptr) {  // rows: q, then k, then v; gate, then up
       const std::string fused = attn + family.fused_qkv;
       add_split(fused + ".weight", {q_out + 2 * kv_out, h},
@@ -314,15 +314,15 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       if (gated && c.fused_projections)
         add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
       else if (!moe)
-        add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
+        add(mlp_module + family.mlp_up + ".weight", {ff, h}, &LayerWeights::up);
     } else {
       if (layer.mixer == MixerKind::kShortConv) {
         add_short_conv(slots, layer.short_conv, h, i, layer_name(family, i, "conv."));
       } else if (layer.mixer == MixerKind::kMamba2) {
         add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
-      } else if (!attends) {
+      } else if (layer.mixer == MixerKind::kGatedDeltaNet) {
         add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.deltanet);
-      } else {
+      } else if (attends) {
         if (a.output_gate)  // rows per head: its q's, then its gate's
           add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {&LayerWeights::q, &LayerWeights::attn_gate});
         else
@@ -333,12 +333,12 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         }
       }
       if (gated && family.gate_up_proj != nullptr) {
-        add_split(gated_mlp + family.gate_up_proj + ".weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
+        add_split(mlp_module + family.gate_up_proj + ".weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
       } else if (gated) {
-        add(gated_mlp + family.gate_proj + ".weight", {ff, h}, &LayerWeights::gate);
-        add(gated_mlp + family.up_proj + ".weight", {ff, h}, &LayerWeights::up);
-      } else if (!moe) {
-        add(fmt::format("mlp.{}.weight", family.mlp_up), {ff, h}, &LayerWeights::up);
+        add(mlp_module + family.gate_proj + ".weight", {ff, h}, &LayerWeights::gate);
+        add(mlp_module + family.up_proj + ".weight", {ff, h}, &LayerWeights::up);
+      } else if (m.kind == MlpKind::kUngated) {
+        add(mlp_module + family.mlp_up + ".weight", {ff, h}, &LayerWeights::up);
       }
     }
     if (attends) add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
@@ -374,22 +374,23 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("mlp.act_fn.eps", {}, &LayerWeights::xielu_eps);
     }
     if (m.kind == MlpKind::kUngated) {
-      add(fmt::format("mlp.{}.weight", family.mlp_down), {h, ff}, &LayerWeights::down);
+      add(mlp_module + family.mlp_down + ".weight", {h, ff}, &LayerWeights::down);
       if (m.bias) {
-        add(fmt::format("mlp.{}.bias", family.mlp_up), {ff}, &LayerWeights::up_bias);
-        add(fmt::format("mlp.{}.bias", family.mlp_down), {h}, &LayerWeights::down_bias);
+        add(mlp_module + family.mlp_up + ".bias", {ff}, &LayerWeights::up_bias);
+        add(mlp_module + family.mlp_down + ".bias", {h}, &LayerWeights::down_bias);
       }
       continue;
     }
     if (gated) {
-      add(gated_mlp + family.down_proj + ".weight", {h, ff}, &LayerWeights::down);
+      add(mlp_module + family.down_proj + ".weight", {h, ff}, &LayerWeights::down);
       if (m.bias) {
-        add(gated_mlp + family.gate_proj + ".bias", {ff}, &LayerWeights::gate_bias);
-        add(gated_mlp + family.up_proj + ".bias", {ff}, &LayerWeights::up_bias);
-        add(gated_mlp + family.down_proj + ".bias", {h}, &LayerWeights::down_bias);
+        add(mlp_module + family.gate_proj + ".bias", {ff}, &LayerWeights::gate_bias);
+        add(mlp_module + family.up_proj + ".bias", {ff}, &LayerWeights::up_bias);
+        add(mlp_module + family.down_proj + ".bias", {h}, &LayerWeights::down_bias);
       }
       continue;
     }
+    if (m.kind == MlpKind::kNone) continue;
     const ExpertTraits& names = family.experts;
     const int64_t sff = m.router.shared_expert_size;
     if (names.stacked) {

@@ -381,6 +381,50 @@ TEST(ConfigJson, GraniteHybridAsReleased) {
   EXPECT_NE(refusal(R"("hidden_act": "gelu")").find("Mamba2's convolution takes SiLU here, not gelu"), std::string::npos);
 }
 
+// Nemotron-H as released: the layers from hybrid_override_pattern (whatever num_hidden_layers says), or from
+// layers_block_type as transformers 5 saves them; the Mamba2 keys under their older names too; time_step_limit
+// unread (its bare Infinity still parses), time_step_min the clamp; no rope, no attention biases, never tied.
+TEST(ConfigJson, NemotronHAsReleased) {
+  const std::string sizes = R"("model_type": "nemotron_h", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+      "mamba_num_heads": 8, "mamba_head_dim": 10, "ssm_state_size": 12, "attention_bias": true,
+      "tie_word_embeddings": true)";
+  const ModelConfig c = ModelConfig::from_json("{" + sizes + R"(, "num_hidden_layers": 52,
+      "hybrid_override_pattern": "M*M-", "mamba_n_groups": 2, "mamba_d_conv": 3, "mamba_chunk_size": 16,
+      "time_step_limit": [0.0, Infinity]})");
+  EXPECT_EQ(c.num_layers, 4);
+  EXPECT_EQ(c.mamba_layers, (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(c.mlp_only_layers, (std::vector<bool>{false, false, false, true}));
+  EXPECT_TRUE(c.mixer_only_layers);
+  EXPECT_EQ(c.mamba_groups, 2);
+  EXPECT_EQ(c.mamba_taps, 3);
+  EXPECT_EQ(c.mamba_chunk, 16);
+  EXPECT_EQ(c.mamba_dt_min, 0.001);
+  EXPECT_EQ(c.activation, Activation::kRelu2);
+  EXPECT_EQ(c.rope_layers, (std::vector<bool>(4, false)));
+  EXPECT_FALSE(c.qkv_bias || c.o_bias || c.tie_word_embeddings);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  const ModelConfig saved = ModelConfig::from_json("{" + sizes + R"(, "layers_block_type": ["linear_attention",
+      "full_attention", "linear_attention", "mlp"], "hybrid_override_pattern": "M", "n_groups": 2})");
+  EXPECT_EQ(saved.mamba_layers, c.mamba_layers);
+  EXPECT_EQ(saved.mlp_only_layers, c.mlp_only_layers);
+  auto refusal = [&](const std::string& more) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
+  };
+  EXPECT_NE(refusal(R"("hybrid_override_pattern": "M*E")").find("expert layers (moe, E) are not supported yet"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + "}"); }).find("expert layers"),
+            std::string::npos);  // transformers' default layers hold one
+  EXPECT_NE(refusal(R"("hybrid_override_pattern": "M*X")").find("hybrid_override_pattern has 'X'"), std::string::npos);
+  EXPECT_NE(refusal(R"("layers_block_type": ["linear_attention", "conv"])").find("layer type 'conv'"), std::string::npos);
+  EXPECT_NE(refusal(R"("hybrid_override_pattern": "M-", "mamba_hidden_act": "gelu")").find("takes SiLU here, not gelu"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"("hybrid_override_pattern": "M-", "n_groups": 3)").find("heads a multiple of groups"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"("hybrid_override_pattern": "M-", "time_step_min": -1)").find("time_step_min must be >= 0"),
+            std::string::npos);
+}
+
 // time_step_limit as each writer writes it: Python's json (a bare Infinity), transformers 5 ({"__float__":
 // "Infinity"}), or finite; NaN, a negative or inverted range, and other shapes refused by name; a string that
 // holds the word Infinity is left as it is.
@@ -623,13 +667,15 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 45u);
+  EXPECT_EQ(types.size(), 46u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
     const char* text_type = multimodal_text_type(type);
+    // Nemotron-H's default layers include experts, not served yet: its three other kinds instead.
+    const std::string extra = type == "nemotron_h" ? R"("hybrid_override_pattern": "M*-", )" : "";
     const ModelConfig c = ModelConfig::from_json(
-        text_type == nullptr ? R"({"model_type": ")" + type + R"(", )" + sizes + "}"
+        text_type == nullptr ? R"({"model_type": ")" + type + R"(", )" + extra + sizes + "}"
                              : R"({"model_type": ")" + type + R"(", "text_config": {)" + sizes + "}}");
     EXPECT_EQ(c.model_type, text_type == nullptr ? type : std::string(text_type));
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;

@@ -19,7 +19,7 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 FAMILIES = ALL_FIXTURES
 #: The fixtures with recurrent layers (Gated DeltaNet, short convolution, Mamba2): one sequence a row, their state cached at each prefix's end.
-RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid"]
+RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h"]
 
 
 def hf_model(model_dir):
@@ -260,6 +260,27 @@ def test_olmo_hybrid_options_score_as_transformers(tmp_path, change):
     pairs = fixture_pairs("olmo_hybrid")
     got = assert_scores_as_transformers(tmp_path, pairs)
     fixture = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "olmo_hybrid").loglikelihood(pairs)
+    assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-3
+
+
+def test_nemotron_h_time_step_min_clamps_as_transformers_full_forward(tmp_path):
+    """Nemotron-H clamps each Mamba2 step dt below at time_step_min; at 0.6 the clamp binds on the fixture's steps
+    (0.3 to 1.3). Scores equal transformers' full forward on the plain path and on the prefix path, whose rows of one
+    token after a cached state run the recurrent step (clamped too, as the full forward is), and differ from the
+    fixture's."""
+    shutil.copytree(MODELS / "nemotron_h", tmp_path, dirs_exist_ok=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(dict(config, time_step_min=0.6)))
+    pairs = fixture_pairs("nemotron_h")
+    pairs += [(c + x[:-1], x[-1:]) for c, x in pairs[:4]]  # one-token rows after each longer pair's shared prefix
+    want = hf_scores(tmp_path, pairs)
+    got = _testing.score_plain(str(tmp_path), "float32", pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path, min_prefix_len=2)
+    got = scorer.loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    fixture = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "nemotron_h").loglikelihood(pairs)
     assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-3
 
 

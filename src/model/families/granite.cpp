@@ -14,7 +14,7 @@ std::vector<ModelFamily> granite() {
   ModelFamily hybrid = base("granitemoehybrid");
   hybrid.attention_bias_on_o = hybrid.reads_multipliers = true;
   hybrid.mamba2 = Mamba2Keys::kGranite;
-  hybrid.gated_mlp = "shared_mlp";
+  hybrid.mlp_module = "shared_mlp";
   hybrid.gate_up_proj = "input_linear";
   hybrid.down_proj = "output_linear";
   ExpertTraits& e = hybrid.experts;

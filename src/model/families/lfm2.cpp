@@ -18,7 +18,7 @@ std::vector<ModelFamily> lfm2() {
   f.input_norm = "operator_norm";
   f.post_norm = "ffn_norm";
   f.final_norm = "model.embedding_norm";
-  f.gated_mlp = "feed_forward";
+  f.mlp_module = "feed_forward";
   f.gate_proj = "w1";
   f.up_proj = "w3";
   f.down_proj = "w2";

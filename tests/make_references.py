@@ -313,6 +313,16 @@ FAMILIES = {
                        num_attention_heads=4, num_key_value_heads=2, head_dim=16, mamba_num_heads=8,
                        mamba_head_dim=10, n_groups=2, ssm_state_size=12, conv_kernel=4, chunk_size=16,
                        layer_norm_epsilon=1e-5, tie_word_embeddings=False),
+    # Nemotron-H's expert layers (as Nemotron 3): M E * E M, each E 2 of 6 experts without a gate (relu2) through a
+    # latent of 24, chosen by sigmoid scores plus a correction bias within the best of 2 groups, renormalized and
+    # scaled by 1.5, beside one shared relu2 MLP of 40.
+    "nemotron_h_moe": dict(model_type="nemotron_h", intermediate_size=96, hybrid_override_pattern="ME*EM",
+                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, mamba_num_heads=8,
+                           mamba_head_dim=10, n_groups=2, ssm_state_size=12, conv_kernel=4, chunk_size=16,
+                           n_routed_experts=6, num_experts_per_tok=2, moe_intermediate_size=24,
+                           moe_shared_expert_intermediate_size=40, moe_latent_size=24, n_group=2, topk_group=1,
+                           routed_scaling_factor=1.5, norm_topk_prob=True, layer_norm_epsilon=1e-5,
+                           tie_word_embeddings=False),
     # Experts' widths are multiples of 8: torch's grouped matmul, which transformers and the engine run experts
     # through, takes bf16 rows only at multiples of 16 bytes.
     # GLM-4.5 (glm4_moe): a dense first layer, then sigmoid routing with a correction bias within the best 2 of 4
@@ -383,7 +393,8 @@ def make_model(family):
             if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight",
-                                "gate.wg.weight", "feed_forward.gate.weight", "router.layer.weight")):
+                                "gate.wg.weight", "feed_forward.gate.weight", "router.layer.weight",
+                                "mixer.gate.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2
                 p.normal_(0.0, 4.0)
@@ -394,6 +405,9 @@ def make_model(family):
             elif name.endswith(("mamba.in_proj.weight", "mamba.conv1d.weight", "mixer.in_proj.weight",
                                 "mixer.conv1d.weight")):  # Mamba2's x, B, C and z: at 0.02
                 p.normal_(0.0, 0.3)  # the scan's inputs and outputs would barely reach the residual
+            elif name.endswith(("fc1_latent_proj.weight", "fc2_latent_proj.weight", "mixer.experts.up_proj",
+                                "mixer.experts.down_proj")):  # Nemotron-H's experts through their latent: at 0.02
+                p.normal_(0.0, 0.15)                          # their relu2 of four products would vanish
             elif name.endswith(("mamba.dt_bias", "mixer.dt_bias")):  # steps of 0.3 to 1.3 (released inits are 0.001 to 0.1): tokens
                 p.uniform_(-1.0, 1.0)              # move the state far enough for a misplaced one to show
             elif name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU, away from its init

@@ -43,6 +43,8 @@ MlpSpec experts_spec(const ModelConfig& c, int64_t layer) {
   m.size = c.moe_intermediate_size;
   m.swiglu_alpha = c.swiglu_alpha;
   m.swiglu_limit = c.swiglu_limit;
+  m.ungated_experts = c.ungated_experts;
+  m.latent_size = c.moe_latent_size;
   RouterSpec& r = m.router;
   r.experts = c.num_experts;
   r.per_token = c.layer_top_k(layer);

@@ -98,6 +98,8 @@ struct MlpSpec {
   Activation activation = Activation::kSilu;
   bool bias = false;               // biases on a dense MLP's projections
   double swiglu_alpha = 0, swiglu_limit = 0;  // limit > 0: experts gate by the clamped SwiGLU
+  bool ungated_experts = false;    // experts and the shared expert down(act(up)), without a gate (Nemotron-H)
+  int64_t latent_size = 0;         // experts read and write this width, projected from and back to hidden; 0: hidden
   RouterSpec router;               // experts only
 };
 

@@ -410,6 +410,7 @@ at::Tensor expert_bias(const at::Tensor& bias, const at::Tensor& sorted_experts)
 at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defined() ? x + bias : x; }
 
 at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
+  if (m.ungated_experts) return at::linear(activate(at::linear(x, e.up, e.up_bias), m.activation), e.down, e.down_bias);
   return at::linear(activate(at::linear(x, e.gate, e.gate_bias), m.activation) * at::linear(x, e.up, e.up_bias), e.down,
                     e.down_bias);
 }
@@ -472,15 +473,23 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
       at::searchsorted(sorted_experts, at::arange(r.experts, sorted_experts.options()), /*out_int32=*/true,
                        /*right=*/true);
   const at::Tensor tokens = at::div(order, r.per_token, "floor");
-  const at::Tensor rows = x.index_select(0, tokens);
+  const at::Tensor experts_in = m.latent_size > 0 ? at::linear(x, l.latent_in, l.latent_in_bias) : x;
+  const at::Tensor rows = experts_in.index_select(0, tokens);
   const StackedExperts& e = l.experts;
-  const at::Tensor gate = plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), expert_bias(e.gate_bias, sorted_experts));
   const at::Tensor up = plus(at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends), expert_bias(e.up_bias, sorted_experts));
-  const at::Tensor hidden = m.swiglu_limit > 0 ? clamped_swiglu(m, gate, up) : activate(gate, m.activation) * up;
+  at::Tensor hidden;
+  if (m.ungated_experts) {
+    hidden = activate(up, m.activation);
+  } else {
+    const at::Tensor gate =
+        plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), expert_bias(e.gate_bias, sorted_experts));
+    hidden = m.swiglu_limit > 0 ? clamped_swiglu(m, gate, up) : activate(gate, m.activation) * up;
+  }
   const at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends),
                             expert_bias(e.down_bias, sorted_experts)) *
                        weights.reshape(-1).index_select(0, order).unsqueeze(1);
-  at::Tensor out = at::zeros_like(x).index_add_(0, tokens, y.to(x.scalar_type()));
+  at::Tensor out = at::zeros_like(experts_in).index_add_(0, tokens, y.to(x.scalar_type()));
+  if (m.latent_size > 0) out = at::linear(out, l.latent_out, l.latent_out_bias);
   if (r.shared_expert_size > 0) {
     const at::Tensor shared = expert_forward(m, l.shared_expert, x);
     out = out + (r.shared_expert_gated ? at::sigmoid(at::linear(x, l.shared_expert_gate)) * shared : shared);

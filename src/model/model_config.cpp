@@ -549,15 +549,20 @@ T get_either(const json& j, const char* key, const char* older, T fallback) {
 void parse_nemotron_h(const json& j, ModelConfig& c) {
   c.mixer_only_layers = true;
   for (const std::string& type : nemotron_layer_types(j)) {
-    if (type == "moe")
-      throw std::invalid_argument("config.json: Nemotron-H's expert layers (moe, E) are not supported yet; its "
-                                  "Mamba2, attention and MLP layers are");
-    if (type != "linear_attention" && type != "full_attention" && type != "mlp")
+    if (type != "linear_attention" && type != "full_attention" && type != "mlp" && type != "moe")
       throw std::invalid_argument(fmt::format(
-          "config.json: layer type '{}' (supported here: linear_attention, full_attention, mlp)", type));
+          "config.json: layer type '{}' (supported here: linear_attention, full_attention, mlp, moe)", type));
     c.mamba_layers.push_back(type == "linear_attention");
-    c.mlp_only_layers.push_back(type == "mlp");
+    c.mlp_only_layers.push_back(type == "mlp" || type == "moe");
+    c.moe_layers.push_back(type == "moe");
   }
+  c.ungated_experts = true;
+  c.moe_latent_size = get_or<int64_t>(j, "moe_latent_size", 0);
+  c.shared_expert_intermediate_size = get_or<int64_t>(j, "moe_shared_expert_intermediate_size", 7688);
+  if (c.moe_latent_size < 0 || c.shared_expert_intermediate_size < 1)
+    throw std::invalid_argument(fmt::format(
+        "config.json: moe_latent_size {} and moe_shared_expert_intermediate_size {} (a width, or null; a width >= 1)",
+        c.moe_latent_size, c.shared_expert_intermediate_size));
   c.mamba_heads = get_or<int64_t>(j, "mamba_num_heads", 128);
   c.mamba_head_dim = get_or<int64_t>(j, "mamba_head_dim", 64);
   c.mamba_state_size = get_or<int64_t>(j, "ssm_state_size", 128);
@@ -1099,8 +1104,10 @@ std::string ModelConfig::to_json() const {
               {"mamba_hidden_act", "silu"}});
     json types = json::array();
     for (int64_t i = 0; i < num_layers; ++i)
-      types.push_back(is_mamba(i) ? "linear_attention" : is_mlp_only(i) ? "mlp" : "full_attention");
+      types.push_back(is_mamba(i) ? "linear_attention" : is_moe_layer(i) ? "moe" : is_mlp_only(i) ? "mlp" : "full_attention");
     j["layers_block_type"] = types;
+    j["moe_latent_size"] = moe_latent_size > 0 ? json(moe_latent_size) : json();
+    j["moe_shared_expert_intermediate_size"] = shared_expert_intermediate_size;
   }
   if (fp8_block[0] > 0)
     j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},

@@ -127,6 +127,10 @@ struct ModelConfig {
   // the residual RMS-normed without weight, times a learned scale and hidden^-1/2; each chosen weight times its
   // expert's learned scale.
   bool experts_beside_mlp = false;
+  // Nemotron-H's MoE: experts (and the shared expert) without a gate, down(act(up)); they read and write
+  // moe_latent_size values, projected from the layer's input and back (0: the hidden size itself).
+  bool ungated_experts = false;
+  int64_t moe_latent_size = 0;
   // Block-FP8 weights (quantization_config quant_method "fp8"): the [rows, cols] of the blocks that share a scale;
   // zeros where the checkpoint is not block-FP8.
   std::array<int64_t, 2> fp8_block{0, 0};

@@ -66,6 +66,10 @@ struct ExpertTraits {
   bool correction_bias_row = false;
   const char* correction_bias_key = nullptr;  // the bias only where this key is true (default true); nullptr: always
   const char* shared = "mlp.shared_expert";
+  // Nemotron-H: experts (and the shared expert) without a gate (`gate` unused); the latent projections' names.
+  bool ungated = false;
+  const char* latent_in = nullptr;
+  const char* latent_out = nullptr;
 };
 
 // Which Gated DeltaNet a family has, if any.

@@ -409,10 +409,19 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (names.gate_up_rows)
       add_row_stacked_experts(slots, i, layer_name(family, i, names.gate), layer_name(family, i, names.down),
                               m.router.experts, ff, h);
+    const int64_t in = m.latent_size > 0 ? m.latent_size : h;  // the experts' width
+    if (m.latent_size > 0) {
+      add(std::string(names.latent_in) + ".weight", {in, h}, &LayerWeights::latent_in);
+      add(std::string(names.latent_out) + ".weight", {h, in}, &LayerWeights::latent_out);
+      if (c.mlp_bias) {
+        add(std::string(names.latent_in) + ".bias", {in}, &LayerWeights::latent_in_bias);
+        add(std::string(names.latent_out) + ".bias", {h}, &LayerWeights::latent_out_bias);
+      }
+    }
     for (int64_t e = 0; e < m.router.experts && !names.gate_up_rows; ++e) {
-      add_expert(fmt::format(fmt::runtime(names.gate), e), {ff, h}, e, &StackedExperts::gate);
-      add_expert(fmt::format(fmt::runtime(names.up), e), {ff, h}, e, &StackedExperts::up);
-      add_expert(fmt::format(fmt::runtime(names.down), e), {h, ff}, e, &StackedExperts::down);
+      if (!m.ungated_experts) add_expert(fmt::format(fmt::runtime(names.gate), e), {ff, in}, e, &StackedExperts::gate);
+      add_expert(fmt::format(fmt::runtime(names.up), e), {ff, in}, e, &StackedExperts::up);
+      add_expert(fmt::format(fmt::runtime(names.down), e), {in, ff}, e, &StackedExperts::down);
     }
     if (sff > 0) {
       const std::string shared = std::string(names.shared) + ".";
@@ -423,12 +432,12 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                            w.layers[i].shared_expert.up = t.narrow(0, sff, sff);
                          }});
       } else {
-        add_shared_expert(shared + family.gate_proj + ".weight", {sff, h}, &ExpertWeights::gate);
+        if (!m.ungated_experts) add_shared_expert(shared + family.gate_proj + ".weight", {sff, h}, &ExpertWeights::gate);
         add_shared_expert(shared + family.up_proj + ".weight", {sff, h}, &ExpertWeights::up);
       }
       add_shared_expert(shared + family.down_proj + ".weight", {h, sff}, &ExpertWeights::down);
       if (c.mlp_bias) {  // as the dense MLP's (ernie4_5_moe's use_bias)
-        add_shared_expert(shared + "gate_proj.bias", {sff}, &ExpertWeights::gate_bias);
+        if (!m.ungated_experts) add_shared_expert(shared + "gate_proj.bias", {sff}, &ExpertWeights::gate_bias);
         add_shared_expert(shared + "up_proj.bias", {sff}, &ExpertWeights::up_bias);
         add_shared_expert(shared + "down_proj.bias", {h}, &ExpertWeights::down_bias);
       }
@@ -539,8 +548,9 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     const ExpertTraits& names = model_family(config.model_type).experts;
     if (m.kind == MlpKind::kExperts && !names.stacked && !names.gate_up_rows) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
-      const int64_t e = m.router.experts, ff = m.size, h = config.hidden_size;
-      w.layers[i].experts = {at::empty({e, ff, h}, options), at::empty({e, ff, h}, options), at::empty({e, h, ff}, options)};
+      const int64_t e = m.router.experts, ff = m.size, in = m.latent_size > 0 ? m.latent_size : config.hidden_size;
+      w.layers[i].experts = {m.ungated_experts ? at::Tensor() : at::empty({e, ff, in}, options),
+                             at::empty({e, ff, in}, options), at::empty({e, in, ff}, options)};
     }
   }
   for (const WeightSlot& slot : checkpoint_layout(config)) {

@@ -66,6 +66,8 @@ struct LayerWeights {
   at::Tensor conv_in, conv_in_bias, conv, conv_bias;
   // A Mamba2 layer's (its out_proj is o, o_bias): in_proj, the convolution [channels, taps], A_log, D, dt_bias and the
   // gated norm's weight.
+  // Nemotron-H's latent projections around its experts: into their width and back.
+  at::Tensor latent_in, latent_in_bias, latent_out, latent_out_bias;
   at::Tensor mamba_in, mamba_in_bias, mamba_conv, mamba_conv_bias, mamba_a_log, mamba_d, mamba_dt_bias, mamba_norm;
 };
 

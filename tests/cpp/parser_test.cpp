@@ -383,7 +383,8 @@ TEST(ConfigJson, GraniteHybridAsReleased) {
 
 // Nemotron-H as released: the layers from hybrid_override_pattern (whatever num_hidden_layers says), or from
 // layers_block_type as transformers 5 saves them; the Mamba2 keys under their older names too; time_step_limit
-// unread (its bare Infinity still parses), time_step_min the clamp; no rope, no attention biases, never tied.
+// unread (its bare Infinity still parses), time_step_min the clamp; no rope, no attention biases, never tied; the
+// expert layers with their latent width and shared MLP.
 TEST(ConfigJson, NemotronHAsReleased) {
   const std::string sizes = R"("model_type": "nemotron_h", "vocab_size": 512, "hidden_size": 64,
       "intermediate_size": 96, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
@@ -411,12 +412,17 @@ TEST(ConfigJson, NemotronHAsReleased) {
   auto refusal = [&](const std::string& more) {
     return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
   };
-  EXPECT_NE(refusal(R"("hybrid_override_pattern": "M*E")").find("expert layers (moe, E) are not supported yet"),
-            std::string::npos);
-  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + "}"); }).find("expert layers"),
-            std::string::npos);  // transformers' default layers hold one
+  // Expert layers: the MLP-alone kind with experts; transformers' default layers hold one.
+  const ModelConfig moe = ModelConfig::from_json("{" + sizes + R"(, "n_routed_experts": 6, "moe_latent_size": 24})");
+  EXPECT_EQ(moe.mlp_only_layers, (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(moe.moe_layers, (std::vector<bool>{false, true, false, false}));
+  EXPECT_TRUE(moe.ungated_experts && moe.norm_topk_prob && moe.expert_correction_bias && moe.router_fp32);
+  EXPECT_EQ(moe.moe_latent_size, 24);
+  EXPECT_EQ(moe.shared_expert_intermediate_size, 7688);
+  EXPECT_EQ(ModelConfig::from_json(moe.to_json()).to_json(), moe.to_json());
   EXPECT_NE(refusal(R"("hybrid_override_pattern": "M*X")").find("hybrid_override_pattern has 'X'"), std::string::npos);
   EXPECT_NE(refusal(R"("layers_block_type": ["linear_attention", "conv"])").find("layer type 'conv'"), std::string::npos);
+  EXPECT_NE(refusal(R"("moe_latent_size": -1)").find("moe_latent_size -1"), std::string::npos);
   EXPECT_NE(refusal(R"("hybrid_override_pattern": "M-", "mamba_hidden_act": "gelu")").find("takes SiLU here, not gelu"),
             std::string::npos);
   EXPECT_NE(refusal(R"("hybrid_override_pattern": "M-", "n_groups": 3)").find("heads a multiple of groups"),
@@ -672,10 +678,8 @@ TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
     const char* text_type = multimodal_text_type(type);
-    // Nemotron-H's default layers include experts, not served yet: its three other kinds instead.
-    const std::string extra = type == "nemotron_h" ? R"("hybrid_override_pattern": "M*-", )" : "";
     const ModelConfig c = ModelConfig::from_json(
-        text_type == nullptr ? R"({"model_type": ")" + type + R"(", )" + extra + sizes + "}"
+        text_type == nullptr ? R"({"model_type": ")" + type + R"(", )" + sizes + "}"
                              : R"({"model_type": ")" + type + R"(", "text_config": {)" + sizes + "}}");
     EXPECT_EQ(c.model_type, text_type == nullptr ? type : std::string(text_type));
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json()) << type;

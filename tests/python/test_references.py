@@ -19,7 +19,7 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 FAMILIES = ALL_FIXTURES
 #: The fixtures with recurrent layers (Gated DeltaNet, short convolution, Mamba2): one sequence a row, their state cached at each prefix's end.
-RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h"]
+RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe"]
 
 
 def hf_model(model_dir):
@@ -79,7 +79,8 @@ def test_recurrent_families_score_as_transformers_by_every_path(family):
     assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
     assert [g[1] for g in got] == [w[1] for w in want]
     assert scorer.stats["entries_held"] >= 6  # the cuts, the contexts and their common parts cached
-    assert prefix_scorer.scorer.native_model_type(str(MODELS / family)) == (family, True)
+    model_type = json.loads((MODELS / family / "config.json").read_text())["model_type"]
+    assert prefix_scorer.scorer.native_model_type(str(MODELS / family)) == (model_type, True)
 
 
 def test_ministral3_text_model_alone_scores_as_transformers(tmp_path):

@@ -297,6 +297,11 @@ FAMILIES = {
                      num_attention_heads=4, num_key_value_heads=2, layer_types=["conv", "full_attention", "conv"],
                      conv_L_cache=3, norm_eps=1e-5, tie_embedding=False,
                      rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # LFM3: short convolutions of 7 taps (the default) around a full-attention layer (its default rope: proportional,
+    # half of each head) and a sliding one (windows of 8, rope 10,000), heads gated by a sigmoid each, sandwich norms.
+    "lfm3": dict(model_type="lfm3", pad_token_id=1, intermediate_size=96, num_hidden_layers=5, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=16, sliding_window=8,
+                 layer_types=["conv", "full_attention", "conv", "sliding_attention", "conv"], norm_eps=1e-5),
     # Granite 4 (granitemoehybrid): Mamba2 layers (8 heads of 16 in 2 groups, states of 12, 4 taps, chunks of 16 so
     # that the longest fixture sequence crosses nine) around one attention layer without rope, as released; every
     # layer's shared MLP beside 2 of 4 experts (a softmax over the top logits); Granite's multipliers.

@@ -16,6 +16,7 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.keys_as_values = c.keys_as_values && a.window == 0;
   a.value_norm = c.value_norm;
   a.output_gate = c.attention_output_gate;
+  a.head_gate = c.attention_head_gate;
   a.qk_norm_after_rope = c.qk_norm_after_rope;
   if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
   a.scale = c.layer_attention_scale(layer);

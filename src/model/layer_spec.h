@@ -27,6 +27,7 @@ struct AttentionSpec {
   bool keys_as_values = false;  // values are the keys' projection, taken before the keys' norm and rotation
   bool value_norm = false;      // values normed by an RMSNorm without weight
   bool output_gate = false;     // the output times sigmoid of a gate projection of the input (Qwen 3.5)
+  bool head_gate = false;       // each head's output times sigmoid of its projection of the input (LFM3)
 
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }

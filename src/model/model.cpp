@@ -279,7 +279,7 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   if (own_kv && !read_later) produced[index] = {};
   const FoldedMask& mask = in.mask(a.window, a.heads / a.kv_heads);
   const ScoreOptions scores{a.scale, a.softcap, l.sinks};
-  const at::Tensor heads =
+  at::Tensor heads =
       shared == nullptr
           ? attend(p.q, kv.keys(), kv.values(), mask, scores)
           : [&] {
@@ -288,6 +288,7 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
                                     scores);
             }();
   // [b, heads, t, head_dim] as [b, t, heads * head_dim] (no transpose for one query a row)
+  if (a.head_gate) heads = heads * at::sigmoid(at::linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
   at::Tensor by_token = t == 1 ? heads.reshape({b, 1, a.q_width()}) : heads.transpose(1, 2).reshape({b, t, a.q_width()});
   if (a.output_gate) by_token = by_token * at::sigmoid(at::linear(h, l.attn_gate, l.attn_gate_bias));
   return at::linear(by_token, l.o, l.o_bias);

@@ -409,16 +409,42 @@ void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) 
                                             c.linear_attention_layers.size(), c.num_layers));
 }
 
+// LFM3's layers over LFM2's (its conv layers and attention layers, full or sliding; its default pattern when
+// layer_types is absent), the sliding window, the sandwich norms and the heads' output gate, as Lfm3Config reads them.
+void parse_lfm3(const json& j, ModelConfig& c) {
+  std::vector<std::string> types = get_or<std::vector<std::string>>(j, "layer_types", {});
+  if (!has_field(j, "layer_types")) {
+    for (int64_t i = 0; i < c.num_layers; ++i)
+      types.emplace_back(i % 4 == 2 ? "full_attention" : i % 4 == 0 && i > 0 ? "sliding_attention" : "conv");
+  }
+  for (const std::string& type : types) {
+    if (type != "conv" && type != "full_attention" && type != "sliding_attention")
+      throw std::invalid_argument(fmt::format(
+          "config.json: layer type '{}' (supported here: conv, full_attention, sliding_attention)", type));
+    c.short_conv_layers.push_back(type == "conv");
+    c.layer_kinds.push_back(type == "sliding_attention" ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
+  }
+  c.sliding_window = optional_field<int64_t>(j, "sliding_window", 256);
+  if (c.sliding_window < 0)
+    throw std::invalid_argument(fmt::format("config.json: sliding_window must be >= 0, got {}", c.sliding_window));
+  c.sandwich_norms = get_or<bool>(j, "use_sandwich_norm", true);
+  c.attention_head_gate = get_or<bool>(j, "use_attention_gate", true);
+}
+
 // LFM2 as Lfm2Config reads it: conv layers from layer_types (conv, full_attention) or all but full_attn_idxs (all
 // attention by default), tie_embedding over tie_word_embeddings, and the MLP's width as Lfm2MLP makes it (2/3, times
 // block_ffn_dim_multiplier, rounded up to block_multiple_of: 256 by default).
-void parse_lfm2(const json& j, ModelConfig& c, bool ff_keys) {
-  c.short_conv_taps = get_or<int64_t>(j, "conv_L_cache", 3);
+void parse_lfm2(const json& j, ModelConfig& c, const ModelFamily& family) {
+  const bool ff_keys = family.lfm2_ff_keys, lfm3 = family.lfm3_keys;
+  c.short_conv_taps = get_or<int64_t>(j, "conv_L_cache", lfm3 ? 7 : 3);
   c.short_conv_bias = get_or<bool>(j, "conv_bias", false);
   if (c.short_conv_taps < 2)
     throw std::invalid_argument(fmt::format("config.json: conv_L_cache must be >= 2, got {}", c.short_conv_taps));
-  if (has_field(j, "tie_embedding")) c.tie_word_embeddings = get_or<bool>(j, "tie_embedding", true);
-  if (has_field(j, "layer_types")) {
+  // LFM3's config skips LFM2's post-init, which reads tie_embedding: there it is no alias
+  if (!lfm3 && has_field(j, "tie_embedding")) c.tie_word_embeddings = get_or<bool>(j, "tie_embedding", true);
+  if (lfm3) {
+    parse_lfm3(j, c);
+  } else if (has_field(j, "layer_types")) {
     for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
       if (type != "conv" && type != "full_attention")
         throw std::invalid_argument(fmt::format("config.json: layer type '{}' (supported here: conv, full_attention)", type));
@@ -758,7 +784,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.gemma4_keys) parse_gemma4(j, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
-  if (family.lfm2_keys) parse_lfm2(j, c, family.lfm2_ff_keys);
+  if (family.lfm2_keys) parse_lfm2(j, c, family);
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
   if (family.mamba2 == Mamba2Keys::kNemotronH) parse_nemotron_h(j, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
@@ -1068,8 +1094,12 @@ std::string ModelConfig::to_json() const {
     j.update({{"conv_L_cache", short_conv_taps}, {"conv_bias", short_conv_bias}});
     if (family.lfm2_ff_keys) j["block_auto_adjust_ff_dim"] = false;
     json types = json::array();
-    for (int64_t i = 0; i < num_layers; ++i) types.push_back(is_short_conv(i) ? "conv" : "full_attention");
+    for (int64_t i = 0; i < num_layers; ++i)
+      types.push_back(is_short_conv(i) ? "conv" : layer_window(i) > 0 ? "sliding_attention" : "full_attention");
     j["layer_types"] = types;
+    if (family.lfm3_keys)
+      j.update({{"sliding_window", sliding_window}, {"use_sandwich_norm", sandwich_norms},
+                {"use_attention_gate", attention_head_gate}});
   }
   if (family.deltanet != DeltaNetLayout::kNone) {
     j.update({{"linear_num_key_heads", linear_key_heads}, {"linear_num_value_heads", linear_value_heads},

@@ -162,6 +162,7 @@ struct ModelConfig {
   int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
   int64_t linear_conv_taps = 0;
   bool attention_output_gate = false;  // attention's output times sigmoid of a second half of q's projection
+  bool attention_head_gate = false;    // each head's output times sigmoid of a projection of the input (LFM3)
   double linear_beta_scale = 1;        // beta = sigmoid(b) times this (OLMo hybrid's negative eigenvalues: 2)
   double linear_norm_eps = 0;          // the gated output norm's epsilon; 0: rms_norm_eps
   bool recurrent_layers_pre_norm = false;  // Gated DeltaNet layers normed before their blocks, whatever the others

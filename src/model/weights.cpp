@@ -285,13 +285,15 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (layer.input_norm) add(input_norm + "weight", {h}, &LayerWeights::input_norm);
     if (layer.input_norm && biased_norms) add(input_norm + "bias", {h}, &LayerWeights::input_norm_bias);
     if (layer.attn_out_norm) {  // the post-attention norm (post_norm's name) is on the attention's output there
-      add(post_norm + "weight", {h}, &LayerWeights::attn_out_norm);
-      if (layer.pre_mlp_norm) add("pre_feedforward_layernorm.weight", {h}, &LayerWeights::post_norm);
+      const std::string mixer_out = family.mixer_out_norm != nullptr ? std::string(family.mixer_out_norm) + "." : post_norm;
+      add(mixer_out + "weight", {h}, &LayerWeights::attn_out_norm);
+      if (layer.pre_mlp_norm)
+        add(std::string(family.sandwich_pre_mlp_norm) + ".weight", {h}, &LayerWeights::post_norm);
     } else if (layer.pre_mlp_norm) {
       add(post_norm + "weight", {h}, &LayerWeights::post_norm);
       if (biased_norms) add(post_norm + "bias", {h}, &LayerWeights::post_norm_bias);
     }
-    if (layer.mlp_out_norm) add("post_feedforward_layernorm.weight", {h}, &LayerWeights::mlp_out_norm);
+    if (layer.mlp_out_norm) add(std::string(family.sandwich_mlp_out_norm) + ".weight", {h}, &LayerWeights::mlp_out_norm);
     const bool moe = m.kind == MlpKind::kExperts, gated = m.kind == MlpKind::kGated;
     const bool own_kv = a.kv_layer == i;  // a layer that reads another's keys and values has no k and v of its own
     const bool attends = layer.mixer == MixerKind::kAttention;  // else a recurrent mixer: no q, k, v, o of attention
@@ -354,6 +356,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
+    if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, &LayerWeights::head_gate);
     if (a.qk_norm != QkNorm::kNone && attends) {  // over each head, or the whole width
       const bool per_head = a.qk_norm == QkNorm::kPerHead;
       add(attn + family.q_norm + ".weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);

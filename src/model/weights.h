@@ -56,7 +56,8 @@ struct LayerWeights {
   // Apertus's xIELU: alpha_p and alpha_n [1] (through softplus), beta and eps (scalars).
   at::Tensor xielu_alpha_p, xielu_alpha_n, xielu_beta, xielu_eps;
   at::Tensor dense_out_norm, experts_in_norm, experts_out_norm;
-  at::Tensor attn_gate, attn_gate_bias;  // Qwen 3.5's output gate [heads * head_dim, hidden] (q_proj's second half)
+  at::Tensor attn_gate, attn_gate_bias;
+  at::Tensor head_gate;  // LFM3's [heads, hidden]: each head's output times sigmoid of its row times the input  // Qwen 3.5's output gate [heads * head_dim, hidden] (q_proj's second half)
   // A Gated DeltaNet layer's (o is its out_proj): q, k and v's projection [2 key width + value width, hidden], the
   // output gate's [value width, hidden], beta's and the decay's [value heads, hidden], the convolution [channels,
   // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim].

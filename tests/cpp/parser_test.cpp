@@ -324,6 +324,40 @@ TEST(ConfigJson, Lfm2AsReleased) {
             std::string::npos);
 }
 
+// LFM3 as Lfm3Config reads it: its default layers (conv, conv, full, conv, sliding, ...), 7 taps, windows of 256, a
+// rope by layer type (proportional over half of each head on full layers), sandwich norms and head gates on unless
+// turned off, tie_embedding no alias (its config skips LFM2's post-init that reads it).
+TEST(ConfigJson, Lfm3Defaults) {
+  const std::string sizes = R"("model_type": "lfm3", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
+      "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16)";
+  const ModelConfig c = ModelConfig::from_json("{" + sizes + R"(, "tie_embedding": false})");
+  EXPECT_EQ(c.short_conv_layers, (std::vector<bool>{true, true, false, true, false, true}));
+  EXPECT_EQ(c.layer_window(2), 0);
+  EXPECT_EQ(c.layer_window(4), 256);
+  EXPECT_EQ(c.short_conv_taps, 7);
+  EXPECT_EQ(c.rope.type, RopeType::kProportional);
+  EXPECT_EQ(c.rope.theta, 1e6);
+  EXPECT_EQ(c.rope.partial_rotary_factor, 0.5);
+  ASSERT_TRUE(c.sliding_rope.has_value());
+  EXPECT_EQ(c.sliding_rope->theta, 10000.0);
+  EXPECT_TRUE(c.sandwich_norms && c.attention_head_gate && c.tie_word_embeddings);
+  EXPECT_EQ(c.intermediate_size, 96);  // not adjusted
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  const ModelConfig plain = ModelConfig::from_json(
+      "{" + sizes + R"(, "use_sandwich_norm": false, "use_attention_gate": false, "sliding_window": null})");
+  EXPECT_FALSE(plain.sandwich_norms || plain.attention_head_gate);
+  EXPECT_EQ(plain.layer_window(4), 0);
+  EXPECT_EQ(ModelConfig::from_json(plain.to_json()).to_json(), plain.to_json());
+  auto refusal = [&](const std::string& more) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
+  };
+  EXPECT_NE(refusal(R"("layer_types": ["conv", "mamba", "conv", "conv", "conv", "conv"])")
+                .find("layer type 'mamba' (supported here: conv, full_attention, sliding_attention)"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"("layer_types": ["conv"])").find("layer_types has 1 entries for 6 layers"), std::string::npos);
+  EXPECT_NE(refusal(R"("sliding_window": -2)").find("sliding_window must be >= 0, got -2"), std::string::npos);
+}
+
 // LFM2-MoE: the dense layers in front (num_dense_layers), their MLP as wide as intermediate_size (not adjusted), a
 // correction bias only under use_expert_bias.
 TEST(ConfigJson, Lfm2MoeKeys) {
@@ -673,7 +707,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 46u);
+  EXPECT_EQ(types.size(), 47u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

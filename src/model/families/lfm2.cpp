@@ -1,7 +1,7 @@
 // LFM2: short-convolution layers (conv: out(C * conv(B * x)) over 3 taps by default) between attention layers with
 // per-head q/k norms (q_layernorm, k_layernorm) and out_proj; operator_norm before the mixer, ffn_norm before the
 // MLP (feed_forward.w1, w3, w2), the final norm named embedding_norm; its own config keys (norm_eps, conv_L_cache,
-// full_attn_idxs, block_ff_dim and the MLP's auto-adjusted width), embeddings tied by default.
+// full_attn_idxs, block_ff_dim and the MLP's auto-adjusted width), embeddings tied by default. LFM3 below.
 
 #include "model/families/families.h"
 
@@ -46,7 +46,25 @@ std::vector<ModelFamily> lfm2() {
   e.down = "feed_forward.experts.{}.w2.weight";
   e.correction_bias = "feed_forward.expert_bias";
   e.correction_bias_key = "use_expert_bias";
-  return {f, moe};
+  // LFM3: LFM2's layers and names with sliding-attention layers too, Qwen 3's attention names (q_norm, k_norm, o_proj)
+  // with a sigmoid gate per head (gate_proj), sandwich norms (post_operator_norm, post_ffn_norm), the MLP as wide as
+  // intermediate_size, and a rope by layer type (by default: sliding layers 10,000; full ones proportional, 1e6,
+  // half of each head).
+  ModelFamily lfm3 = f;
+  lfm3.model_type = "lfm3";
+  lfm3.lfm2_ff_keys = false;
+  lfm3.lfm3_keys = true;
+  lfm3.sizes.intermediate = "intermediate_size";
+  lfm3.q_norm = "q_norm";
+  lfm3.k_norm = "k_norm";
+  lfm3.o_proj = "o_proj";
+  lfm3.mixer_out_norm = "post_operator_norm";
+  lfm3.sandwich_pre_mlp_norm = "ffn_norm";
+  lfm3.sandwich_mlp_out_norm = "post_ffn_norm";
+  lfm3.default_rope_scaling =
+      R"({"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}, "full_attention": {"rope_type": )"
+      R"("proportional", "rope_theta": 1000000.0, "partial_rotary_factor": 0.5}})";
+  return {f, moe, lfm3};
 }
 
 }  // namespace prefix_scorer::families

@@ -312,6 +312,16 @@ FAMILIES = {
                              mamba_expand=2, mamba_chunk_size=16, position_embedding_type="nope",
                              embedding_multiplier=12.0, attention_multiplier=0.0625, residual_multiplier=0.22,
                              logits_scaling=6.0, rms_norm_eps=1e-5, tie_word_embeddings=True),
+    # Falcon-H1: attention and Mamba2 (8 heads of 10 in 2 groups, its width 80 apart from hidden_size, states of 12,
+    # chunks of 16, no norm: the gate alone, as released) side by side in each layer, muP multipliers all away from 1.
+    "falcon_h1": dict(model_type="falcon_h1", intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=16, mamba_d_ssm=80, mamba_n_heads=8, mamba_n_groups=2,
+                      mamba_d_state=12, mamba_d_conv=4, mamba_chunk_size=16, mamba_rms_norm=False,
+                      embedding_multiplier=2.0, lm_head_multiplier=0.5, attention_in_multiplier=0.8,
+                      attention_out_multiplier=1.3, key_multiplier=1.7, ssm_in_multiplier=1.2,
+                      ssm_out_multiplier=0.9, ssm_multipliers=[1.1, 0.9, 1.3, 0.7, 1.5], mlp_multipliers=[1.2, 0.8],
+                      rms_norm_eps=1e-5, tie_word_embeddings=False,
+                      rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
     # Nemotron-H: one block a layer (M Mamba2, * attention without rope, - a relu2 MLP), Mamba2 of 8 heads of 10 in 2
     # groups (its width apart from hidden_size), states of 12, chunks of 16; norms' weights multiplied in fp32.
     "nemotron_h": dict(model_type="nemotron_h", intermediate_size=96, hybrid_override_pattern="M*M-M",

@@ -17,6 +17,7 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.value_norm = c.value_norm;
   a.output_gate = c.attention_output_gate;
   a.head_gate = c.attention_head_gate;
+  a.key_multiplier = c.key_multiplier;
   a.qk_norm_after_rope = c.qk_norm_after_rope;
   if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
   a.scale = c.layer_attention_scale(layer);
@@ -73,6 +74,8 @@ MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
   m.kind = c.gated_mlp ? MlpKind::kGated : MlpKind::kUngated;
   m.size = c.intermediate_size * (c.double_wide_shared_mlp && c.kv_shared(layer) ? 2 : 1);
   m.bias = c.mlp_bias;
+  m.gate_multiplier = c.mlp_multipliers[0];
+  m.down_multiplier = c.mlp_multipliers[1];
   return m;
 }
 
@@ -105,10 +108,15 @@ ModelSpec model_spec(const ModelConfig& c) {
       l.mixer = MixerKind::kShortConv;
       l.short_conv = {c.short_conv_taps, c.short_conv_bias};
     }
-    if (c.is_mamba(i)) {
-      l.mixer = MixerKind::kMamba2;
+    if (c.is_mamba(i) || c.mamba_beside_attention) {
+      if (c.is_mamba(i)) l.mixer = MixerKind::kMamba2;
+      l.mamba_beside = c.mamba_beside_attention;
       l.mamba = {c.mamba_heads, c.mamba_head_dim, c.mamba_groups, c.mamba_state_size, c.mamba_taps, c.mamba_chunk,
-                 c.mamba_conv_bias, c.mamba_proj_bias, c.mamba_dt_min, c.mamba_dt_max, c.rms_norm_eps};
+                 c.mamba_conv_bias, c.mamba_proj_bias, c.mamba_dt_min, c.mamba_dt_max, c.rms_norm_eps,
+                 c.mamba_gate, c.mamba_out_bias, c.ssm_in_multiplier, c.ssm_multipliers};
+      l.attention_in_multiplier = c.attention_in_multiplier;
+      l.attention_out_multiplier = c.attention_out_multiplier;
+      l.mamba_out_multiplier = c.ssm_out_multiplier;
     }
     l.mlp = mlp_spec(c, i);
     if (c.is_mlp_only(i)) l.mixer = MixerKind::kNone;
@@ -136,7 +144,7 @@ int64_t ModelSpec::cached_per_token(int64_t layer) const {
 int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
   const LayerSpec& l = layers.at(layer);
   if (l.mixer == MixerKind::kShortConv) return dtype_bytes * hidden_size * (l.short_conv.taps - 1);
-  if (l.mixer == MixerKind::kMamba2) {
+  if (l.mixer == MixerKind::kMamba2 || l.mamba_beside) {
     const Mamba2Spec& m = l.mamba;
     return 4 * m.heads * m.head_dim * m.state_size + dtype_bytes * m.conv_channels() * (m.taps - 1);
   }
@@ -147,7 +155,7 @@ int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
 
 bool ModelSpec::has_recurrent_layers() const {
   return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) {
-    return l.mixer != MixerKind::kAttention && l.mixer != MixerKind::kNone;
+    return (l.mixer != MixerKind::kAttention && l.mixer != MixerKind::kNone) || l.mamba_beside;
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include "model/model_config.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct AttentionSpec {
   bool value_norm = false;      // values normed by an RMSNorm without weight
   bool output_gate = false;     // the output times sigmoid of a gate projection of the input (Qwen 3.5)
   bool head_gate = false;       // each head's output times sigmoid of its projection of the input (LFM3)
+  double key_multiplier = 1;    // the keys' projection times this before their rotation (Falcon-H1)
 
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
@@ -41,13 +43,18 @@ enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv, kMamba2, kNone };
 
 // A Mamba2 mixer: z, x, B, C and dt projected from the input (in_proj, in that order), x, B and C through a causal
 // convolution (SiLU), the scan over heads of head_dim values (B and C shared by groups of heads, state_size each),
-// the output gated by SiLU(z) and RMS-normed per group (gate first), then out_proj.
+// the output gated by SiLU(z) and RMS-normed per group (by `gate`), then out_proj.
 struct Mamba2Spec {
   int64_t heads = 0, head_dim = 0, groups = 0, state_size = 0, taps = 0;
   int64_t chunk = 256;       // the prefill scan's chunk: changes only fp32 rounding, taken as transformers takes it
   bool conv_bias = false, proj_bias = false;
   double dt_min = 0, dt_max = 0;  // dt clamped to [dt_min, dt_max] (dt_max 0: no upper bound)
   double norm_eps = 1e-6;
+  Mamba2Gate gate = Mamba2Gate::kGateThenNorm;
+  bool out_bias = false;            // on out_proj (Falcon-H1's projectors_bias; else proj_bias's)
+  // Falcon-H1's muP: the input times in_multiplier, z, x, B, C and dt's projections each times their multiplier.
+  double in_multiplier = 1;
+  std::array<double, 5> projection_multipliers{1, 1, 1, 1, 1};
 
   int64_t inner() const { return heads * head_dim; }
   int64_t conv_channels() const { return inner() + 2 * groups * state_size; }  // x, B and C
@@ -99,6 +106,7 @@ struct MlpSpec {
   Activation activation = Activation::kSilu;
   bool bias = false;               // biases on a dense MLP's projections
   double swiglu_alpha = 0, swiglu_limit = 0;  // limit > 0: experts gate by the clamped SwiGLU
+  double gate_multiplier = 1, down_multiplier = 1;  // Falcon-H1: down(up * act(gate * this)) * that
   bool ungated_experts = false;    // experts and the shared expert down(act(up)), without a gate (Nemotron-H)
   int64_t latent_size = 0;         // experts read and write this width, projected from and back to hidden; 0: hidden
   RouterSpec router;               // experts only
@@ -125,6 +133,10 @@ struct LayerSpec {
   // it has none) and their outputs join the residual together.
   bool parallel = false;
   double residual_multiplier = 1;  // each block's output times this before it joins the residual
+  // Falcon-H1: a Mamba2 mixer (`mamba`) beside attention on the same normed input, their outputs added; attention's
+  // input and output and the Mamba2 output each times its multiplier.
+  bool mamba_beside = false;
+  double attention_in_multiplier = 1, attention_out_multiplier = 1, mamba_out_multiplier = 1;
   // After both blocks: the layer's slice of the per-layer inputs, gated by a projection of the residual, projected
   // back, normed and added (Gemma 4's per-layer embeddings); then the whole output times a learned scalar.
   bool per_layer_input = false;

@@ -232,7 +232,8 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     if (per_head_norm_after) q = rms_norm(q, l.q_norm, n);
     return {head_major(q, a.heads), {}, {}};
   }
-  const at::Tensor qkv = at::linear(h, l.qkv, l.qkv_bias);
+  at::Tensor qkv = at::linear(h, l.qkv, l.qkv_bias);
+  if (l.qkv_scale.defined()) qkv = (qkv * l.qkv_scale).to(h.scalar_type());  // the keys times their multiplier
   if (a.qk_norm == QkNorm::kFullWidth) {
     const std::vector<at::Tensor> parts = qkv.split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1);
     const at::Tensor q = heads(rms_norm(parts[0], l.q_norm, n), a.heads);
@@ -263,13 +264,13 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
 // kept there only while a later layer reads them (`read_later`).
 at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                      const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
-                     std::vector<LayerCache>& produced, bool read_later) {
+                     std::vector<LayerCache>& produced, bool read_later, const std::vector<at::Tensor>& state = {}) {
   const int64_t b = h.size(0), t = h.size(1);
   const bool own_kv = a.kv_layer == index;
   Projections p = project(a, n, l, h, own_kv, in);
   if (in.query_scale.defined()) p.q = p.q * in.query_scale;
   if (own_kv) {
-    produced[index] = {{p.k, p.v}, {}};
+    produced[index] = {{p.k, p.v}, state};
     if (cache != nullptr) {
       cache->append_layer(index, produced[index]);
       produced[index] = cache->layer(index);
@@ -340,13 +341,24 @@ at::Tensor short_conv(const LayerWeights& l, const at::Tensor& h, const DeviceIn
   return at::linear(bcx[1] * convolved.transpose(1, 2), l.o, l.o_bias);
 }
 
-// Mamba2's output y [b, t, heads, head_dim] gated by SiLU of z, RMS-normed over each group of heads' values (in
-// fp32), cast back to y's dtype and times the norm's weight, as transformers' gated RMSNorm (gate before norm).
+// Mamba2's output y [b, t, heads, head_dim] and its gate z, as Mamba2Gate says: RMS-normed over each group of heads'
+// values in fp32, SiLU(z) taken in fp32 before or after; [b, t, inner] in y's dtype.
 at::Tensor gated_group_norm(const Mamba2Spec& m, const at::Tensor& y, const at::Tensor& z, const at::Tensor& weight) {
   const int64_t b = y.size(0), t = y.size(1);
-  const at::Tensor gated = (y.to(at::kFloat) * at::silu(z.to(at::kFloat))).reshape({b, t, m.groups, -1});
-  const at::Tensor normed = unit_rms_norm(gated, m.norm_eps).reshape({b, t, m.inner()});
-  return weight * normed.to(y.scalar_type());
+  if (m.gate == Mamba2Gate::kGateOnly) return (y * at::silu(z)).reshape({b, t, m.inner()});
+  auto grouped_norm = [&](const at::Tensor& x) {
+    return unit_rms_norm(x.reshape({b, t, m.groups, -1}), m.norm_eps).reshape({b, t, m.inner()});
+  };
+  const at::Tensor gate = at::silu(z.to(at::kFloat)).reshape({b, t, m.inner()});
+  const at::Tensor values = y.to(at::kFloat).reshape({b, t, m.inner()});
+  switch (m.gate) {
+    case Mamba2Gate::kNormThenGate:
+      return (weight * grouped_norm(values) * gate).to(y.scalar_type());
+    case Mamba2Gate::kGateThenNormFp32Weight:
+      return (weight * grouped_norm(values * gate)).to(y.scalar_type());
+    default:  // the weight in y's dtype, after the cast (Granite 4, Nemotron-H)
+      return weight * grouped_norm(values * gate).to(y.scalar_type());
+  }
 }
 
 // A Mamba2 layer over its normed input `h` [b, t, hidden]: z, x, B, C and dt projected, x, B and C convolved (causal,
@@ -360,8 +372,9 @@ at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& 
                   const std::vector<at::Tensor>& before, LayerCache& after) {
   const int64_t b = h.size(0), t = h.size(1);
   const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
-  const std::vector<at::Tensor> zxbcdt =
-      at::linear(h, l.mamba_in, l.mamba_in_bias).split_with_sizes({m.inner(), m.conv_channels(), m.heads}, -1);
+  at::Tensor projected = at::linear(m.in_multiplier != 1 ? h * m.in_multiplier : h, l.mamba_in, l.mamba_in_bias);
+  if (l.mamba_mup.defined()) projected = projected * l.mamba_mup;
+  const std::vector<at::Tensor> zxbcdt = projected.split_with_sizes({m.inner(), m.conv_channels(), m.heads}, -1);
   const auto [convolved, history_after] =
       causal_conv1d(zxbcdt[1].transpose(1, 2), l.mamba_conv, l.mamba_conv_bias, history, in.row_lengths, true);
   const int64_t group_width = m.groups * m.state_size;
@@ -376,25 +389,42 @@ at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& 
   const auto [y, state_after] = step ? scan_step(scan, state) : chunked_scan(scan, state, m.chunk);
   after = {{}, {state_after, history_after}};
   const at::Tensor normed = gated_group_norm(m, y, zxbcdt[0].reshape({b, t, m.heads, m.head_dim}), l.mamba_norm);
-  return at::linear(normed.to(h.scalar_type()), l.o, l.o_bias);
+  return at::linear(normed.to(h.scalar_type()), l.mamba_out, l.mamba_out_bias);
 }
 
 // A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
 // shared prefix's, else none (zeros). Its state after goes into the cache, replacing the one before.
+// (state_before is that lookup alone.)
+std::vector<at::Tensor> state_before(const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared,
+                                     int64_t index) {
+  if (cache != nullptr && !cache->layer(index).empty()) return cache->layer(index).state;
+  if (shared != nullptr) return shared->layers[index].rows(in.row_prefix).state;
+  return {};
+}
+
 at::Tensor recurrent_layer(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h,
                            const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
-  std::vector<at::Tensor> before;
-  if (cache != nullptr && !cache->layer(index).empty()) {
-    before = cache->layer(index).state;
-  } else if (shared != nullptr) {
-    before = shared->layers[index].rows(in.row_prefix).state;
-  }
+  const std::vector<at::Tensor> before = state_before(in, cache, shared, index);
   LayerCache after;
   const at::Tensor out = s.mixer == MixerKind::kShortConv ? short_conv(l, h, in, before, after)
                          : s.mixer == MixerKind::kMamba2  ? mamba2(s.mamba, l, h, in, before, after)
                                                           : gated_delta_net(s.delta, l, h, in, before, after);
   if (cache != nullptr) cache->append_layer(index, after);
   return out;
+}
+
+// Falcon-H1's mixers side by side on one normed input: Mamba2 (its state from state_before) and attention (its input
+// times attention_in_multiplier), each output times its multiplier, added. The Mamba2 state after goes into the
+// layer's cache with attention's keys and values.
+at::Tensor attention_and_mamba2(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                                const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
+                                std::vector<LayerCache>& produced, bool read_later) {
+  LayerCache after;
+  const at::Tensor mamba = mamba2(s.mamba, l, h, in, state_before(in, cache, shared, index), after);
+  const at::Tensor attention_in = s.attention_in_multiplier != 1 ? h * s.attention_in_multiplier : h;
+  const at::Tensor attended =
+      attention(s.attention, n, l, attention_in, in, cache, shared, index, produced, read_later, after.state);
+  return mamba * s.mamba_out_multiplier + attended * s.attention_out_multiplier;
 }
 
 // gpt_oss's clamped SwiGLU: (clamp(up, ±limit) + 1) * g * sigmoid(alpha * g), g = min(gate, limit).
@@ -513,7 +543,9 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
       throw std::logic_error("mlp: the layer has no MLP");
   }
   const std::vector<at::Tensor> gate_up = at::linear(g, l.gate_up, l.gate_up_bias).chunk(2, -1);  // one matmul
-  return at::linear(activate(gate_up[0], m.activation) * gate_up[1], l.down, l.down_bias);
+  const at::Tensor gate = m.gate_multiplier != 1 ? gate_up[0] * m.gate_multiplier : gate_up[0];
+  const at::Tensor out = at::linear(activate(gate, m.activation) * gate_up[1], l.down, l.down_bias);
+  return m.down_multiplier != 1 ? out * m.down_multiplier : out;
 }
 
 // One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
@@ -523,7 +555,8 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   if (s.mixer == MixerKind::kNone) return x + mlp(s.mlp, l, normed, n);  // a layer of its MLP alone, on its one norm
-  const at::Tensor attn = s.mixer != MixerKind::kAttention
+  const at::Tensor attn = s.mamba_beside ? attention_and_mamba2(s, n, l, normed, in, cache, shared, index, produced, read_later)
+                          : s.mixer != MixerKind::kAttention
                               ? recurrent_layer(s, l, normed, in, cache, shared, index)
                               : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
@@ -840,6 +873,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head,
                  weights_->lm_head_bias);
   if (config_->logits_scaling != 1) logits = logits / config_->logits_scaling;
+  if (config_->lm_head_multiplier != 1) logits = logits * config_->lm_head_multiplier;
   logits = soft_cap(logits, config_->final_softcap);
   return at::log_softmax(cast(logits, at::kFloat), -1);
 }

@@ -527,7 +527,7 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
   c.mamba_taps = get_or<int64_t>(j, "mamba_d_conv", 4);
   c.mamba_chunk = get_or<int64_t>(j, "mamba_chunk_size", 256);
   c.mamba_conv_bias = get_or<bool>(j, "mamba_conv_bias", true);
-  c.mamba_proj_bias = get_or<bool>(j, "mamba_proj_bias", false);
+  c.mamba_proj_bias = c.mamba_out_bias = get_or<bool>(j, "mamba_proj_bias", false);
   const int64_t inner = get_or<int64_t>(j, "mamba_expand", 2) * c.hidden_size;
   const bool auto_head = !has_field(j, "mamba_d_head") || (j["mamba_d_head"].is_string() && j["mamba_d_head"] == "auto");
   c.mamba_head_dim = auto_head ? (c.mamba_heads > 0 ? inner / c.mamba_heads : 0) : get_or<int64_t>(j, "mamba_d_head", 0);
@@ -542,6 +542,53 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
     c.shared_expert_intermediate_size = shared;
   else
     c.intermediate_size = c.moe_intermediate_size = shared;  // experts as wide as intermediate_size, were there any
+}
+
+// A list of `n` numbers under `key`, or `fallback` when absent.
+template <size_t n>
+std::array<double, n> numbers_or(const json& j, const char* key, std::array<double, n> fallback) {
+  if (!has_field(j, key)) return fallback;
+  const auto values = get_or<std::vector<double>>(j, key, {});
+  if (values.size() != n)
+    throw std::invalid_argument(fmt::format("config.json: {} must hold {} numbers, got {}", key, n, values.size()));
+  std::copy(values.begin(), values.end(), fallback.begin());
+  return fallback;
+}
+
+// Falcon-H1 as FalconH1Config reads it: attention and Mamba2 side by side in every layer, the Mamba2 sizes (its inner
+// width mamba_d_ssm, 1024 when absent), its gate and norm, and the muP multipliers.
+void parse_falcon_h1(const json& j, ModelConfig& c) {
+  c.mamba_beside_attention = true;
+  c.mamba_heads = get_or<int64_t>(j, "mamba_n_heads", 128);
+  c.mamba_groups = get_or<int64_t>(j, "mamba_n_groups", 1);
+  c.mamba_state_size = get_or<int64_t>(j, "mamba_d_state", 256);
+  c.mamba_taps = get_or<int64_t>(j, "mamba_d_conv", 4);
+  c.mamba_chunk = get_or<int64_t>(j, "mamba_chunk_size", 256);
+  c.mamba_conv_bias = get_or<bool>(j, "mamba_conv_bias", true);
+  c.mamba_proj_bias = get_or<bool>(j, "mamba_proj_bias", false);
+  c.mamba_out_bias = get_or<bool>(j, "projectors_bias", false);
+  const int64_t inner = !j.contains("mamba_d_ssm") ? 1024
+                        : j["mamba_d_ssm"].is_null() ? get_or<int64_t>(j, "mamba_expand", 2) * c.hidden_size
+                                                     : get_or<int64_t>(j, "mamba_d_ssm", 1024);
+  const bool auto_head = !has_field(j, "mamba_d_head") || (j["mamba_d_head"].is_string() && j["mamba_d_head"] == "auto");
+  c.mamba_head_dim = auto_head ? (c.mamba_heads > 0 ? inner / c.mamba_heads : 0) : get_or<int64_t>(j, "mamba_d_head", 0);
+  if (c.mamba_heads * c.mamba_head_dim != inner)
+    throw std::invalid_argument(fmt::format("config.json: mamba_n_heads {} times mamba_d_head {} must be the inner "
+                                            "width mamba_d_ssm ({})", c.mamba_heads, c.mamba_head_dim, inner));
+  parse_time_step_limit(j, c);
+  check_mamba2(c, get_or<std::string>(j, "hidden_act", "silu"));
+  c.mamba_gate = !get_or<bool>(j, "mamba_rms_norm", false)           ? Mamba2Gate::kGateOnly
+                 : get_or<bool>(j, "mamba_norm_before_gate", true) ? Mamba2Gate::kNormThenGate
+                                                                     : Mamba2Gate::kGateThenNormFp32Weight;
+  c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
+  c.lm_head_multiplier = get_or<double>(j, "lm_head_multiplier", 1.0);
+  c.attention_in_multiplier = get_or<double>(j, "attention_in_multiplier", 1.0);
+  c.attention_out_multiplier = get_or<double>(j, "attention_out_multiplier", 1.0);
+  c.key_multiplier = get_or<double>(j, "key_multiplier", 1.0);
+  c.ssm_in_multiplier = get_or<double>(j, "ssm_in_multiplier", 1.0);
+  c.ssm_out_multiplier = get_or<double>(j, "ssm_out_multiplier", 1.0);
+  c.ssm_multipliers = numbers_or<5>(j, "ssm_multipliers", {1, 1, 1, 1, 1});
+  c.mlp_multipliers = numbers_or<2>(j, "mlp_multipliers", {1, 1});
 }
 
 // Nemotron-H's layer types: layers_block_type, else hybrid_override_pattern's letters, else transformers' default.
@@ -596,7 +643,7 @@ void parse_nemotron_h(const json& j, ModelConfig& c) {
   c.mamba_taps = get_either<int64_t>(j, "conv_kernel", "mamba_d_conv", 4);
   c.mamba_chunk = get_either<int64_t>(j, "chunk_size", "mamba_chunk_size", 128);
   c.mamba_conv_bias = get_either<bool>(j, "use_conv_bias", "mamba_conv_bias", true);
-  c.mamba_proj_bias = get_or<bool>(j, "use_bias", false);
+  c.mamba_proj_bias = c.mamba_out_bias = get_or<bool>(j, "use_bias", false);
   c.mamba_dt_min = get_either<double>(j, "time_step_min", "mamba_dt_min", 0.001);
   if (!(c.mamba_dt_min >= 0))
     throw std::invalid_argument(fmt::format("config.json: time_step_min must be >= 0, got {}", c.mamba_dt_min));
@@ -787,6 +834,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.lfm2_keys) parse_lfm2(j, c, family);
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
   if (family.mamba2 == Mamba2Keys::kNemotronH) parse_nemotron_h(j, c);
+  if (family.mamba2 == Mamba2Keys::kFalconH1) parse_falcon_h1(j, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -1138,6 +1186,20 @@ std::string ModelConfig::to_json() const {
     j["layers_block_type"] = types;
     j["moe_latent_size"] = moe_latent_size > 0 ? json(moe_latent_size) : json();
     j["moe_shared_expert_intermediate_size"] = shared_expert_intermediate_size;
+  }
+  if (family.mamba2 == Mamba2Keys::kFalconH1) {
+    j.update({{"mamba_n_heads", mamba_heads}, {"mamba_d_head", mamba_head_dim}, {"mamba_n_groups", mamba_groups},
+              {"mamba_d_state", mamba_state_size}, {"mamba_d_conv", mamba_taps},
+              {"mamba_d_ssm", mamba_heads * mamba_head_dim}, {"mamba_chunk_size", mamba_chunk},
+              {"mamba_conv_bias", mamba_conv_bias}, {"mamba_proj_bias", mamba_proj_bias},
+              {"projectors_bias", mamba_out_bias}, {"mamba_rms_norm", mamba_gate != Mamba2Gate::kGateOnly},
+              {"mamba_norm_before_gate", mamba_gate == Mamba2Gate::kNormThenGate},
+              {"time_step_limit", {mamba_dt_min, mamba_dt_max > 0 ? json(mamba_dt_max) : json{{"__float__", "Infinity"}}}},
+              {"embedding_multiplier", embedding_multiplier}, {"lm_head_multiplier", lm_head_multiplier},
+              {"attention_in_multiplier", attention_in_multiplier}, {"attention_out_multiplier", attention_out_multiplier},
+              {"key_multiplier", key_multiplier}, {"ssm_in_multiplier", ssm_in_multiplier},
+              {"ssm_out_multiplier", ssm_out_multiplier}, {"ssm_multipliers", ssm_multipliers},
+              {"mlp_multipliers", mlp_multipliers}});
   }
   if (fp8_block[0] > 0)
     j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},

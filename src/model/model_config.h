@@ -23,6 +23,10 @@ enum class LayerKind { kFullAttention, kSlidingAttention };
 // or a softmax over the chosen experts' logits alone (gpt_oss, in the model dtype; Granite 4, in fp32).
 enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen, kFp32SoftmaxOfChosen };
 
+// How a Mamba2 output y meets its gate z: SiLU(z) times y, then RMS-normed per group and times the weight in y's
+// dtype (Granite 4, Nemotron-H); Falcon-H1's norm (weight times in fp32) before or after the gate; the gate alone.
+enum class Mamba2Gate { kGateThenNorm, kNormThenGate, kGateThenNormFp32Weight, kGateOnly };
+
 // Each value's name in config.json.
 std::string_view to_string(Activation activation);
 std::string_view to_string(RopeType type);
@@ -180,6 +184,17 @@ struct ModelConfig {
   int64_t mamba_chunk = 0;
   bool mamba_conv_bias = false, mamba_proj_bias = false;
   double mamba_dt_min = 0, mamba_dt_max = 0;
+  Mamba2Gate mamba_gate = Mamba2Gate::kGateThenNorm;
+  bool mamba_out_bias = false;  // on out_proj (Falcon-H1's projectors_bias; else mamba_proj_bias's)
+  // Falcon-H1: attention and a Mamba2 mixer side by side in every layer, and its muP multipliers: of the Mamba2
+  // input, of its z, x, B, C and dt projections, of its output; of attention's input, keys and output; of the MLP's
+  // gate and output; of the logits.
+  bool mamba_beside_attention = false;
+  double ssm_in_multiplier = 1, ssm_out_multiplier = 1;
+  std::array<double, 5> ssm_multipliers{1, 1, 1, 1, 1};
+  double attention_in_multiplier = 1, attention_out_multiplier = 1, key_multiplier = 1;
+  std::array<double, 2> mlp_multipliers{1, 1};
+  double lm_head_multiplier = 1;
   // Layers of one block each (Nemotron-H): every layer its mixer alone (attention or Mamba2, on its one norm), but
   // those that are an MLP alone (by layer; empty: none).
   bool mixer_only_layers = false;

@@ -103,6 +103,13 @@ enum class Mamba2Keys {
   // clamp; time_step_limit unread), each also under its older mamba_ name; attention without rope or biases; never
   // tied.
   kNemotronH,
+  // Falcon-H1: attention and Mamba2 side by side in every layer; mamba_n_heads, mamba_d_head ("auto"), mamba_n_groups,
+  // mamba_d_state, mamba_d_conv, mamba_d_ssm (the inner width, 1024 when absent; null: mamba_expand times
+  // hidden_size), mamba_chunk_size, mamba_conv_bias, mamba_proj_bias, projectors_bias (out_proj's),
+  // mamba_rms_norm and mamba_norm_before_gate, time_step_limit; the muP multipliers (embedding_multiplier,
+  // lm_head_multiplier, attention_in_multiplier, key_multiplier, attention_out_multiplier, ssm_in_multiplier,
+  // ssm_out_multiplier, ssm_multipliers, mlp_multipliers).
+  kFalconH1,
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).

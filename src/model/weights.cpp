@@ -206,9 +206,9 @@ void add_mamba2(std::vector<WeightSlot>& slots, const Mamba2Spec& m, int64_t h, 
   add("A_log", {m.heads}, &LayerWeights::mamba_a_log);
   add("D", {m.heads}, &LayerWeights::mamba_d);
   add("dt_bias", {m.heads}, &LayerWeights::mamba_dt_bias);
-  add("norm.weight", {m.inner()}, &LayerWeights::mamba_norm);
-  add("out_proj.weight", {h, m.inner()}, &LayerWeights::o);
-  if (m.proj_bias) add("out_proj.bias", {h}, &LayerWeights::o_bias);
+  if (m.gate != Mamba2Gate::kGateOnly) add("norm.weight", {m.inner()}, &LayerWeights::mamba_norm);
+  add("out_proj.weight", {h, m.inner()}, &LayerWeights::mamba_out);
+  if (m.out_bias) add("out_proj.bias", {h}, &LayerWeights::mamba_out_bias);
 }
 
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
@@ -357,6 +357,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
     if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, &LayerWeights::head_gate);
+    if (layer.mamba_beside)
+      add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
     if (a.qk_norm != QkNorm::kNone && attends) {  // over each head, or the whole width
       const bool per_head = a.qk_norm == QkNorm::kPerHead;
       add(attn + family.q_norm + ".weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
@@ -523,6 +525,25 @@ at::Tensor stack_biases(const std::vector<at::Tensor*>& parts) {
   return parts.front()->defined() ? stack_rows(parts) : at::Tensor();
 }
 
+// Falcon-H1's multipliers as tensors of the rows they scale: z, x, B, C and dt's of in_proj (in the model dtype, a
+// buffer transformers keeps so), and the keys' of q, k, v (fp32: the keys times a Python float, as transformers).
+void multiplier_rows(LayerWeights& l, const LayerSpec& s) {
+  const Mamba2Spec& m = s.mamba;
+  const auto& mup = m.projection_multipliers;
+  if (std::any_of(mup.begin(), mup.end(), [](double v) { return v != 1; })) {
+    const int64_t bc = m.groups * m.state_size;
+    const std::array<int64_t, 5> rows{m.inner(), m.inner(), bc, bc, m.heads};
+    std::vector<at::Tensor> parts;
+    for (size_t k = 0; k < rows.size(); ++k) parts.push_back(at::full({rows[k]}, mup[k], at::kFloat));
+    l.mamba_mup = at::cat(parts).to(l.mamba_in.device(), l.mamba_in.scalar_type());
+  }
+  const AttentionSpec& a = s.attention;
+  if (a.key_multiplier != 1 && l.qkv.defined()) {
+    l.qkv_scale = at::ones({l.qkv.size(0)}, l.qkv.options().dtype(at::kFloat));
+    l.qkv_scale.narrow(0, a.q_width(), a.kv_width()).fill_(a.key_multiplier);
+  }
+}
+
 void stack_projections(LayerWeights& l, const AttentionSpec& a) {
   if (l.k.defined()) {  // values that are the keys' projection have no rows of their own
     l.qkv = a.keys_as_values ? stack_rows({&l.q, &l.k}) : stack_rows({&l.q, &l.k, &l.v});
@@ -565,7 +586,10 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
       slot.place(w, source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true));
   }
   if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
-  for (int64_t i = 0; i < config.num_layers; ++i) stack_projections(w.layers[i], spec.layers[i].attention);
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    stack_projections(w.layers[i], spec.layers[i].attention);
+    multiplier_rows(w.layers[i], spec.layers[i]);
+  }
   return w;
 }
 

@@ -56,8 +56,8 @@ struct LayerWeights {
   // Apertus's xIELU: alpha_p and alpha_n [1] (through softplus), beta and eps (scalars).
   at::Tensor xielu_alpha_p, xielu_alpha_n, xielu_beta, xielu_eps;
   at::Tensor dense_out_norm, experts_in_norm, experts_out_norm;
-  at::Tensor attn_gate, attn_gate_bias;
-  at::Tensor head_gate;  // LFM3's [heads, hidden]: each head's output times sigmoid of its row times the input  // Qwen 3.5's output gate [heads * head_dim, hidden] (q_proj's second half)
+  at::Tensor attn_gate, attn_gate_bias;  // Qwen 3.5's output gate [heads * head_dim, hidden] (q_proj's second half)
+  at::Tensor head_gate;  // LFM3's [heads, hidden]: each head's output times sigmoid of its row times the input
   // A Gated DeltaNet layer's (o is its out_proj): q, k and v's projection [2 key width + value width, hidden], the
   // output gate's [value width, hidden], beta's and the decay's [value heads, hidden], the convolution [channels,
   // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim].
@@ -65,11 +65,13 @@ struct LayerWeights {
   // A short-convolution layer's (LFM2; o and o_bias are its out_proj): B, C and x's projection [3 hidden, hidden]
   // and its bias, the convolution [hidden, taps] and its bias.
   at::Tensor conv_in, conv_in_bias, conv, conv_bias;
-  // A Mamba2 layer's (its out_proj is o, o_bias): in_proj, the convolution [channels, taps], A_log, D, dt_bias and the
-  // gated norm's weight.
   // Nemotron-H's latent projections around its experts: into their width and back.
   at::Tensor latent_in, latent_in_bias, latent_out, latent_out_bias;
+  // A Mamba2 mixer's: in_proj, the convolution [channels, taps], A_log, D, dt_bias, the gated norm's weight,
+  // out_proj; Falcon-H1's multipliers of in_proj's rows (made at load; undefined: none).
   at::Tensor mamba_in, mamba_in_bias, mamba_conv, mamba_conv_bias, mamba_a_log, mamba_d, mamba_dt_bias, mamba_norm;
+  at::Tensor mamba_out, mamba_out_bias, mamba_mup;
+  at::Tensor qkv_scale;  // Falcon-H1's key multiplier on the keys' rows of qkv (fp32; undefined: none)
 };
 
 struct ModelWeights {

@@ -519,7 +519,9 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
   const at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends),
                             expert_bias(e.down_bias, sorted_experts)) *
                        weights.reshape(-1).index_select(0, order).unsqueeze(1);
-  at::Tensor out = at::zeros_like(experts_in).index_add_(0, tokens, y.to(x.scalar_type()));
+  // Routing weights kept fp32 add the experts' outputs up in fp32, rounded once (transformers' fp32 buffer).
+  at::Tensor out = r.weights_fp32 ? at::zeros_like(experts_in, at::kFloat).index_add_(0, tokens, y.to(at::kFloat)).to(x.scalar_type())
+                                  : at::zeros_like(experts_in).index_add_(0, tokens, y.to(x.scalar_type()));
   if (m.latent_size > 0) out = at::linear(out, l.latent_out, l.latent_out_bias);
   if (r.shared_expert_size > 0) {
     const at::Tensor shared = expert_forward(m, l.shared_expert, x);

@@ -451,9 +451,9 @@ void parse_lfm2(const json& j, ModelConfig& c, const ModelFamily& family) {
       c.short_conv_layers.push_back(type == "conv");
     }
   } else {
-    c.short_conv_layers.assign(c.num_layers, false);
+    c.short_conv_layers.assign(std::max<int64_t>(c.num_layers, 0), false);
     if (has_field(j, "full_attn_idxs")) {
-      c.short_conv_layers.assign(c.num_layers, true);
+      c.short_conv_layers.assign(std::max<int64_t>(c.num_layers, 0), true);
       for (const int64_t i : get_or<std::vector<int64_t>>(j, "full_attn_idxs", {})) {
         if (i < 0 || i >= c.num_layers)
           throw std::invalid_argument(fmt::format("config.json: full_attn_idxs names layer {} of {}", i, c.num_layers));
@@ -516,7 +516,7 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
       c.mamba_layers.push_back(mamba);
     }
   } else {
-    c.mamba_layers.assign(c.num_layers, true);
+    c.mamba_layers.assign(std::max<int64_t>(c.num_layers, 0), true);
   }
   if (static_cast<int64_t>(c.mamba_layers.size()) != c.num_layers)
     throw std::invalid_argument(fmt::format("config.json: {} has {} entries for {} layers", types,
@@ -536,7 +536,8 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
                                             "times hidden_size ({})", c.mamba_heads, c.mamba_head_dim, inner));
   parse_time_step_limit(j, c);
   check_mamba2(c, get_or<std::string>(j, "hidden_act", "silu"));
-  if (get_or<std::string>(j, "position_embedding_type", "") != "rope") c.rope_layers.assign(c.num_layers, false);
+  if (get_or<std::string>(j, "position_embedding_type", "") != "rope")
+    c.rope_layers.assign(std::max<int64_t>(c.num_layers, 0), false);
   const int64_t shared = get_or<int64_t>(j, "shared_intermediate_size", 1024);
   if (c.num_experts > 0)
     c.shared_expert_intermediate_size = shared;
@@ -591,9 +592,18 @@ void parse_falcon_h1(const json& j, ModelConfig& c) {
   c.mlp_multipliers = numbers_or<2>(j, "mlp_multipliers", {1, 1});
 }
 
-// Nemotron-H's layer types: layers_block_type, else hybrid_override_pattern's letters, else transformers' default.
+// Nemotron-H's layer types: layers_block_type (or its alias layer_types; mamba and attention as the older names of
+// linear_attention and full_attention), else hybrid_override_pattern's letters, else transformers' default.
 std::vector<std::string> nemotron_layer_types(const json& j) {
-  if (has_field(j, "layers_block_type")) return get_or<std::vector<std::string>>(j, "layers_block_type", {});
+  for (const char* key : {"layers_block_type", "layer_types"}) {
+    if (!has_field(j, key)) continue;
+    std::vector<std::string> types = get_or<std::vector<std::string>>(j, key, {});
+    for (std::string& type : types) {
+      if (type == "mamba") type = "linear_attention";
+      if (type == "attention") type = "full_attention";
+    }
+    return types;
+  }
   if (!has_field(j, "hybrid_override_pattern")) return {"linear_attention", "moe", "full_attention", "mlp"};
   std::vector<std::string> types;
   for (const char letter : get_or<std::string>(j, "hybrid_override_pattern", "")) {
@@ -610,10 +620,10 @@ std::vector<std::string> nemotron_layer_types(const json& j) {
   return types;
 }
 
-// A key under its name or, where absent, its older name.
+// A key under its older name where present (NemotronHConfig's post-init lets it override), else under its name.
 template <typename T>
 T get_either(const json& j, const char* key, const char* older, T fallback) {
-  return get_or<T>(j, key, get_or<T>(j, older, fallback));
+  return get_or<T>(j, older, get_or<T>(j, key, fallback));
 }
 
 // Nemotron-H as NemotronHConfig reads it: one block a layer (a Mamba2 mixer, attention without rope or biases, or an
@@ -648,7 +658,7 @@ void parse_nemotron_h(const json& j, ModelConfig& c) {
   if (!(c.mamba_dt_min >= 0))
     throw std::invalid_argument(fmt::format("config.json: time_step_min must be >= 0, got {}", c.mamba_dt_min));
   check_mamba2(c, get_or<std::string>(j, "mamba_hidden_act", "silu"));
-  c.rope_layers.assign(c.num_layers, false);
+  c.rope_layers.assign(std::max<int64_t>(c.num_layers, 0), false);
   c.qkv_bias = c.o_bias = false;
   c.tie_word_embeddings = false;
 }
@@ -771,7 +781,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
   c.max_position_embeddings = get_or<int64_t>(
       j, keys.positions, get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings));
-  c.rms_norm_eps = get_or<double>(j, family.eps_key, family.layer_norm ? 1e-5 : c.rms_norm_eps);
+  c.rms_norm_eps = get_or<double>(j, family.eps_key, family.layer_norm || family.eps_1e5 ? 1e-5 : c.rms_norm_eps);
   c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", family.tied_by_default);
   parse_rope(j, family, c);
 

@@ -143,6 +143,7 @@ struct ModelFamily {
   Activation default_activation = Activation::kSilu;
   bool gelu_means_tanh = false;                // gemma's "gelu" is the tanh approximation
   int64_t default_head_dim = 0;                // 0: hidden_size / num_attention_heads
+  bool eps_1e5 = false;                        // the norms' epsilon 1e-5 when absent (else 1e-6)
   bool tied_by_default = false;                // tie_word_embeddings when absent
   double default_rope_theta = 10000.0;
   bool rope_keys_at_top_level = false;  // su and yarn mean longrope; original_max_position_embeddings (default 4096)

@@ -25,7 +25,9 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   // tensors), the MLP's gate, up and their product (3 of its width: the widest of dense, experts chosen and shared).
   // The widest layer sets both.
   // A Gated DeltaNet layer holds, per token fed and value head, about 4 fp32 rows of its chunk (64), key and value
-  // widths (the decayed keys and queries, the corrected values, the within-chunk scores).
+  // widths (the decayed keys and queries, the corrected values, the within-chunk scores). A Mamba2 layer's chunked
+  // scan holds, per token fed, about 5 fp32 rows of its chunk per head (the within-chunk decays, their masks and
+  // scores), B and C repeated for every head, and a few inner-wide fp32 rows (x, y and the gate).
   int64_t ff = 0, width = c.hidden_size, heads = 0, recurrent = 0;
   for (const LayerSpec& layer : model.spec().layers) {
     const MlpSpec& m = layer.mlp;
@@ -36,6 +38,10 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
     if (layer.mixer == MixerKind::kGatedDeltaNet) {
       const DeltaNetSpec& d = layer.delta;
       recurrent = std::max(recurrent, 16 * d.value_heads * (64 + d.key_dim + d.value_dim));
+    }
+    if (layer.mixer == MixerKind::kMamba2 || layer.mamba_beside) {
+      const Mamba2Spec& s = layer.mamba;
+      recurrent = std::max(recurrent, 4 * (5 * s.chunk * s.heads + 2 * s.heads * s.state_size + 3 * s.inner()));
     }
   }
   const int64_t per_token = std::max(e * (6 * width + 3 * ff), recurrent);

@@ -341,6 +341,8 @@ TEST(ConfigJson, Lfm3Defaults) {
   ASSERT_TRUE(c.sliding_rope.has_value());
   EXPECT_EQ(c.sliding_rope->theta, 10000.0);
   EXPECT_TRUE(c.sandwich_norms && c.attention_head_gate && c.tie_word_embeddings);
+  EXPECT_EQ(c.rms_norm_eps, 1e-5);
+  EXPECT_TRUE(ModelConfig::from_json("{" + sizes + R"(, "attention_bias": true})").o_bias);  // on all four
   EXPECT_EQ(c.intermediate_size, 96);  // not adjusted
   EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
   const ModelConfig plain = ModelConfig::from_json(
@@ -413,6 +415,10 @@ TEST(ConfigJson, GraniteHybridAsReleased) {
   EXPECT_NE(refusal(R"("mamba_n_groups": 3)").find("heads a multiple of groups"), std::string::npos);
   EXPECT_NE(refusal(R"("mamba_d_conv": 1)").find("at least 2 taps"), std::string::npos);
   EXPECT_NE(refusal(R"("hidden_act": "gelu")").find("Mamba2's convolution takes SiLU here, not gelu"), std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {  // a clear error, not a length_error from sizing the layers
+              ModelConfig::from_json("{" + sizes + R"(, "num_hidden_layers": -1})");
+            }).find("for -1 layers"),
+            std::string::npos);
 }
 
 // Nemotron-H as released: the layers from hybrid_override_pattern (whatever num_hidden_layers says), or from
@@ -443,6 +449,11 @@ TEST(ConfigJson, NemotronHAsReleased) {
       "full_attention", "linear_attention", "mlp"], "hybrid_override_pattern": "M", "n_groups": 2})");
   EXPECT_EQ(saved.mamba_layers, c.mamba_layers);
   EXPECT_EQ(saved.mlp_only_layers, c.mlp_only_layers);
+  // The alias layer_types with the older names; an older key over its newer one, as NemotronHConfig's post-init.
+  const ModelConfig aliased = ModelConfig::from_json("{" + sizes + R"(, "layer_types": ["mamba", "attention", "mamba",
+      "mlp"], "n_groups": 4, "mamba_n_groups": 2})");
+  EXPECT_EQ(aliased.mamba_layers, c.mamba_layers);
+  EXPECT_EQ(aliased.mamba_groups, 2);
   auto refusal = [&](const std::string& more) {
     return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
   };

@@ -9,7 +9,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> lfm2() {
   ModelFamily f = base("lfm2");
-  f.lfm2_keys = f.lfm2_ff_keys = f.qk_norm = f.tied_by_default = true;
+  f.lfm2_keys = f.lfm2_ff_keys = f.qk_norm = f.tied_by_default = f.eps_1e5 = true;
   f.eps_key = "norm_eps";
   f.sizes.intermediate = "block_ff_dim";
   f.q_norm = "q_layernorm";
@@ -53,7 +53,8 @@ std::vector<ModelFamily> lfm2() {
   ModelFamily lfm3 = f;
   lfm3.model_type = "lfm3";
   lfm3.lfm2_ff_keys = false;
-  lfm3.lfm3_keys = true;
+  lfm3.lfm3_keys = lfm3.attention_bias_on_o = true;
+  lfm3.default_head_dim = 128;
   lfm3.sizes.intermediate = "intermediate_size";
   lfm3.q_norm = "q_norm";
   lfm3.k_norm = "k_norm";

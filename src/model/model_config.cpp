@@ -502,6 +502,26 @@ void check_mamba2(const ModelConfig& c, const std::string& conv_activation) {
     throw std::invalid_argument(fmt::format("config.json: Mamba2's convolution takes SiLU here, not {}", conv_activation));
 }
 
+// The mamba_ keys Granite 4 and Falcon-H1 share, with their defaults; each head's width (mamba_d_head, "auto": the
+// inner width over the heads) checked against `inner` (named `inner_name`); time_step_limit; the convolution's
+// activation (hidden_act).
+void parse_mamba_keys(const json& j, ModelConfig& c, int64_t inner, const char* inner_name) {
+  c.mamba_heads = get_or<int64_t>(j, "mamba_n_heads", 128);
+  c.mamba_groups = get_or<int64_t>(j, "mamba_n_groups", 1);
+  c.mamba_state_size = get_or<int64_t>(j, "mamba_d_state", 256);
+  c.mamba_taps = get_or<int64_t>(j, "mamba_d_conv", 4);
+  c.mamba_chunk = get_or<int64_t>(j, "mamba_chunk_size", 256);
+  c.mamba_conv_bias = get_or<bool>(j, "mamba_conv_bias", true);
+  c.mamba_proj_bias = get_or<bool>(j, "mamba_proj_bias", false);
+  const bool auto_head = !has_field(j, "mamba_d_head") || (j["mamba_d_head"].is_string() && j["mamba_d_head"] == "auto");
+  c.mamba_head_dim = auto_head ? (c.mamba_heads > 0 ? inner / c.mamba_heads : 0) : get_or<int64_t>(j, "mamba_d_head", 0);
+  if (c.mamba_heads * c.mamba_head_dim != inner)
+    throw std::invalid_argument(fmt::format("config.json: mamba_n_heads {} times mamba_d_head {} must be {} ({})",
+                                            c.mamba_heads, c.mamba_head_dim, inner_name, inner));
+  parse_time_step_limit(j, c);
+  check_mamba2(c, get_or<std::string>(j, "hidden_act", "silu"));
+}
+
 // Granite 4 as GraniteMoeHybridConfig reads it: mamba layers from layer_types (mamba or linear_attention; attention
 // or full_attention; all mamba when absent), their sizes from the mamba_ keys, rope only where
 // position_embedding_type is "rope", and the shared MLP beside the experts (or the MLP, without experts).
@@ -521,21 +541,8 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
   if (static_cast<int64_t>(c.mamba_layers.size()) != c.num_layers)
     throw std::invalid_argument(fmt::format("config.json: {} has {} entries for {} layers", types,
                                             c.mamba_layers.size(), c.num_layers));
-  c.mamba_heads = get_or<int64_t>(j, "mamba_n_heads", 128);
-  c.mamba_groups = get_or<int64_t>(j, "mamba_n_groups", 1);
-  c.mamba_state_size = get_or<int64_t>(j, "mamba_d_state", 256);
-  c.mamba_taps = get_or<int64_t>(j, "mamba_d_conv", 4);
-  c.mamba_chunk = get_or<int64_t>(j, "mamba_chunk_size", 256);
-  c.mamba_conv_bias = get_or<bool>(j, "mamba_conv_bias", true);
-  c.mamba_proj_bias = c.mamba_out_bias = get_or<bool>(j, "mamba_proj_bias", false);
-  const int64_t inner = get_or<int64_t>(j, "mamba_expand", 2) * c.hidden_size;
-  const bool auto_head = !has_field(j, "mamba_d_head") || (j["mamba_d_head"].is_string() && j["mamba_d_head"] == "auto");
-  c.mamba_head_dim = auto_head ? (c.mamba_heads > 0 ? inner / c.mamba_heads : 0) : get_or<int64_t>(j, "mamba_d_head", 0);
-  if (c.mamba_heads * c.mamba_head_dim != inner)
-    throw std::invalid_argument(fmt::format("config.json: mamba_n_heads {} times mamba_d_head {} must be mamba_expand "
-                                            "times hidden_size ({})", c.mamba_heads, c.mamba_head_dim, inner));
-  parse_time_step_limit(j, c);
-  check_mamba2(c, get_or<std::string>(j, "hidden_act", "silu"));
+  parse_mamba_keys(j, c, get_or<int64_t>(j, "mamba_expand", 2) * c.hidden_size, "mamba_expand times hidden_size");
+  c.mamba_out_bias = c.mamba_proj_bias;
   if (get_or<std::string>(j, "position_embedding_type", "") != "rope")
     c.rope_layers.assign(std::max<int64_t>(c.num_layers, 0), false);
   const int64_t shared = get_or<int64_t>(j, "shared_intermediate_size", 1024);
@@ -560,24 +567,11 @@ std::array<double, n> numbers_or(const json& j, const char* key, std::array<doub
 // width mamba_d_ssm, 1024 when absent), its gate and norm, and the muP multipliers.
 void parse_falcon_h1(const json& j, ModelConfig& c) {
   c.mamba_beside_attention = true;
-  c.mamba_heads = get_or<int64_t>(j, "mamba_n_heads", 128);
-  c.mamba_groups = get_or<int64_t>(j, "mamba_n_groups", 1);
-  c.mamba_state_size = get_or<int64_t>(j, "mamba_d_state", 256);
-  c.mamba_taps = get_or<int64_t>(j, "mamba_d_conv", 4);
-  c.mamba_chunk = get_or<int64_t>(j, "mamba_chunk_size", 256);
-  c.mamba_conv_bias = get_or<bool>(j, "mamba_conv_bias", true);
-  c.mamba_proj_bias = get_or<bool>(j, "mamba_proj_bias", false);
-  c.mamba_out_bias = get_or<bool>(j, "projectors_bias", false);
   const int64_t inner = !j.contains("mamba_d_ssm") ? 1024
                         : j["mamba_d_ssm"].is_null() ? get_or<int64_t>(j, "mamba_expand", 2) * c.hidden_size
                                                      : get_or<int64_t>(j, "mamba_d_ssm", 1024);
-  const bool auto_head = !has_field(j, "mamba_d_head") || (j["mamba_d_head"].is_string() && j["mamba_d_head"] == "auto");
-  c.mamba_head_dim = auto_head ? (c.mamba_heads > 0 ? inner / c.mamba_heads : 0) : get_or<int64_t>(j, "mamba_d_head", 0);
-  if (c.mamba_heads * c.mamba_head_dim != inner)
-    throw std::invalid_argument(fmt::format("config.json: mamba_n_heads {} times mamba_d_head {} must be the inner "
-                                            "width mamba_d_ssm ({})", c.mamba_heads, c.mamba_head_dim, inner));
-  parse_time_step_limit(j, c);
-  check_mamba2(c, get_or<std::string>(j, "hidden_act", "silu"));
+  parse_mamba_keys(j, c, inner, "the inner width mamba_d_ssm");
+  c.mamba_out_bias = get_or<bool>(j, "projectors_bias", false);
   c.mamba_gate = !get_or<bool>(j, "mamba_rms_norm", false)           ? Mamba2Gate::kGateOnly
                  : get_or<bool>(j, "mamba_norm_before_gate", true) ? Mamba2Gate::kNormThenGate
                                                                      : Mamba2Gate::kGateThenNormFp32Weight;

@@ -237,7 +237,7 @@ const char* const kSyntheticNames =
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
     "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
-    "granite-4.0-h-tiny";
+    "granite-4.0-h-tiny, lfm3-1.7b";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -1421,6 +1421,12 @@ json synthetic_keys(const std::string& name) {
               {"mamba_n_groups", 1}, {"mamba_d_conv", 4}, {"mamba_expand", 2}, {"mamba_chunk_size", 256},
               {"position_embedding_type", "nope"}, {"embedding_multiplier", 12.0}, {"attention_multiplier", 0.0078125},
               {"residual_multiplier", 0.22}, {"logits_scaling", 6.0}, {"layer_types", types}});
+    return j;
+  }
+  if (name == "lfm3-1.7b") {  // LiquidAI/LFM3-1.7B (transformers' Lfm3Config defaults): 13 conv, 6 full, 5 sliding
+    json j = shape("lfm3", 128000, 2048, 7680, 24, 16, 4, 128, 128000);
+    j.erase("rms_norm_eps");
+    j["norm_eps"] = 1e-5;
     return j;
   }
   if (name == "qwen3.5-9b") {  // Qwen/Qwen3.5-9B's text model (transformers' Qwen3_5TextConfig defaults)

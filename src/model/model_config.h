@@ -258,7 +258,8 @@ struct ModelConfig {
   // exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b and apertus-8b as released; tiny-qwen3.5 (tiny with Qwen 3.5's
   // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b and
   // olmo-hybrid-7b as transformers' configs describe them; lfm2-1.2b as released; tiny-granite4 (tiny with Granite
-  // 4's Mamba2 layers, three to each attention layer, no experts) and granite-4.0-h-tiny.
+  // 4's Mamba2 layers, three to each attention layer, no experts) and granite-4.0-h-tiny; lfm3-1.7b as transformers'
+  // config describes it.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

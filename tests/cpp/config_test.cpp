@@ -78,7 +78,7 @@ TEST(ModelConfig, WrittenConfigReadsBackTheSame) {
                                  "hunyuan-a13b", "minimax-m2", "seed-oss-36b", "exaone4-32b", "hunyuan-0.5b",
                                  "ernie4.5-0.3b", "apertus-8b", "tiny-qwen3.5", "qwen3.5-9b",
                                  "qwen3.5-35b-a3b", "qwen3-next-80b-a3b", "olmo-hybrid-7b",
-                                 "lfm2-1.2b", "tiny-granite4", "granite-4.0-h-tiny"}) {
+                                 "lfm2-1.2b", "tiny-granite4", "granite-4.0-h-tiny", "lfm3-1.7b"}) {
     const ModelConfig c = ModelConfig::synthetic(name);
     const ModelConfig back = ModelConfig::from_json(c.to_json());
     EXPECT_EQ(back.to_json(), c.to_json()) << name;

@@ -285,6 +285,33 @@ def test_nemotron_h_time_step_min_clamps_as_transformers_full_forward(tmp_path):
     assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-3
 
 
+@pytest.mark.parametrize("norm_before_gate", [True, False])
+def test_falcon_h1_gated_norm_scores_as_transformers(tmp_path, norm_before_gate):
+    """Falcon-H1 with its Mamba2 norm on (mamba_rms_norm; released checkpoints have it off, as the fixture): RMS-normed
+    per group before the gate or after it, the weight multiplied in fp32; on the fixture's weights with the norm's
+    weight drawn, plain and prefix paths against transformers, and the two orders giving different numbers."""
+    config = transformers.AutoConfig.from_pretrained(MODELS / "falcon_h1")
+    config.mamba_rms_norm, config.mamba_norm_before_gate = True, norm_before_gate
+    model = transformers.FalconH1ForCausalLM(config).eval()
+    state = safetensors.torch.load_file(MODELS / "falcon_h1" / "model.safetensors")
+    generator = torch.Generator().manual_seed(4)
+    for name, p in model.named_parameters():
+        if name.endswith("mamba.norm.weight"):
+            state[name] = 1 + 0.3 * torch.randn(p.shape, generator=generator)
+    model.load_state_dict(state)
+    model.save_pretrained(tmp_path)
+    shutil.copy(MODELS / "falcon_h1" / "tokenizer.json", tmp_path / "tokenizer.json")
+    pairs = fixture_pairs("falcon_h1")
+    want = hf_scores(tmp_path, pairs)
+    got = _testing.score_plain(str(tmp_path), "float32", pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path, min_prefix_len=2).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    fixture = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "falcon_h1").loglikelihood(pairs)
+    assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-3
+
+
 def test_a_model_of_recurrent_layers_only_scores_as_transformers(tmp_path):
     """LFM2 with every layer a short convolution: no keys and values at all, only states (a cache budget per token
     of zero bytes must not divide anything), shared prefixes cached."""

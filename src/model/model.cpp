@@ -393,8 +393,7 @@ at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& 
 }
 
 // A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
-// shared prefix's, else none (zeros). Its state after goes into the cache, replacing the one before.
-// (state_before is that lookup alone.)
+// shared prefix's, else none (zeros).
 std::vector<at::Tensor> state_before(const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared,
                                      int64_t index) {
   if (cache != nullptr && !cache->layer(index).empty()) return cache->layer(index).state;
@@ -402,6 +401,7 @@ std::vector<at::Tensor> state_before(const DeviceInputs& in, KvCache* cache, con
   return {};
 }
 
+// A recurrent layer from its state before; its state after goes into the cache, replacing the one before.
 at::Tensor recurrent_layer(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h,
                            const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index) {
   const std::vector<at::Tensor> before = state_before(in, cache, shared, index);

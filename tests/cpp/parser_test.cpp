@@ -476,6 +476,32 @@ TEST(ConfigJson, NemotronHAsReleased) {
             std::string::npos);
 }
 
+// Falcon-H1: the Mamba2 width mamba_d_ssm (1024 when absent, mamba_expand times hidden_size when null), its gate and
+// norm from mamba_rms_norm and mamba_norm_before_gate, the multipliers' lists of five and two; misfits refused.
+TEST(ConfigJson, FalconH1Keys) {
+  const std::string sizes = R"("model_type": "falcon_h1", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "mamba_n_heads": 8, "mamba_d_state": 12, "mamba_chunk_size": 16)";
+  const ModelConfig c = ModelConfig::from_json("{" + sizes + R"(, "ssm_multipliers": [1, 2, 3, 4, 5]})");
+  EXPECT_TRUE(c.mamba_beside_attention);
+  EXPECT_EQ(c.mamba_head_dim, 128);  // 1024 over 8 heads
+  EXPECT_EQ(c.mamba_gate, Mamba2Gate::kGateOnly);
+  EXPECT_EQ(c.ssm_multipliers[4], 5);
+  EXPECT_EQ(c.rms_norm_eps, 1e-5);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  const ModelConfig expanded = ModelConfig::from_json(
+      "{" + sizes + R"(, "mamba_d_ssm": null, "mamba_rms_norm": true, "mamba_norm_before_gate": false})");
+  EXPECT_EQ(expanded.mamba_head_dim, 16);  // 2 x 64 over 8 heads
+  EXPECT_EQ(expanded.mamba_gate, Mamba2Gate::kGateThenNormFp32Weight);
+  EXPECT_EQ(ModelConfig::from_json(expanded.to_json()).to_json(), expanded.to_json());
+  auto refusal = [&](const std::string& more) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + sizes + ", " + more + "}"); });
+  };
+  EXPECT_NE(refusal(R"("ssm_multipliers": [1, 2])").find("ssm_multipliers must hold 5 numbers, got 2"), std::string::npos);
+  EXPECT_NE(refusal(R"("mlp_multipliers": [1])").find("mlp_multipliers must hold 2 numbers, got 1"), std::string::npos);
+  EXPECT_NE(refusal(R"("mamba_d_ssm": 100)").find("must be the inner width mamba_d_ssm (100)"), std::string::npos);
+}
+
 // time_step_limit as each writer writes it: Python's json (a bare Infinity), transformers 5 ({"__float__":
 // "Infinity"}), or finite; NaN, a negative or inverted range, and other shapes refused by name; a string that
 // holds the word Infinity is left as it is.

@@ -39,6 +39,13 @@ void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::stri
                    [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
 }
 
+// A depthwise convolution's weight `name` of layer `i` ([channels, 1, taps] as saved), kept [channels, taps].
+void add_depthwise_conv(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, int64_t channels,
+                        int64_t taps, LayerTensor member) {
+  slots.push_back({{name, {channels, 1, taps}}, i,
+                   [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t.squeeze(1); }});
+}
+
 // Checkpoint tensors kept apart ([rows, ...] each, `inner` the rest of each shape) written one after another into
 // the rows of one joined tensor `member` of layer `i`, [sum of rows, product of inner], in the order given.
 void add_joined_rows(std::vector<WeightSlot>& slots, int64_t i, const std::string& prefix,
@@ -168,8 +175,7 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
                     {{"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}},
                     {1, d.taps}, &LayerWeights::delta_conv);
   } else {
-    slots.push_back({{prefix + "conv1d.weight", {d.conv_channels(), 1, d.taps}}, i,
-                     [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_conv = t.squeeze(1); }});
+    add_depthwise_conv(slots, i, prefix + "conv1d.weight", d.conv_channels(), d.taps, &LayerWeights::delta_conv);
   }
   add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
   add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
@@ -184,8 +190,7 @@ void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int6
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   add("in_proj.weight", {3 * h, h}, &LayerWeights::conv_in);
-  slots.push_back({{prefix + "conv.weight", {h, 1, s.taps}}, i,
-                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].conv = t.squeeze(1); }});
+  add_depthwise_conv(slots, i, prefix + "conv.weight", h, s.taps, &LayerWeights::conv);
   add("out_proj.weight", {h, h}, &LayerWeights::o);
   if (!s.bias) return;
   add("in_proj.bias", {3 * h}, &LayerWeights::conv_in_bias);
@@ -200,8 +205,7 @@ void add_mamba2(std::vector<WeightSlot>& slots, const Mamba2Spec& m, int64_t h, 
   };
   add("in_proj.weight", {m.projected(), h}, &LayerWeights::mamba_in);
   if (m.proj_bias) add("in_proj.bias", {m.projected()}, &LayerWeights::mamba_in_bias);
-  slots.push_back({{prefix + "conv1d.weight", {m.conv_channels(), 1, m.taps}}, i,
-                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].mamba_conv = t.squeeze(1); }});
+  add_depthwise_conv(slots, i, prefix + "conv1d.weight", m.conv_channels(), m.taps, &LayerWeights::mamba_conv);
   if (m.conv_bias) add("conv1d.bias", {m.conv_channels()}, &LayerWeights::mamba_conv_bias);
   add("A_log", {m.heads}, &LayerWeights::mamba_a_log);
   add("D", {m.heads}, &LayerWeights::mamba_d);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cmath>
 #include <numeric>
 #include <filesystem>
@@ -360,6 +361,14 @@ int64_t per_layer_index(const std::string& key, int64_t num_layers) {
   return layer;
 }
 
+// Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
+void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
+  for (const char* name : supported)
+    if (type == name) return;
+  throw std::invalid_argument(
+      fmt::format("config.json: layer type '{}' (supported here: {})", type, fmt::join(supported, ", ")));
+}
+
 // Qwen 3.5's Gated DeltaNet layers and their sizes, as Qwen3_5TextConfig reads them.
 void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) {
   const bool olmo = layout == DeltaNetLayout::kOlmoHybrid;
@@ -399,9 +408,7 @@ void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) 
     return;
   }
   for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
-    if (type != "linear_attention" && type != "full_attention")
-      throw std::invalid_argument(fmt::format(
-          "config.json: layer type '{}' (supported here: linear_attention, full_attention)", type));
+    check_layer_type(type, {"linear_attention", "full_attention"});
     c.linear_attention_layers.push_back(type == "linear_attention");
   }
   if (static_cast<int64_t>(c.linear_attention_layers.size()) != c.num_layers)
@@ -418,9 +425,7 @@ void parse_lfm3(const json& j, ModelConfig& c) {
       types.emplace_back(i % 4 == 2 ? "full_attention" : i % 4 == 0 && i > 0 ? "sliding_attention" : "conv");
   }
   for (const std::string& type : types) {
-    if (type != "conv" && type != "full_attention" && type != "sliding_attention")
-      throw std::invalid_argument(fmt::format(
-          "config.json: layer type '{}' (supported here: conv, full_attention, sliding_attention)", type));
+    check_layer_type(type, {"conv", "full_attention", "sliding_attention"});
     c.short_conv_layers.push_back(type == "conv");
     c.layer_kinds.push_back(type == "sliding_attention" ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
   }
@@ -446,8 +451,7 @@ void parse_lfm2(const json& j, ModelConfig& c, const ModelFamily& family) {
     parse_lfm3(j, c);
   } else if (has_field(j, "layer_types")) {
     for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
-      if (type != "conv" && type != "full_attention")
-        throw std::invalid_argument(fmt::format("config.json: layer type '{}' (supported here: conv, full_attention)", type));
+      check_layer_type(type, {"conv", "full_attention"});
       c.short_conv_layers.push_back(type == "conv");
     }
   } else {
@@ -529,11 +533,8 @@ void parse_granite_hybrid(const json& j, ModelConfig& c) {
   const char* types = has_field(j, "layer_types") ? "layer_types" : "layers_block_type";
   if (has_field(j, types)) {
     for (const auto& type : get_or<std::vector<std::string>>(j, types, {})) {
-      const bool mamba = type == "mamba" || type == "linear_attention";
-      if (!mamba && type != "attention" && type != "full_attention")
-        throw std::invalid_argument(fmt::format(
-            "config.json: layer type '{}' (supported here: mamba, linear_attention, attention, full_attention)", type));
-      c.mamba_layers.push_back(mamba);
+      check_layer_type(type, {"mamba", "linear_attention", "attention", "full_attention"});
+      c.mamba_layers.push_back(type == "mamba" || type == "linear_attention");
     }
   } else {
     c.mamba_layers.assign(std::max<int64_t>(c.num_layers, 0), true);
@@ -626,9 +627,7 @@ T get_either(const json& j, const char* key, const char* older, T fallback) {
 void parse_nemotron_h(const json& j, ModelConfig& c) {
   c.mixer_only_layers = true;
   for (const std::string& type : nemotron_layer_types(j)) {
-    if (type != "linear_attention" && type != "full_attention" && type != "mlp" && type != "moe")
-      throw std::invalid_argument(fmt::format(
-          "config.json: layer type '{}' (supported here: linear_attention, full_attention, mlp, moe)", type));
+    check_layer_type(type, {"linear_attention", "full_attention", "mlp", "moe"});
     c.mamba_layers.push_back(type == "linear_attention");
     c.mlp_only_layers.push_back(type == "mlp" || type == "moe");
     c.moe_layers.push_back(type == "moe");

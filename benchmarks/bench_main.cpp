@@ -44,7 +44,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             ernie4.5-0.3b, apertus-8b, tiny-qwen3.5,
                             qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b,
                             olmo-hybrid-7b, lfm2-1.2b, tiny-granite4,
-                            granite-4.0-h-tiny, lfm3-1.7b)
+                            granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b,
+                            falcon-h1-1.5b, lfm2-8b-a1b)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded

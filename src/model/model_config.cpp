@@ -238,7 +238,7 @@ const char* const kSyntheticNames =
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
     "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
-    "granite-4.0-h-tiny, lfm3-1.7b";
+    "granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b";
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -1426,6 +1426,32 @@ json synthetic_keys(const std::string& name) {
     json j = shape("lfm3", 128000, 2048, 7680, 24, 16, 4, 128, 128000);
     j.erase("rms_norm_eps");
     j["norm_eps"] = 1e-5;
+    return j;
+  }
+  if (name == "nemotron-h-8b") {  // nvidia/Nemotron-H-8B-Base-8K: 24 Mamba2, 4 attention and 24 MLP layers
+    json j = shape("nemotron_h", 131072, 4096, 21504, 52, 32, 8, 128, 8192);
+    j.erase("rms_norm_eps");
+    j.update({{"layer_norm_epsilon", 1e-5}, {"hybrid_override_pattern", "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"},
+              {"mamba_num_heads", 128}, {"mamba_head_dim", 64}, {"ssm_state_size", 128}, {"n_groups", 8},
+              {"conv_kernel", 4}, {"chunk_size", 128}, {"mlp_hidden_act", "relu2"}});
+    return j;
+  }
+  if (name == "falcon-h1-1.5b") {  // tiiuae/Falcon-H1-1.5B-Base's sizes (its muP multipliers left at 1)
+    json j = shape("falcon_h1", 65537, 2048, 4608, 24, 8, 2, 128, 131072);
+    j.update({{"mamba_d_ssm", 3072}, {"mamba_n_heads", 48}, {"mamba_d_head", 64}, {"mamba_d_state", 256},
+              {"mamba_n_groups", 1}, {"mamba_d_conv", 4}, {"mamba_chunk_size", 128}, {"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "lfm2-8b-a1b") {  // LiquidAI/LFM2-8B-A1B: 18 short-convolution layers, 6 attention; 32 experts, 4 a token
+    json j = shape("lfm2_moe", 65536, 2048, 7168, 24, 32, 8, 64, 128000);
+    j.erase("rms_norm_eps");
+    json types = json::array();
+    for (int i = 0; i < 24; ++i)
+      types.push_back(i == 2 || i == 6 || i == 10 || i == 14 || i == 18 || i == 21 ? "full_attention" : "conv");
+    j.update({{"norm_eps", 1e-5}, {"layer_types", types}, {"num_experts", 32}, {"num_experts_per_tok", 4},
+              {"moe_intermediate_size", 1792}, {"num_dense_layers", 2}, {"norm_topk_prob", true},
+              {"use_expert_bias", true}, {"routed_scaling_factor", 1.0}, {"conv_L_cache", 3},
+              {"rope_theta", 1000000.0}, {"tie_embedding", true}});
     return j;
   }
   if (name == "qwen3.5-9b") {  // Qwen/Qwen3.5-9B's text model (transformers' Qwen3_5TextConfig defaults)

@@ -78,7 +78,8 @@ TEST(ModelConfig, WrittenConfigReadsBackTheSame) {
                                  "hunyuan-a13b", "minimax-m2", "seed-oss-36b", "exaone4-32b", "hunyuan-0.5b",
                                  "ernie4.5-0.3b", "apertus-8b", "tiny-qwen3.5", "qwen3.5-9b",
                                  "qwen3.5-35b-a3b", "qwen3-next-80b-a3b", "olmo-hybrid-7b",
-                                 "lfm2-1.2b", "tiny-granite4", "granite-4.0-h-tiny", "lfm3-1.7b"}) {
+                                 "lfm2-1.2b", "tiny-granite4", "granite-4.0-h-tiny", "lfm3-1.7b",
+                                 "nemotron-h-8b", "falcon-h1-1.5b", "lfm2-8b-a1b"}) {
     const ModelConfig c = ModelConfig::synthetic(name);
     const ModelConfig back = ModelConfig::from_json(c.to_json());
     EXPECT_EQ(back.to_json(), c.to_json()) << name;
@@ -86,6 +87,32 @@ TEST(ModelConfig, WrittenConfigReadsBackTheSame) {
   }
   const ModelConfig qwen3 = ModelConfig::from_file(model_dir("qwen3"));
   EXPECT_EQ(ModelConfig::from_json(qwen3.to_json()).to_json(), qwen3.to_json());
+}
+
+// The hybrid shapes of released sizes have their layer mix as released.
+TEST(ModelConfig, HybridShapesHaveTheirReleasedLayerMix) {
+  const auto count = [](const ModelConfig& c, auto kind) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < c.num_layers; ++i) n += kind(c, i) ? 1 : 0;
+    return n;
+  };
+  const auto mamba = [](const ModelConfig& c, int64_t i) { return c.is_mamba(i); };
+  const auto mlp_only = [](const ModelConfig& c, int64_t i) { return c.is_mlp_only(i); };
+  const auto conv = [](const ModelConfig& c, int64_t i) { return c.is_short_conv(i); };
+  const auto moe = [](const ModelConfig& c, int64_t i) { return c.is_moe_layer(i); };
+  const ModelConfig nemotron = ModelConfig::synthetic("nemotron-h-8b");
+  EXPECT_EQ(nemotron.num_layers, 52);
+  EXPECT_EQ(count(nemotron, mamba), 24);
+  EXPECT_EQ(count(nemotron, mlp_only), 24);
+  EXPECT_EQ(count(nemotron, moe), 0);
+  const ModelConfig falcon = ModelConfig::synthetic("falcon-h1-1.5b");
+  EXPECT_TRUE(falcon.mamba_beside_attention);
+  EXPECT_EQ(falcon.mamba_heads * falcon.mamba_head_dim, 3072);
+  const ModelConfig lfm2_moe = ModelConfig::synthetic("lfm2-8b-a1b");
+  EXPECT_EQ(count(lfm2_moe, conv), 18);
+  EXPECT_EQ(count(lfm2_moe, moe), 22);
+  EXPECT_FALSE(lfm2_moe.is_moe_layer(1));
+  EXPECT_TRUE(lfm2_moe.is_moe_layer(2));
 }
 
 }  // namespace

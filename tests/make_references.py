@@ -349,6 +349,26 @@ FAMILIES = {
                      attention_bias=True, num_attention_heads=4, num_key_value_heads=2, head_dim=28,
                      rms_norm_eps=1e-5, tie_word_embeddings=False,
                      rope_parameters=dict(rope_type="default", rope_theta=1e6, partial_rotary_factor=0.5)),
+    # DeepSeek V3: multi-head latent attention (latent of 20, queries through a rank-24 pair, unrotated key parts of
+    # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
+    # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.
+    "deepseek_v3": dict(model_type="deepseek_v3", seed=1, intermediate_size=120, moe_intermediate_size=24, num_hidden_layers=3,
+                        first_k_dense_replace=1, n_routed_experts=8, num_experts_per_tok=3, n_group=4, topk_group=2,
+                        n_shared_experts=1, routed_scaling_factor=2.5, num_attention_heads=4, num_key_value_heads=4,
+                        kv_lora_rank=20, q_lora_rank=24, qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=10,
+                        rms_norm_eps=1e-5, tie_word_embeddings=False,
+                        rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, mscale=1.0,
+                                             mscale_all_dim=0.8, original_max_position_embeddings=512)),
+    # The same without the query's low-rank pair (q_proj), with biases (kv_a_proj_with_mqa's, o_proj's), the rope
+    # over halves (rope_interleave false), every layer routed.
+    "deepseek_v3_q_proj": dict(model_type="deepseek_v3", seed=2, intermediate_size=120, moe_intermediate_size=24,
+                               num_hidden_layers=2, first_k_dense_replace=0, n_routed_experts=6,
+                               num_experts_per_tok=2, n_group=1, topk_group=1, n_shared_experts=2,
+                               routed_scaling_factor=1.5, num_attention_heads=3, num_key_value_heads=3,
+                               kv_lora_rank=18, q_lora_rank=None, qk_nope_head_dim=14, qk_rope_head_dim=6,
+                               v_head_dim=16, attention_bias=True, rope_interleave=False, rms_norm_eps=1e-6,
+                               tie_word_embeddings=False,
+                               rope_parameters=dict(rope_type="default", rope_theta=50000.0)),
     # ERNIE 4.5 MoE: layer 0 dense, 1 and 2 routed by a softmax plus a correction bias to 2 of 6 experts beside a
     # shared one, biases on every projection (use_bias), the rope over interleaved pairs, heads of 30, tied.
     "ernie4_5_moe": dict(model_type="ernie4_5_moe", intermediate_size=76, moe_intermediate_size=40,

@@ -20,9 +20,9 @@ struct LayerCache {
   bool empty() const { return slotted.empty() && state.empty(); }  // the layer keeps nothing
   c10::Device device() const { return slotted.empty() ? state.at(0).device() : slotted.front().device(); }
   int64_t slots() const { return slotted.empty() ? 0 : slotted.front().size(2); }
-  // An attention layer's keys and values.
+  // An attention layer's keys and values; a latent-attention layer keeps one tensor, its keys and values both.
   const at::Tensor& keys() const { return slotted.at(0); }
-  const at::Tensor& values() const { return slotted.at(1); }
+  const at::Tensor& values() const { return slotted.size() > 1 ? slotted.at(1) : slotted.at(0); }
   int64_t bytes() const;
 
   // The rows `index` picks (int64, on the tensors' device), copied.

@@ -3,9 +3,22 @@
 #include "model/model_family.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace prefix_scorer {
 namespace {
+
+// Latent attention's scores scale as the expanded keys' width, qk_nope_head_dim + qk_rope_head_dim, gives; a yarn
+// rope with mscale_all_dim multiplies that by mscale(factor, mscale_all_dim)^2, as transformers' yarn_apply_mscale.
+double latent_attention_scale(const ModelConfig& c) {
+  double scale = 1.0 / std::sqrt(static_cast<double>(c.qk_nope_head_dim + c.head_dim));
+  const RopeConfig& r = c.rope;
+  if (r.type != RopeType::kDefault && r.mscale_all_dim != 0 && r.factor > 1) {
+    const double mscale = 0.1 * r.mscale_all_dim * std::log(r.factor) + 1.0;
+    scale *= mscale * mscale;
+  }
+  return scale;
+}
 
 AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   AttentionSpec a;
@@ -26,6 +39,11 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.qk_norm = c.qk_norm ? QkNorm::kPerHead : c.qk_norm_full_width ? QkNorm::kFullWidth : QkNorm::kNone;
   a.qkv_bias = c.qkv_bias;
   a.o_bias = c.o_bias;
+  if (c.latent_attention()) {  // one kv head of the latent and the rotated key; scores scaled as the expanded form's
+    a.kv_heads = 1;
+    a.head_dim = c.kv_lora_rank + c.head_dim;
+    a.scale = latent_attention_scale(c);
+  }
   // A KV-shared layer reads the last layer before the shared ones that is of its kind (windowed or not).
   a.kv_layer = layer;
   const int64_t first_shared = c.num_layers - c.kv_shared_layers;
@@ -119,6 +137,10 @@ ModelSpec model_spec(const ModelConfig& c) {
       l.mamba_out_multiplier = c.ssm_out_multiplier;
     }
     l.mlp = mlp_spec(c, i);
+    if (c.latent_attention()) {
+      l.mixer = MixerKind::kLatentAttention;
+      l.latent = {c.q_lora_rank, c.kv_lora_rank, c.qk_nope_head_dim, c.head_dim, c.v_head_dim};
+    }
     if (c.is_mlp_only(i)) l.mixer = MixerKind::kNone;
     if (c.mixer_only_layers && !c.is_mlp_only(i)) l.mlp = {MlpKind::kNone, 0};
     const bool output_norms_only = c.output_norms_only && !(c.is_linear_attention(i) && c.recurrent_layers_pre_norm);
@@ -138,7 +160,9 @@ ModelSpec model_spec(const ModelConfig& c) {
 
 int64_t ModelSpec::cached_per_token(int64_t layer) const {
   const AttentionSpec& a = layers.at(layer).attention;
-  return a.kv_layer == layer && layers.at(layer).mixer == MixerKind::kAttention ? 2 * a.kv_width() : 0;
+  const MixerKind mixer = layers.at(layer).mixer;
+  if (mixer == MixerKind::kLatentAttention) return layers.at(layer).latent.latent_width();
+  return a.kv_layer == layer && mixer == MixerKind::kAttention ? 2 * a.kv_width() : 0;
 }
 
 int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
@@ -155,7 +179,8 @@ int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
 
 bool ModelSpec::has_recurrent_layers() const {
   return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) {
-    return (l.mixer != MixerKind::kAttention && l.mixer != MixerKind::kNone) || l.mamba_beside;
+    return (l.mixer != MixerKind::kAttention && l.mixer != MixerKind::kNone && l.mixer != MixerKind::kLatentAttention) ||
+           l.mamba_beside;
   });
 }
 

@@ -38,8 +38,23 @@ struct AttentionSpec {
 // What mixes tokens in a layer: attention, a Gated DeltaNet (a recurrent state per value head, see
 // gated_delta_rule.h) of these sizes, a short convolution (LFM2: out(C * conv(B * x)), B, C and x projected from
 // the input; its state the convolution's last inputs), or Mamba2 (a state per head, see mamba2_scan.h).
-// kNone: the layer is its MLP alone (Nemotron-H's MLP layers).
-enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv, kMamba2, kNone };
+// kNone: the layer is its MLP alone (Nemotron-H's MLP layers). kLatentAttention: multi-head latent attention (see
+// LatentSpec).
+enum class MixerKind { kAttention, kGatedDeltaNet, kShortConv, kMamba2, kNone, kLatentAttention };
+
+// Multi-head latent attention (DeepSeek V3), computed with kv_b_proj absorbed: a token caches only its latent, the
+// kv_rank normed values and the rope_dim values of its rotated key, as one key of one head that is its value too.
+// Each query head's unrotated part (nope_dim) times that head's key rows of kv_b_proj becomes kv_rank values beside
+// its rotated part, so that query . latent is the query . key of the expanded form; the attention's output over the
+// latents, its first kv_rank values times the head's value rows of kv_b_proj, is the head's output (value_dim). The
+// AttentionSpec of such a layer: its heads, one kv head of kv_rank + rope_dim, the rope, the expanded form's scale.
+struct LatentSpec {
+  int64_t q_rank = 0;  // the query through q_a_proj, its norm and q_b_proj; 0: q_proj
+  int64_t kv_rank = 0, nope_dim = 0, rope_dim = 0, value_dim = 0;
+
+  int64_t q_width(int64_t heads) const { return heads * (nope_dim + rope_dim); }
+  int64_t latent_width() const { return kv_rank + rope_dim; }
+};
 
 // A Mamba2 mixer: z, x, B, C and dt projected from the input (in_proj, in that order), x, B and C through a causal
 // convolution (SiLU), the scan over heads of head_dim values (B and C shared by groups of heads, state_size each),
@@ -126,6 +141,7 @@ struct LayerSpec {
   DeltaNetSpec delta;       // kGatedDeltaNet's
   ShortConvSpec short_conv; // kShortConv's
   Mamba2Spec mamba;         // kMamba2's
+  LatentSpec latent;        // kLatentAttention's (with `attention`)
   MlpSpec mlp;
   // Which norms the layer has: before attention, on its output, before the MLP, on its output.
   bool input_norm = true, attn_out_norm = false, pre_mlp_norm = true, mlp_out_norm = false;

@@ -258,6 +258,26 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   return {q_k[0], q_k[1], head_major(v, a.kv_heads)};
 }
 
+// Queries `q` [b, heads, t, width] of a layer over `kv`, the keys and values of the forward's tokens (after the
+// cache's), and the rows' shared prefixes at a.kv_layer by cascade when there are some.
+at::Tensor attend_cached(const AttentionSpec& a, const at::Tensor& q, const LayerCache& produced,
+                         const SharedPrefixes* shared, const DeviceInputs& in, const at::Tensor& sinks) {
+  const LayerCache kv = produced.to(q.device());
+  const FoldedMask& mask = in.mask(a.window, a.heads / a.kv_heads);
+  const ScoreOptions scores{a.scale, a.softcap, sinks};
+  if (shared == nullptr) return attend(q, kv.keys(), kv.values(), mask, scores);
+  const LayerCache prefix = shared->layers[a.kv_layer].to(q.device());
+  return attend_cascade(q, kv.keys(), kv.values(), mask, prefix.keys(), prefix.values(), in.groups, scores);
+}
+
+// Keeps a layer's keys and values `fresh` in produced[index], after the cache's rows' when there is a cache.
+void keep_produced(LayerCache fresh, KvCache* cache, int64_t index, std::vector<LayerCache>& produced) {
+  produced[index] = std::move(fresh);
+  if (cache == nullptr) return;
+  cache->append_layer(index, produced[index]);
+  produced[index] = cache->layer(index);
+}
+
 // Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result. A
 // layer with keys and values of its own computes them (after the cache's, when there is one) into produced[index];
 // a KV-shared layer takes those of its kv_layer from there, and from the shared prefixes at that layer. They are
@@ -269,30 +289,44 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   const bool own_kv = a.kv_layer == index;
   Projections p = project(a, n, l, h, own_kv, in);
   if (in.query_scale.defined()) p.q = p.q * in.query_scale;
-  if (own_kv) {
-    produced[index] = {{p.k, p.v}, state};
-    if (cache != nullptr) {
-      cache->append_layer(index, produced[index]);
-      produced[index] = cache->layer(index);
-    }
-  }
-  const LayerCache kv = produced.at(a.kv_layer).to(h.device());
+  if (own_kv) keep_produced({{p.k, p.v}, state}, cache, index, produced);
+  at::Tensor heads = attend_cached(a, p.q, produced.at(a.kv_layer), shared, in, l.sinks);
   if (own_kv && !read_later) produced[index] = {};
-  const FoldedMask& mask = in.mask(a.window, a.heads / a.kv_heads);
-  const ScoreOptions scores{a.scale, a.softcap, l.sinks};
-  at::Tensor heads =
-      shared == nullptr
-          ? attend(p.q, kv.keys(), kv.values(), mask, scores)
-          : [&] {
-              const LayerCache prefix = shared->layers[a.kv_layer].to(h.device());
-              return attend_cascade(p.q, kv.keys(), kv.values(), mask, prefix.keys(), prefix.values(), in.groups,
-                                    scores);
-            }();
   // [b, heads, t, head_dim] as [b, t, heads * head_dim] (no transpose for one query a row)
   if (a.head_gate) heads = heads * at::sigmoid(at::linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
   at::Tensor by_token = t == 1 ? heads.reshape({b, 1, a.q_width()}) : heads.transpose(1, 2).reshape({b, t, a.q_width()});
   if (a.output_gate) by_token = by_token * at::sigmoid(at::linear(h, l.attn_gate, l.attn_gate_bias));
   return at::linear(by_token, l.o, l.o_bias);
+}
+
+// Multi-head latent attention (see LatentSpec) over the normed input `h` [b, t, hidden]: one matmul gives the query's
+// input and the latent; the latent's first kv_rank values normed (epsilon 1e-6, as DeepSeek's norms without one
+// given), its last rope_dim rotated, kept as one key [b, 1, t, kv_rank + rope_dim]; each head's unrotated query
+// absorbed into the latent's space beside its rotated part; attention over the latents as keys and values, the
+// output's first kv_rank values expanded by each head's value rows, then o_proj.
+at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                            KvCache* cache, const SharedPrefixes* shared, int64_t index,
+                            std::vector<LayerCache>& produced) {
+  const AttentionSpec& a = s.attention;
+  const LatentSpec& m = s.latent;
+  const int64_t b = h.size(0), t = h.size(1);
+  const NormSpec latent_norm;
+  const int64_t q_in = m.q_rank > 0 ? m.q_rank : m.q_width(a.heads);
+  const std::vector<at::Tensor> parts =
+      at::linear(h, l.qkv, l.qkv_bias).split_with_sizes({q_in, m.kv_rank, m.rope_dim}, -1);
+  const at::Tensor q = (m.q_rank > 0 ? at::linear(rms_norm(parts[0], l.q_a_norm, latent_norm), l.q) : parts[0])
+                           .view({b, t, a.heads, m.nope_dim + m.rope_dim});
+  const RotaryTables& rotary = in.rotary.at(a.rope);
+  const at::Tensor q_rope = apply_rotary(q.narrow(-1, m.nope_dim, m.rope_dim), rotary).transpose(1, 2);
+  const at::Tensor k_rope = apply_rotary(parts[2].view({b, t, 1, m.rope_dim}), rotary);
+  keep_produced({{at::cat({rms_norm(parts[1], l.kv_a_norm, latent_norm).unsqueeze(2), k_rope}, -1).transpose(1, 2)}, {}},
+                cache, index, produced);
+  at::Tensor query = at::cat({at::matmul(q.narrow(-1, 0, m.nope_dim).transpose(1, 2), l.key_up), q_rope}, -1);
+  if (in.query_scale.defined()) query = query * in.query_scale;
+  const at::Tensor latents = attend_cached(a, query, produced[index], shared, in, {});
+  produced[index] = {};
+  const at::Tensor heads = at::matmul(latents.narrow(-1, 0, m.kv_rank), l.value_up);  // [b, heads, t, value_dim]
+  return at::linear(heads.transpose(1, 2).reshape({b, t, a.heads * m.value_dim}), l.o, l.o_bias);
 }
 
 // A Gated DeltaNet layer over its normed input `h` [b, t, hidden]: q, k and v projected and convolved (causal,
@@ -558,6 +592,8 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   if (s.mixer == MixerKind::kNone) return x + mlp(s.mlp, l, normed, n);  // a layer of its MLP alone, on its one norm
   const at::Tensor attn = s.mamba_beside ? attention_and_mamba2(s, n, l, normed, in, cache, shared, index, produced, read_later)
+                          : s.mixer == MixerKind::kLatentAttention
+                              ? latent_attention(s, l, normed, in, cache, shared, index, produced)
                           : s.mixer != MixerKind::kAttention
                               ? recurrent_layer(s, l, normed, in, cache, shared, index)
                               : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);

@@ -105,6 +105,7 @@ RopeConfig parse_yarn(const json& d, int64_t max_positions, RopeConfig rope) {
   auto mscale = [&](double m) { return rope.factor <= 1 ? 1.0 : 0.1 * m * std::log(rope.factor) + 1.0; };
   const double m = get_or<double>(d, "mscale", 0), m_all = get_or<double>(d, "mscale_all_dim", 0);
   rope.attention_factor = get_or<double>(d, "attention_factor", m != 0 && m_all != 0 ? mscale(m) / mscale(m_all) : mscale(1));
+  rope.mscale_all_dim = m_all;
   // transformers takes a zero beta as unset
   rope.beta_fast = get_or<double>(d, "beta_fast", 0) != 0 ? get_or<double>(d, "beta_fast", 0) : 32.0;
   rope.beta_slow = get_or<double>(d, "beta_slow", 0) != 0 ? get_or<double>(d, "beta_slow", 0) : 1.0;
@@ -299,8 +300,8 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.expert_correction_bias = e.correction_bias != nullptr &&
                              (e.correction_bias_key == nullptr || get_or<bool>(j, e.correction_bias_key, true));
   if (e.grouped) {
-    c.expert_groups = get_or<int64_t>(j, "n_group", 1);
-    c.expert_groups_chosen = get_or<int64_t>(j, "topk_group", 1);
+    c.expert_groups = get_or<int64_t>(j, "n_group", e.default_groups);
+    c.expert_groups_chosen = get_or<int64_t>(j, "topk_group", e.default_groups_chosen);
   }
   c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", e.normalized_by_default);
   c.routing_norm_epsilon = e.norm_epsilon;
@@ -587,6 +588,25 @@ void parse_falcon_h1(const json& j, ModelConfig& c) {
   c.mlp_multipliers = numbers_or<2>(j, "mlp_multipliers", {1, 1});
 }
 
+// Multi-head latent attention as DeepseekV3Config reads it: head_dim is the rotated key's width (qk_rope_head_dim),
+// rotated whole (Mistral 4's partial_rotary_factor names the same width as a share of the query's head); q_lora_rank
+// null for q_proj directly.
+void parse_latent_attention(const json& j, const LatentDefaults& d, ModelConfig& c) {
+  c.kv_lora_rank = get_or<int64_t>(j, "kv_lora_rank", d.kv_rank);
+  c.q_lora_rank = j.contains("q_lora_rank") ? get_or<int64_t>(j, "q_lora_rank", 0) : d.q_rank;
+  c.qk_nope_head_dim = get_or<int64_t>(j, "qk_nope_head_dim", d.nope);
+  c.head_dim = get_or<int64_t>(j, "qk_rope_head_dim", d.rope);
+  c.v_head_dim = get_or<int64_t>(j, "v_head_dim", d.value);
+  c.rope.partial_rotary_factor = 1;
+  c.interleaved_rope = get_or<bool>(j, "rope_interleave", true);
+  if (c.kv_lora_rank < 1 || c.q_lora_rank < 0 || c.qk_nope_head_dim < 1 || c.v_head_dim < 1 || c.head_dim < 2 ||
+      c.head_dim % 2 != 0)
+    throw std::invalid_argument(fmt::format(
+        "config.json: kv_lora_rank {}, q_lora_rank {}, qk_nope_head_dim {}, qk_rope_head_dim {}, v_head_dim {} (all "
+        "positive, q_lora_rank 0 or null for none, qk_rope_head_dim even)",
+        c.kv_lora_rank, c.q_lora_rank, c.qk_nope_head_dim, c.head_dim, c.v_head_dim));
+}
+
 // Nemotron-H's layer types: layers_block_type (or its alias layer_types; mamba and attention as the older names of
 // linear_attention and full_attention), else hybrid_override_pattern's letters, else transformers' default.
 std::vector<std::string> nemotron_layer_types(const json& j) {
@@ -838,6 +858,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
   if (family.mamba2 == Mamba2Keys::kNemotronH) parse_nemotron_h(j, c);
   if (family.mamba2 == Mamba2Keys::kFalconH1) parse_falcon_h1(j, c);
+  if (family.latent.kv_rank > 0) parse_latent_attention(j, family.latent, c);
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -1001,6 +1022,7 @@ json rope_json(const RopeConfig& rope) {
     parameters["beta_fast"] = rope.beta_fast;
     parameters["beta_slow"] = rope.beta_slow;
     parameters["truncate"] = rope.truncate;
+    if (rope.mscale_all_dim != 0) parameters["mscale_all_dim"] = rope.mscale_all_dim;
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
   if (rope.type == RopeType::kLongRope) {
@@ -1139,6 +1161,10 @@ std::string ModelConfig::to_json() const {
     j["swiglu_limit"] = swiglu_limit;
   }
   if (family.experts.present) write_experts(j, family.experts, *this);
+  if (latent_attention())
+    j.update({{"kv_lora_rank", kv_lora_rank}, {"q_lora_rank", q_lora_rank > 0 ? json(q_lora_rank) : json()},
+              {"qk_nope_head_dim", qk_nope_head_dim}, {"qk_rope_head_dim", head_dim}, {"v_head_dim", v_head_dim},
+              {"rope_interleave", interleaved_rope}});
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
   if (family.lfm2_keys) {  // the MLP's width as it is, not adjusted again

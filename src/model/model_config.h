@@ -50,6 +50,8 @@ struct RopeConfig {
   // Llama 4's attention temperature (ministral3): queries, once rotated, times
   // 1 + beta ln(1 + floor(position / original_max_position_embeddings)); 0: none.
   double llama4_scaling_beta = 0;
+  // yarn: latent attention's scores times (0.1 mscale_all_dim ln(factor) + 1)^2 (DeepSeek's); 0: unchanged.
+  double mscale_all_dim = 0;
 
   // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it (proportional:
   // the whole head).
@@ -199,6 +201,12 @@ struct ModelConfig {
   // those that are an MLP alone (by layer; empty: none).
   bool mixer_only_layers = false;
   std::vector<bool> mlp_only_layers;
+  // Multi-head latent attention in every layer (DeepSeek V3 and its kin; 0: none): a token's keys and values come
+  // from a latent of kv_lora_rank values (normed) and one rotated key of head_dim (qk_rope_head_dim) values shared
+  // by the heads, expanded per head by kv_b_proj to keys of qk_nope_head_dim (beside the rotated part) and values
+  // of v_head_dim. The query through a pair of rank q_lora_rank (0: q_proj directly).
+  int64_t kv_lora_rank = 0, q_lora_rank = 0, qk_nope_head_dim = 0, v_head_dim = 0;
+  bool latent_attention() const { return kv_lora_rank > 0; }
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {

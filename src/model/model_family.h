@@ -40,7 +40,8 @@ struct ExpertTraits {
   bool normalized_by_default = false;  // ... or norm_topk_prob's default (glm4_moe)
   double norm_epsilon = 0;        // added to the chosen weights' sum (DeepSeek's 1e-20)
   const char* norm_floor_key = nullptr;  // the sum's floor, default 1e-12 (ERNIE's moe_norm_min)
-  bool grouped = false;           // n_group and topk_group read
+  bool grouped = false;           // n_group and topk_group read ...
+  int64_t default_groups = 1, default_groups_chosen = 1;  // ... and their defaults
   bool scaled = false;            // routed_scaling_factor read
   bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
   // Shared experts: qwen2_moe's one behind a sigmoid gate (shared_expert_intermediate_size, this default; 0: none),
@@ -70,6 +71,12 @@ struct ExpertTraits {
   bool ungated = false;
   const char* latent_in = nullptr;
   const char* latent_out = nullptr;
+};
+
+// Multi-head latent attention's sizes when the config omits them (kv_lora_rank, q_lora_rank, qk_nope_head_dim,
+// qk_rope_head_dim, v_head_dim); kv_rank 0: the family has none.
+struct LatentDefaults {
+  int64_t kv_rank = 0, q_rank = 0, nope = 0, rope = 0, value = 0;
 };
 
 // Which Gated DeltaNet a family has, if any.
@@ -255,6 +262,9 @@ struct ModelFamily {
   Mamba2Keys mamba2 = Mamba2Keys::kNone;
   const char* mamba_module = "mamba";
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
+  // Multi-head latent attention in every layer (DeepSeek V3's keys; q_lora_rank null for q_proj directly; the rope
+  // over interleaved pairs unless rope_interleave is false), its q and kv norms at epsilon 1e-6.
+  LatentDefaults latent;
   AlternatingWindows windows;
   ExpertTraits experts;
 };

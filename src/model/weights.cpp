@@ -99,6 +99,55 @@ at::Tensor halves_from_pairs(const at::Tensor& t, int64_t head_dim) {
   return t.reshape({-1, head_dim / 2, 2, t.dim() == 1 ? 1 : t.size(1)}).transpose(1, 2).reshape(t.sizes());
 }
 
+// Rows [offset, offset + rope) of every block of `block` rows (weights [rows, in] or biases [rows]) from an
+// interleaved rope's pairs to halves, the other rows as they are: latent attention's rotated part of each head.
+at::Tensor rope_rows_to_halves(const at::Tensor& t, int64_t block, int64_t offset, int64_t rope) {
+  const int64_t columns = t.dim() == 1 ? 1 : t.size(1);
+  at::Tensor blocks = t.reshape({-1, block, columns}).clone();
+  const at::Tensor part = blocks.narrow(1, offset, rope);
+  part.copy_(halves_from_pairs(part.reshape({-1, columns}), rope).view(part.sizes()));
+  return blocks.reshape(t.sizes());
+}
+
+// A latent-attention layer's tensors (after `prefix`, "model.layers.N.self_attn."), as DeepSeek V3 names them; with
+// an interleaved rope, the rotated rows of q and kv_a reordered to halves. kv_b_proj splits into each head's key
+// rows and value rows (see LayerWeights).
+void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, const AttentionSpec& a, int64_t h,
+                          int64_t i, const std::string& prefix, bool interleaved) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+    add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
+  };
+  // rows of `block` whose last rope_dim rows are rotated, as stored or reordered
+  auto add_rotated = [&](const std::string& name, std::vector<int64_t> shape, int64_t block, LayerTensor member) {
+    if (!interleaved) return add(name, std::move(shape), member);
+    const int64_t rope = m.rope_dim;
+    slots.push_back({{prefix + name, std::move(shape)}, i, [=](ModelWeights& w, const at::Tensor& t) {
+                       w.layers[i].*member = rope_rows_to_halves(t, block, block - rope, rope);
+                     }});
+  };
+  const int64_t q_head = m.nope_dim + m.rope_dim;
+  if (m.q_rank > 0) {
+    add("q_a_proj.weight", {m.q_rank, h}, &LayerWeights::q_a);
+    if (a.qkv_bias) add("q_a_proj.bias", {m.q_rank}, &LayerWeights::q_a_bias);
+    add("q_a_layernorm.weight", {m.q_rank}, &LayerWeights::q_a_norm);
+    add_rotated("q_b_proj.weight", {m.q_width(a.heads), m.q_rank}, q_head, &LayerWeights::q);
+  } else {
+    add_rotated("q_proj.weight", {m.q_width(a.heads), h}, q_head, &LayerWeights::q);
+  }
+  add_rotated("kv_a_proj_with_mqa.weight", {m.latent_width(), h}, m.latent_width(), &LayerWeights::kv_a);
+  if (a.qkv_bias) add_rotated("kv_a_proj_with_mqa.bias", {m.latent_width()}, m.latent_width(), &LayerWeights::kv_a_bias);
+  add("kv_a_layernorm.weight", {m.kv_rank}, &LayerWeights::kv_a_norm);
+  const int64_t heads = a.heads;
+  slots.push_back({{prefix + "kv_b_proj.weight", {heads * (m.nope_dim + m.value_dim), m.kv_rank}}, i,
+                   [=](ModelWeights& w, const at::Tensor& t) {
+                     const at::Tensor by_head = t.view({heads, m.nope_dim + m.value_dim, m.kv_rank});
+                     w.layers[i].key_up = by_head.narrow(1, 0, m.nope_dim).contiguous();
+                     w.layers[i].value_up = by_head.narrow(1, m.nope_dim, m.value_dim).transpose(1, 2).contiguous();
+                   }});
+  add("o_proj.weight", {h, heads * m.value_dim}, &LayerWeights::o);
+  if (a.o_bias) add("o_proj.bias", {h}, &LayerWeights::o_bias);
+}
+
 // `experts` experts of layer `i` stacked by rows: gate's then up's [experts, 2 x ff, hidden] under `gate_up`, down
 // [experts, hidden, ff] under `down`.
 void add_row_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const std::string& gate_up,
@@ -328,6 +377,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
       } else if (layer.mixer == MixerKind::kGatedDeltaNet) {
         add_gated_deltanet(slots, layer.delta, h, i, layer_name(family, i, "linear_attn."), family.deltanet);
+      } else if (layer.mixer == MixerKind::kLatentAttention) {
+        add_latent_attention(slots, layer.latent, a, h, i, layer_name(family, i, attn), c.interleaved_rope);
       } else if (attends) {
         if (a.output_gate)  // rows per head: its q's, then its gate's
           add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {&LayerWeights::q, &LayerWeights::attn_gate});
@@ -549,6 +600,13 @@ void multiplier_rows(LayerWeights& l, const LayerSpec& s) {
 }
 
 void stack_projections(LayerWeights& l, const AttentionSpec& a) {
+  if (l.kv_a.defined()) {  // latent attention: the query's input projection and kv_a; q_proj's rows have no bias
+    at::Tensor& q_in = l.q_a.defined() ? l.q_a : l.q;
+    at::Tensor& q_in_bias = l.q_a.defined() ? l.q_a_bias : l.q_bias;
+    if (l.kv_a_bias.defined() && !q_in_bias.defined()) q_in_bias = at::zeros({q_in.size(0)}, l.kv_a_bias.options());
+    l.qkv = stack_rows({&q_in, &l.kv_a});
+    l.qkv_bias = stack_biases({&q_in_bias, &l.kv_a_bias});
+  }
   if (l.k.defined()) {  // values that are the keys' projection have no rows of their own
     l.qkv = a.keys_as_values ? stack_rows({&l.q, &l.k}) : stack_rows({&l.q, &l.k, &l.v});
     l.qkv_bias = a.keys_as_values ? stack_biases({&l.q_bias, &l.k_bias}) : stack_biases({&l.q_bias, &l.k_bias, &l.v_bias});

@@ -339,3 +339,27 @@ def test_a_model_of_recurrent_layers_only_scores_as_transformers(tmp_path):
     assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
     assert [g[1] for g in got] == [w[1] for w in want]
     assert scorer.stats["entries_held"] > 0
+
+
+def test_kimi_k2_config_scores_as_deepseek_v3(tmp_path):
+    """Kimi K2's config as released (model_type kimi_k2, rope_scaling with the older 'type' key and its betas,
+    DeepSeek's older router keys) on the deepseek_v3 fixture's weights scores as transformers' DeepSeek V3 on it."""
+    rope = {"type": "yarn", "factor": 4.0, "mscale": 1.0, "mscale_all_dim": 0.8,
+            "original_max_position_embeddings": 512, "beta_fast": 1.0, "beta_slow": 1.0}
+    folders = {}
+    for model_type in ("deepseek_v3", "kimi_k2"):
+        folder = tmp_path / model_type
+        shutil.copytree(MODELS / "deepseek_v3", folder)
+        config = json.loads((folder / "config.json").read_text())
+        del config["rope_parameters"]
+        config.update(model_type=model_type, rope_scaling=rope, topk_method="noaux_tc", scoring_func="sigmoid",
+                      moe_layer_freq=1, ep_size=1)
+        (folder / "config.json").write_text(json.dumps(config))
+        folders[model_type] = folder
+    pairs = fixture_pairs("deepseek_v3")
+    want = hf_scores(folders["deepseek_v3"], pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(folders["kimi_k2"]).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want]
+    fixture = [r["logprob"] for r in json.loads((MODELS / "deepseek_v3" / "expected_loglikelihood.json").read_text())["loglikelihood"]]
+    assert [w[0] for w in want] != pytest.approx(fixture, abs=1e-6)  # the betas changed the rope: a different model

@@ -369,6 +369,15 @@ FAMILIES = {
                                v_head_dim=16, attention_bias=True, rope_interleave=False, rms_norm_eps=1e-6,
                                tie_word_embeddings=False,
                                rope_parameters=dict(rope_type="default", rope_theta=50000.0)),
+    # GLM-4.7-Flash (glm4_moe_lite): DeepSeek V3's latent attention under glm4_moe's router; which layers route by
+    # mlp_layer_types (here the middle one alone), the rope over interleaved pairs with a base of 1e6.
+    "glm4_moe_lite": dict(model_type="glm4_moe_lite", intermediate_size=100, moe_intermediate_size=24,
+                          num_hidden_layers=3, mlp_layer_types=["dense", "sparse", "dense"], n_routed_experts=6,
+                          num_experts_per_tok=2, n_group=2, topk_group=1, n_shared_experts=1,
+                          routed_scaling_factor=1.8, num_attention_heads=4, num_key_value_heads=4,
+                          kv_lora_rank=16, q_lora_rank=20, qk_nope_head_dim=10, qk_rope_head_dim=6, v_head_dim=12,
+                          rms_norm_eps=1e-5, tie_word_embeddings=False,
+                          rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # ERNIE 4.5 MoE: layer 0 dense, 1 and 2 routed by a softmax plus a correction bias to 2 of 6 experts beside a
     # shared one, biases on every projection (use_bias), the rope over interleaved pairs, heads of 30, tied.
     "ernie4_5_moe": dict(model_type="ernie4_5_moe", intermediate_size=76, moe_intermediate_size=40,

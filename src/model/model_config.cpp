@@ -240,6 +240,14 @@ const char* const kSyntheticNames =
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
     "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
     "granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b";
+// Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
+void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
+  for (const char* name : supported)
+    if (type == name) return;
+  throw std::invalid_argument(
+      fmt::format("config.json: layer type '{}' (supported here: {})", type, fmt::join(supported, ", ")));
+}
+
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
   std::vector<bool> moe;
@@ -258,6 +266,21 @@ std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t
     case MoeLayerRule::kFirstDense: {
       const int64_t dense = get_or<int64_t>(j, e.first_dense_key, e.default_first_dense);
       for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
+      return moe;
+    }
+    case MoeLayerRule::kMlpLayerTypes: {
+      if (!has_field(j, "mlp_layer_types")) {
+        for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i > 0);
+        return moe;
+      }
+      const auto types = get_or<std::vector<std::string>>(j, "mlp_layer_types", {});
+      if (static_cast<int64_t>(types.size()) != num_layers)
+        throw std::invalid_argument(
+            fmt::format("config.json: mlp_layer_types has {} entries for {} layers", types.size(), num_layers));
+      for (const std::string& type : types) {
+        check_layer_type(type, {"dense", "sparse"});
+        moe.push_back(type == "sparse");
+      }
       return moe;
     }
     case MoeLayerRule::kStartEndEvery: {
@@ -306,7 +329,7 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", e.normalized_by_default);
   c.routing_norm_epsilon = e.norm_epsilon;
   if (e.norm_floor_key != nullptr) c.routing_norm_floor = get_or<double>(j, e.norm_floor_key, 1e-12);
-  if (e.scaled) c.routed_scaling_factor = get_or<double>(j, "routed_scaling_factor", 1.0);
+  if (e.scaled) c.routed_scaling_factor = get_or<double>(j, "routed_scaling_factor", e.default_scaling);
   c.routing_weights_fp32 = e.routing_fp32;
   c.expert_biases = e.stacked;
   if (e.clamped_swiglu) {
@@ -360,14 +383,6 @@ int64_t per_layer_index(const std::string& key, int64_t num_layers) {
     throw std::invalid_argument(
         fmt::format("config.json: per_layer_config names layer '{}' of a model of {} layers", key, num_layers));
   return layer;
-}
-
-// Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
-void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
-  for (const char* name : supported)
-    if (type == name) return;
-  throw std::invalid_argument(
-      fmt::format("config.json: layer type '{}' (supported here: {})", type, fmt::join(supported, ", ")));
 }
 
 // Qwen 3.5's Gated DeltaNet layers and their sizes, as Qwen3_5TextConfig reads them.
@@ -1077,6 +1092,12 @@ void write_experts(json& j, const ExpertTraits& e, const ModelConfig& c) {
     case MoeLayerRule::kFirstDense:  // the rule's layers: all MoE from the first one on
       j[e.first_dense_key] = moe.empty() ? c.num_layers : moe.front();
       break;
+    case MoeLayerRule::kMlpLayerTypes: {
+      json types = json::array();
+      for (int64_t i = 0; i < c.num_layers; ++i) types.push_back(c.is_moe_layer(i) ? "sparse" : "dense");
+      j["mlp_layer_types"] = types;
+      break;
+    }
     case MoeLayerRule::kStartEndEvery: {  // the rule's layers: every k-th from the first to the last, k their gcd
       int64_t every = 0;
       for (const int64_t i : moe) every = std::gcd(every, i + 1);

@@ -18,6 +18,7 @@ enum class MoeLayerRule {
   kSparseStep,     // every decoder_sparse_step-th but mlp_only_layers (qwen2_moe, qwen3_moe)
   kFirstDense,     // all but the first first_k_dense_replace (DeepSeek V3, glm4_moe)
   kStartEndEvery,  // every moe_layer_interval-th from moe_layer_start_index to moe_layer_end_index (ernie4_5_moe)
+  kMlpLayerTypes,  // mlp_layer_types' "sparse" ones (dense or sparse by layer; by default all but the first)
 };
 
 // Mixture-of-experts layers, as each family's config and checkpoint have them: the router's kind as data.
@@ -42,7 +43,8 @@ struct ExpertTraits {
   const char* norm_floor_key = nullptr;  // the sum's floor, default 1e-12 (ERNIE's moe_norm_min)
   bool grouped = false;           // n_group and topk_group read ...
   int64_t default_groups = 1, default_groups_chosen = 1;  // ... and their defaults
-  bool scaled = false;            // routed_scaling_factor read
+  bool scaled = false;            // routed_scaling_factor read ...
+  double default_scaling = 1.0;   // ... and its default
   bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
   // Shared experts: qwen2_moe's one behind a sigmoid gate (shared_expert_intermediate_size, this default; 0: none),
   // DeepSeek's count of experts' widths (this key and default), or one MLP as wide as the dense one (hunyuan).

@@ -528,6 +528,47 @@ TEST(ConfigJson, TimeStepLimitWithInfinity) {
   EXPECT_NE(refusal("[0.0, Infinityx]").find("not valid JSON"), std::string::npos);
 }
 
+// Latent attention's keys: DeepSeek V3's defaults, q_lora_rank null for q_proj, YaRN's mscale_all_dim kept for the
+// scores' scale, glm4_moe_lite's mlp_layer_types; sizes that cannot be refused by name.
+TEST(ConfigJson, LatentAttentionKeys) {
+  const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 3,
+    "num_attention_heads": 4, "model_type": )";
+  const ModelConfig deepseek = ModelConfig::from_json(std::string(base) + R"("deepseek_v3", "rope_scaling": {"type":
+    "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096}})");
+  EXPECT_TRUE(deepseek.latent_attention());
+  EXPECT_EQ(deepseek.kv_lora_rank, 512);
+  EXPECT_EQ(deepseek.q_lora_rank, 1536);
+  EXPECT_EQ(deepseek.head_dim, 64);  // qk_rope_head_dim: the rotated key's width
+  EXPECT_EQ(deepseek.qk_nope_head_dim + deepseek.v_head_dim, 256);
+  EXPECT_TRUE(deepseek.interleaved_rope);
+  EXPECT_EQ(deepseek.expert_groups, 8);
+  EXPECT_EQ(deepseek.expert_groups_chosen, 4);
+  EXPECT_EQ(deepseek.routed_scaling_factor, 2.5);
+  EXPECT_EQ(deepseek.rope.mscale_all_dim, 1.0);
+  EXPECT_EQ(ModelConfig::from_json(deepseek.to_json()).to_json(), deepseek.to_json());
+  const ModelConfig q_proj = ModelConfig::from_json(std::string(base) + R"("kimi_k2", "q_lora_rank": null,
+    "rope_interleave": false})");
+  EXPECT_EQ(q_proj.q_lora_rank, 0);
+  EXPECT_FALSE(q_proj.interleaved_rope);
+  EXPECT_EQ(ModelConfig::from_json(q_proj.to_json()).to_json(), q_proj.to_json());
+  const ModelConfig lite = ModelConfig::from_json(std::string(base) + R"("glm4_moe_lite",
+    "mlp_layer_types": ["dense", "sparse", "dense"]})");
+  EXPECT_FALSE(lite.is_moe_layer(0));
+  EXPECT_TRUE(lite.is_moe_layer(1));
+  EXPECT_FALSE(lite.is_moe_layer(2));
+  EXPECT_EQ(ModelConfig::from_json(lite.to_json()).to_json(), lite.to_json());
+  EXPECT_TRUE(ModelConfig::from_json(std::string(base) + R"("glm4_moe_lite"})").is_moe_layer(2));  // all but the first
+  auto error = [&](const std::string& rest) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json(std::string(base) + rest); });
+  };
+  EXPECT_NE(error(R"("glm4_moe_lite", "mlp_layer_types": ["dense", "sparse"]})").find("mlp_layer_types has 2 entries for 3"),
+            std::string::npos);
+  EXPECT_NE(error(R"("glm4_moe_lite", "mlp_layer_types": ["dense", "moe", "dense"]})").find("layer type 'moe'"),
+            std::string::npos);
+  EXPECT_NE(error(R"("deepseek_v3", "qk_rope_head_dim": 7})").find("qk_rope_head_dim even"), std::string::npos);
+  EXPECT_NE(error(R"("deepseek_v3", "kv_lora_rank": 0})").find("kv_lora_rank 0"), std::string::npos);
+}
+
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.
 TEST(ConfigJson, GeneralRouterKeysAsReleased) {
   const char* base = R"({"vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
@@ -744,7 +785,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 50u);
+  EXPECT_EQ(types.size(), 51u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {

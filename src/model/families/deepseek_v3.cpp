@@ -21,6 +21,7 @@ std::vector<ModelFamily> deepseek_v3() {
   e.default_shared_count = 1;
   e.default_groups = 8;
   e.default_groups_chosen = 4;
+  e.default_scaling = 2.5;
   name_experts(e, "mlp.gate.weight");
   e.correction_bias = "mlp.gate.e_score_correction_bias";
   e.shared = "mlp.shared_experts";

@@ -1,0 +1,29 @@
+// GLM-4.7-Flash (glm4_moe_lite): DeepSeek V3's multi-head latent attention (its keys and defaults; head_dim an
+// alias of qk_rope_head_dim) with glm4_moe's router and names; which layers route by mlp_layer_types (dense or
+// sparse; by default all but the first). Multi-token-prediction layers (after the last) are never read.
+
+#include "model/families/families.h"
+
+namespace prefix_scorer::families {
+
+std::vector<ModelFamily> glm4_moe_lite() {
+  ModelFamily f = base("glm4_moe_lite");
+  f.latent = {512, 768, 192, 64, 256};
+  f.attention_bias_on_o = true;
+  f.eps_1e5 = true;
+  ExpertTraits& e = f.experts;
+  deepseek_router(e);
+  e.experts_key = "n_routed_experts";
+  e.default_experts = 64;
+  e.default_per_token = 4;
+  e.default_size = 1536;
+  e.layers = MoeLayerRule::kMlpLayerTypes;
+  e.default_shared_count = 1;
+  e.default_scaling = 1.8;
+  name_experts(e, "mlp.gate.weight");
+  e.correction_bias = "mlp.gate.e_score_correction_bias";
+  e.shared = "mlp.shared_experts";
+  return {f};
+}
+
+}  // namespace prefix_scorer::families

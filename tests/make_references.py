@@ -378,6 +378,23 @@ FAMILIES = {
                           kv_lora_rank=16, q_lora_rank=20, qk_nope_head_dim=10, qk_rope_head_dim=6, v_head_dim=12,
                           rms_norm_eps=1e-5, tie_word_embeddings=False,
                           rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Mistral 4 as released, inside the mistral3 wrapper: DeepSeek V3's latent attention (queries through a rank-20
+    # pair, heads of 8 + 8 rotated over interleaved pairs, values of 12) under YaRN with Llama 4's query scale by
+    # position (past 16 tokens); every layer routed by a softmax within the better of 2 groups, one shared expert.
+    "mistral4": dict(model_type="mistral3", image_token_index=502, spatial_merge_size=2, vision_feature_layer=-1,
+                     text_config=dict(model_type="mistral4", intermediate_size=96, moe_intermediate_size=24,
+                                      num_hidden_layers=2, n_routed_experts=8, num_experts_per_tok=2, n_group=2,
+                                      topk_group=1, n_shared_experts=1, routed_scaling_factor=1.5,
+                                      num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=20,
+                                      qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=12, rms_norm_eps=1e-5,
+                                      tie_word_embeddings=False,
+                                      rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0,
+                                                           original_max_position_embeddings=16, beta_fast=32.0,
+                                                           beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
+                                                           llama_4_scaling_beta=0.1, partial_rotary_factor=0.5)),
+                     vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32,
+                                        num_hidden_layers=1, num_attention_heads=2, head_dim=8, image_size=28,
+                                        patch_size=14)),
     # ERNIE 4.5 MoE: layer 0 dense, 1 and 2 routed by a softmax plus a correction bias to 2 of 6 experts beside a
     # shared one, biases on every projection (use_bias), the rope over interleaved pairs, heads of 30, tied.
     "ernie4_5_moe": dict(model_type="ernie4_5_moe", intermediate_size=76, moe_intermediate_size=40,

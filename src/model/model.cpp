@@ -491,8 +491,9 @@ std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights&
     return {chosen, r.scores == RouterScores::kSoftmaxOfChosen ? at::softmax(weights, -1)
                                                                  : at::softmax(weights.to(at::kFloat), -1).to(dtype)};
   }
-  const at::Tensor scores =
-      r.scores == RouterScores::kSigmoid ? at::sigmoid(logits.to(at::kFloat)) : at::softmax(logits.to(at::kFloat), -1);
+  const at::Tensor scores = r.scores == RouterScores::kSigmoid         ? at::sigmoid(logits.to(at::kFloat))
+                            : r.scores == RouterScores::kSoftmaxInDtype ? at::softmax(logits, -1)
+                                                                        : at::softmax(logits.to(at::kFloat), -1);
   at::Tensor choice = r.correction_bias ? scores + l.correction_bias : scores;
   if (r.groups > 1) {  // only the experts of the groups whose two best choice scores sum highest
     const int64_t tokens = choice.size(0), per_group = r.experts / r.groups;

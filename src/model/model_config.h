@@ -19,9 +19,10 @@ enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportiona
 // A layer's attention: layer_types' full_attention or sliding_attention.
 enum class LayerKind { kFullAttention, kSlidingAttention };
 
-// How a router turns its logits into the experts' scores: a softmax over all (in fp32), a sigmoid of each (in fp32),
-// or a softmax over the chosen experts' logits alone (gpt_oss, in the model dtype; Granite 4, in fp32).
-enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen, kFp32SoftmaxOfChosen };
+// How a router turns its logits into the experts' scores: a softmax over all (in fp32; Mistral 4's in the model
+// dtype), a sigmoid of each (in fp32), or a softmax over the chosen experts' logits alone (gpt_oss, in the model
+// dtype; Granite 4, in fp32).
+enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen, kFp32SoftmaxOfChosen, kSoftmaxInDtype };
 
 // How a Mamba2 output y meets its gate z: SiLU(z) times y, then RMS-normed per group and times the weight in y's
 // dtype (Granite 4, Nemotron-H); Falcon-H1's norm (weight times in fp32) before or after the gate; the gate alone.

@@ -45,7 +45,9 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b,
                             olmo-hybrid-7b, lfm2-1.2b, tiny-granite4,
                             granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b,
-                            falcon-h1-1.5b, lfm2-8b-a1b)
+                            falcon-h1-1.5b, lfm2-8b-a1b, tiny-deepseek-v3,
+                            deepseek-v3, kimi-k2, glm-4.7-flash,
+                            mistral-small-4)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded
@@ -397,6 +399,7 @@ int run(int argc, char** argv) {
                             bench::matmul_rate(*model),
                             model->attention_kernels(),
                             kv_bytes(*model, 1),
+                            kv_bytes(*model, 1, true),
                             state_bytes(*model)};
   const nlohmann::json report = bench::build_report(info, runs);
   fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} requests\n", model_spec,

@@ -48,6 +48,7 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                            {"matmul_flops_per_s", info.matmul_rate},
                            {"peak_rss_mib", peak_rss_mib()},
                            {"cache", {{"kv_bytes_per_token", info.kv_bytes_per_token},
+                                      {"expanded_kv_bytes_per_token", info.expanded_kv_bytes_per_token},
                                       {"state_bytes_per_prefix", info.state_bytes_per_row}}},
                            {"modes", nlohmann::json::array()}};
   const ModeRun* grouped = find_mode(runs, "grouped");
@@ -112,8 +113,13 @@ void print_report(const nlohmann::json& report) {
   }
   const auto& cache = report["cache"];
   const int64_t state = cache["state_bytes_per_prefix"].get<int64_t>();
-  fmt::print(stderr, "cache: {} bytes a token (keys and values), {} bytes a prefix's recurrent state\n",
-             cache["kv_bytes_per_token"].get<int64_t>(), state);
+  const int64_t kv = cache["kv_bytes_per_token"].get<int64_t>();
+  const int64_t expanded = cache["expanded_kv_bytes_per_token"].get<int64_t>();
+  if (expanded != kv)
+    fmt::print(stderr, "cache: {} bytes a token (latents), {} bytes with the same heads' keys and values ({:.1f}x), "
+               "{} bytes a prefix's recurrent state\n", kv, expanded, static_cast<double>(expanded) / kv, state);
+  else
+    fmt::print(stderr, "cache: {} bytes a token (keys and values), {} bytes a prefix's recurrent state\n", kv, state);
   for (const auto& m : report["modes"]) {
     if (m["mode"] != "prefix") continue;
     const auto& s = m["stats"];

@@ -20,7 +20,8 @@ struct RunInfo {
   FloorWork floor;
   double matmul_rate = 0.0;  // FLOP/s
   std::string attention;     // the kernels, as Model::attention_kernels says
-  int64_t kv_bytes_per_token = 0;   // every layer's keys and values of a token
+  int64_t kv_bytes_per_token = 0;   // every layer's keys and values of a token (latent attention's latents)
+  int64_t expanded_kv_bytes_per_token = 0;  // the same with latent attention's keys and values expanded
   int64_t state_bytes_per_row = 0;  // every recurrent layer's state, kept per prefix entry and per row
 };
 

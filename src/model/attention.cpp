@@ -180,6 +180,13 @@ at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
 
 void take_matmul_cascade_everywhere(bool on) { matmul_everywhere = on; }
 
+namespace {
+std::atomic<LatentForm> taken_latent_form{LatentForm::kCheaper};
+}  // namespace
+
+void take_latent_form(LatentForm form) { taken_latent_form = form; }
+LatentForm latent_form() { return taken_latent_form; }
+
 PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_prefix, int64_t longest) {
   const int64_t prefixes = lengths.size(0), batch = row_prefix.size(0);
   std::vector<int64_t> count(prefixes, 0), row_slot(batch);

@@ -78,6 +78,12 @@ enum class CascadeKernel { kByDevice, kFusedCpu, kMatmul };
 // Test-only: kByDevice takes the matmul kernel on the CPU too, so that CPU tests run CUDA's cascade end to end.
 void take_matmul_cascade_everywhere(bool on);
 
+// Which exact form latent attention takes (model.cpp's latent_attention): the cheaper for each forward's shape, or
+// (test-only, so that tests run each form on every path) one of them always.
+enum class LatentForm { kCheaper, kAbsorbed, kExpanded };
+void take_latent_form(LatentForm form);
+LatentForm latent_form();
+
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
                           const ScoreOptions& scores = {}, CascadeKernel kernel = CascadeKernel::kByDevice);

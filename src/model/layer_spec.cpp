@@ -165,6 +165,12 @@ int64_t ModelSpec::cached_per_token(int64_t layer) const {
   return a.kv_layer == layer && mixer == MixerKind::kAttention ? 2 * a.kv_width() : 0;
 }
 
+int64_t ModelSpec::expanded_per_token(int64_t layer) const {
+  const LayerSpec& l = layers.at(layer);
+  if (l.mixer != MixerKind::kLatentAttention) return cached_per_token(layer);
+  return l.attention.heads * (l.latent.nope_dim + l.latent.rope_dim + l.latent.value_dim);
+}
+
 int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
   const LayerSpec& l = layers.at(layer);
   if (l.mixer == MixerKind::kShortConv) return dtype_bytes * hidden_size * (l.short_conv.taps - 1);

@@ -259,15 +259,19 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
 }
 
 // Queries `q` [b, heads, t, width] of a layer over `kv`, the keys and values of the forward's tokens (after the
-// cache's), and the rows' shared prefixes at a.kv_layer by cascade when there are some.
+// cache's), and over the rows' shared prefixes' (`prefix`) by cascade when there are some.
 at::Tensor attend_cached(const AttentionSpec& a, const at::Tensor& q, const LayerCache& produced,
-                         const SharedPrefixes* shared, const DeviceInputs& in, const at::Tensor& sinks) {
+                         const LayerCache* prefix, const DeviceInputs& in, const at::Tensor& sinks) {
   const LayerCache kv = produced.to(q.device());
   const FoldedMask& mask = in.mask(a.window, a.heads / a.kv_heads);
   const ScoreOptions scores{a.scale, a.softcap, sinks};
-  if (shared == nullptr) return attend(q, kv.keys(), kv.values(), mask, scores);
-  const LayerCache prefix = shared->layers[a.kv_layer].to(q.device());
-  return attend_cascade(q, kv.keys(), kv.values(), mask, prefix.keys(), prefix.values(), in.groups, scores);
+  if (prefix == nullptr) return attend(q, kv.keys(), kv.values(), mask, scores);
+  const LayerCache shared = prefix->to(q.device());
+  return attend_cascade(q, kv.keys(), kv.values(), mask, shared.keys(), shared.values(), in.groups, scores);
+}
+
+const LayerCache* shared_prefix(const SharedPrefixes* shared, int64_t layer) {
+  return shared == nullptr ? nullptr : &shared->layers[layer];
 }
 
 // Keeps a layer's keys and values `fresh` in produced[index], after the cache's rows' when there is a cache.
@@ -290,7 +294,7 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   Projections p = project(a, n, l, h, own_kv, in);
   if (in.query_scale.defined()) p.q = p.q * in.query_scale;
   if (own_kv) keep_produced({{p.k, p.v}, state}, cache, index, produced);
-  at::Tensor heads = attend_cached(a, p.q, produced.at(a.kv_layer), shared, in, l.sinks);
+  at::Tensor heads = attend_cached(a, p.q, produced.at(a.kv_layer), shared_prefix(shared, a.kv_layer), in, l.sinks);
   if (own_kv && !read_later) produced[index] = {};
   // [b, heads, t, head_dim] as [b, t, heads * head_dim] (no transpose for one query a row)
   if (a.head_gate) heads = heads * at::sigmoid(at::linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
@@ -299,11 +303,37 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   return at::linear(by_token, l.o, l.o_bias);
 }
 
+// Whether a latent-attention forward costs fewer multiply-adds expanded than absorbed: expanding costs kv_b_proj
+// over every key it reads (`keys`), absorbing costs it over every query (`queries`), and a (query, key) pair costs
+// nope + rope + value expanded against 2 (kv_rank + rope) absorbed. So a prefill (as many queries as keys) and
+// many rows' queries over one shared prefix expand; decode steps and a few queries over long caches absorb.
+bool cheaper_expanded(const LatentSpec& m, int64_t queries, int64_t keys, int64_t pairs) {
+  const int64_t per_token = m.kv_rank * (m.nope_dim + m.value_dim);
+  return keys * per_token + pairs * (m.nope_dim + m.rope_dim + m.value_dim) <
+         queries * per_token + pairs * 2 * m.latent_width();
+}
+
+// Latents [n, 1, s, kv_rank + rope_dim] expanded as transformers expands them, by each head's key and value rows of
+// kv_b_proj: keys [n, heads, s, nope + rope] (the rotated part shared) and values [n, heads, s, value], the narrower
+// of the two padded with zeros to the other's width (the fused kernels take one width; zeros add nothing to q . k,
+// and the padded values' outputs are dropped).
+LayerCache expanded_latents(const LatentSpec& m, const LayerWeights& l, const at::Tensor& latents, int64_t width) {
+  const int64_t heads = l.key_up.size(0);
+  const at::Tensor nope = latents.narrow(-1, 0, m.kv_rank);
+  const at::Tensor rope = latents.narrow(-1, m.kv_rank, m.rope_dim).expand({-1, heads, -1, -1});
+  const at::Tensor keys = at::cat({at::matmul(nope, l.key_up.transpose(1, 2)), rope}, -1);
+  const at::Tensor values = at::matmul(nope, l.value_up);
+  return {{at::constant_pad_nd(keys, {0, width - keys.size(-1)}), at::constant_pad_nd(values, {0, width - m.value_dim})},
+          {}};
+}
+
 // Multi-head latent attention (see LatentSpec) over the normed input `h` [b, t, hidden]: one matmul gives the query's
 // input and the latent; the latent's first kv_rank values normed (epsilon 1e-6, as DeepSeek's norms without one
-// given), its last rope_dim rotated, kept as one key [b, 1, t, kv_rank + rope_dim]; each head's unrotated query
-// absorbed into the latent's space beside its rotated part; attention over the latents as keys and values, the
-// output's first kv_rank values expanded by each head's value rows, then o_proj.
+// given), its last rope_dim rotated, kept as one key [b, 1, t, kv_rank + rope_dim]. Then attention in the cheaper
+// of two exact forms (cheaper_expanded): absorbed, each head's unrotated query in the latent's space beside its
+// rotated part, over the latents as keys and values, the output's first kv_rank values expanded by each head's
+// value rows; or expanded, the latents (the forward's and its shared prefixes') expanded to each head's keys and
+// values, as transformers computes it. Then o_proj.
 at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
                             KvCache* cache, const SharedPrefixes* shared, int64_t index,
                             std::vector<LayerCache>& produced) {
@@ -321,11 +351,32 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
   const at::Tensor k_rope = apply_rotary(parts[2].view({b, t, 1, m.rope_dim}), rotary);
   keep_produced({{at::cat({rms_norm(parts[1], l.kv_a_norm, latent_norm).unsqueeze(2), k_rope}, -1).transpose(1, 2)}, {}},
                 cache, index, produced);
-  at::Tensor query = at::cat({at::matmul(q.narrow(-1, 0, m.nope_dim).transpose(1, 2), l.key_up), q_rope}, -1);
-  if (in.query_scale.defined()) query = query * in.query_scale;
-  const at::Tensor latents = attend_cached(a, query, produced[index], shared, in, {});
+  const LayerCache kv = std::move(produced[index]);
   produced[index] = {};
-  const at::Tensor heads = at::matmul(latents.narrow(-1, 0, m.kv_rank), l.value_up);  // [b, heads, t, value_dim]
+  const at::Tensor q_nope = q.narrow(-1, 0, m.nope_dim).transpose(1, 2);
+  const at::Tensor scale = in.query_scale.defined() ? in.query_scale : at::Tensor();
+  auto scaled = [&](const at::Tensor& query) { return scale.defined() ? query * scale : query; };
+  const LayerCache* prefix = shared_prefix(shared, index);
+  const int64_t slots = kv.slots(), prefix_slots = prefix == nullptr ? 0 : prefix->slots();
+  const int64_t prefix_keys = prefix == nullptr ? 0 : prefix->keys().size(0) * prefix_slots;
+  at::Tensor heads;  // [b, heads, t, value_dim]
+  const LatentForm form = latent_form();
+  if (form == LatentForm::kCheaper ? cheaper_expanded(m, b * t, b * slots + prefix_keys, b * t * (slots + prefix_slots))
+                                   : form == LatentForm::kExpanded) {
+    const int64_t width = std::max(m.nope_dim + m.rope_dim, m.value_dim);
+    const at::Tensor query = at::constant_pad_nd(at::cat({q_nope, q_rope}, -1), {0, width - m.nope_dim - m.rope_dim});
+    AttentionSpec expanded = a;
+    expanded.kv_heads = a.heads;
+    const LayerCache shared_expanded =
+        prefix == nullptr ? LayerCache() : expanded_latents(m, l, prefix->keys().to(h.device()), width);
+    heads = attend_cached(expanded, scaled(query), expanded_latents(m, l, kv.keys().to(h.device()), width),
+                          prefix == nullptr ? nullptr : &shared_expanded, in, {})
+                .narrow(-1, 0, m.value_dim);
+  } else {
+    const at::Tensor query = at::cat({at::matmul(q_nope, l.key_up), q_rope}, -1);
+    const at::Tensor latents = attend_cached(a, scaled(query), kv, prefix, in, {});
+    heads = at::matmul(latents.narrow(-1, 0, m.kv_rank), l.value_up);
+  }
   return at::linear(heads.transpose(1, 2).reshape({b, t, a.heads * m.value_dim}), l.o, l.o_bias);
 }
 
@@ -852,12 +903,15 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     std::vector<std::pair<int64_t, at::Tensor>> by_window;  // (window, mask) before folding
     for (const LayerSpec& layer : spec_->layers) {
       const AttentionSpec& a = layer.attention;
-      const int64_t group = a.heads / a.kv_heads;
       auto plain = std::find_if(by_window.begin(), by_window.end(), [&](const auto& m) { return m.first == a.window; });
       if (plain == by_window.end()) plain = by_window.insert(by_window.end(), {a.window, mask_for(a.window)});
-      const bool has_mask = std::any_of(in.masks.begin(), in.masks.end(),
-                                        [&](const auto& m) { return m.window == a.window && m.group == group; });
-      if (!has_mask) in.masks.push_back({a.window, group, fold_mask(plain->second, group, dtype_)});
+      // latent attention attends absorbed (one kv head) or expanded (a kv head per head), whichever is cheaper
+      for (const int64_t group : {a.heads / a.kv_heads, layer.mixer == MixerKind::kLatentAttention ? 1 : int64_t{0}}) {
+        const bool has_mask = group == 0 || std::any_of(in.masks.begin(), in.masks.end(), [&](const auto& m) {
+                                return m.window == a.window && m.group == group;
+                              });
+        if (!has_mask) in.masks.push_back({a.window, group, fold_mask(plain->second, group, dtype_)});
+      }
       if (a.rope < 0 || in.rotary[a.rope].cos.defined()) continue;
       const at::Tensor& by_variant = inv_freqs[a.rope];  // a row's variant picks its row here
       const at::Tensor inv_freq = by_variant.size(0) > 1 && on[10].defined() ? by_variant.index_select(0, on[10])

@@ -239,7 +239,8 @@ const char* const kSyntheticNames =
     "qwen3-moe-a3b, pythia-1b, phi-2, starcoder2-3b, gpt2, gpt-oss-20b, tiny-gemma4, gemma4-e2b, tiny-glm4-moe, glm4.5-air, "
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
     "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
-    "granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b";
+    "granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b, tiny-deepseek-v3, deepseek-v3, "
+    "kimi-k2, glm-4.7-flash, mistral-small-4";
 // Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
 void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
   for (const char* name : supported)
@@ -1542,6 +1543,38 @@ json synthetic_keys(const std::string& name) {
     j.erase("head_dim");
     j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6},
               {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", nullptr}}}});
+    return j;
+  }
+  if (name == "tiny-deepseek-v3") {  // tiny's sizes with DeepSeek V3's latent attention and router, a dense first layer
+    json j = shape("deepseek_v3", 2048, 128, 384, 4, 4, 4, 16, 4096);
+    j.update({{"tie_word_embeddings", true}, {"kv_lora_rank", 64}, {"q_lora_rank", 96}, {"qk_nope_head_dim", 32},
+              {"qk_rope_head_dim", 16}, {"v_head_dim", 32}, {"n_routed_experts", 8}, {"num_experts_per_tok", 2},
+              {"n_group", 4}, {"topk_group", 2}, {"moe_intermediate_size", 96}, {"first_k_dense_replace", 1}});
+    return j;
+  }
+  if (name == "deepseek-v3" || name == "kimi-k2") {  // deepseek-ai/DeepSeek-V3 (671B), moonshotai/Kimi-K2 (1T)
+    const bool kimi = name == "kimi-k2";
+    json j = shape(kimi ? "kimi_k2" : "deepseek_v3", kimi ? 163840 : 129280, 7168, 18432, 61, kimi ? 64 : 128,
+                   kimi ? 64 : 128, 64, kimi ? 131072 : 163840);
+    j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}, {"kv_lora_rank", 512}, {"q_lora_rank", 1536},
+              {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128},
+              {"n_routed_experts", kimi ? 384 : 256}, {"num_experts_per_tok", 8}, {"n_group", kimi ? 1 : 8},
+              {"topk_group", kimi ? 1 : 4}, {"n_shared_experts", 1}, {"moe_intermediate_size", 2048},
+              {"first_k_dense_replace", kimi ? 1 : 3}, {"routed_scaling_factor", kimi ? 2.827 : 2.5},
+              {"rope_scaling", {{"type", "yarn"}, {"rope_theta", kimi ? 50000.0 : 10000.0},
+                                {"factor", kimi ? 32.0 : 40.0}, {"mscale", 1.0}, {"mscale_all_dim", 1.0},
+                                {"original_max_position_embeddings", 4096}, {"beta_fast", kimi ? 1.0 : 32.0},
+                                {"beta_slow", 1.0}}}});
+    return j;
+  }
+  if (name == "glm-4.7-flash") {  // transformers' Glm4MoeLiteConfig defaults (zai-org/GLM-4.7-Flash)
+    json j = shape("glm4_moe_lite", 154880, 2048, 10240, 47, 20, 20, 64, 202752);
+    j.update({{"tie_word_embeddings", false}});
+    return j;
+  }
+  if (name == "mistral-small-4") {  // transformers' Mistral4Config defaults (Mistral Small 4's text model)
+    json j = shape("mistral4", 131072, 4096, 12288, 36, 32, 32, 128, 1048576);
+    j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}});
     return j;
   }
   if (name == "tiny-glm4-moe") {  // tiny's sizes with GLM-4.5's router: a dense first layer, 8 experts in 4 groups

@@ -268,7 +268,9 @@ struct ModelConfig {
   // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b and
   // olmo-hybrid-7b as transformers' configs describe them; lfm2-1.2b as released; tiny-granite4 (tiny with Granite
   // 4's Mamba2 layers, three to each attention layer, no experts) and granite-4.0-h-tiny; lfm3-1.7b as transformers'
-  // config describes it; nemotron-h-8b, falcon-h1-1.5b (multipliers at 1) and lfm2-8b-a1b at their released sizes.
+  // config describes it; nemotron-h-8b, falcon-h1-1.5b (multipliers at 1) and lfm2-8b-a1b at their released sizes;
+  // tiny-deepseek-v3 (tiny with DeepSeek V3's latent attention and router), deepseek-v3 and kimi-k2 as released,
+  // glm-4.7-flash and mistral-small-4 as transformers' configs describe them.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

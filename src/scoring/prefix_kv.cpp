@@ -97,9 +97,10 @@ std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t 
   return segment;
 }
 
-int64_t kv_bytes(const Model& model, int64_t tokens) {
+int64_t kv_bytes(const Model& model, int64_t tokens, bool expanded) {
   int64_t widths = 0;  // of every layer's cache, per token
-  for (int64_t l = 0; l < model.config().num_layers; ++l) widths += model.spec().cached_per_token(l);
+  for (int64_t l = 0; l < model.config().num_layers; ++l)
+    widths += expanded ? model.spec().expanded_per_token(l) : model.spec().cached_per_token(l);
   return widths * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
 }
 

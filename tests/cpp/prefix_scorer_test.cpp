@@ -1,5 +1,6 @@
 // PrefixScorer against the plain full-forward path: random workloads, cache statistics, devices, bad input.
 
+#include "model/attention.h"
 #include "model/forward_batch.h"
 #include "model/model_config.h"
 #include "test_support.h"
@@ -86,6 +87,53 @@ PrefixScorerOptions random_options(std::mt19937& rng, const Model& model) {
 }
 
 class PrefixVersusPlain : public testing::TestWithParam<std::string> {};
+
+// Latent attention in each of its exact forms alone (absorbed, expanded) on every path: the plain forward against
+// transformers' logits, prefix against plain on random workloads, and generation as in the form chosen by cost.
+class LatentForms : public testing::TestWithParam<std::string> {};
+
+TEST_P(LatentForms, EachFormAloneGivesTheSameNumbersOnEveryPath) {
+  const auto model = fixture(GetParam());
+  const SafetensorsFile expected(model_dir(GetParam()) + "/expected_logits.safetensors");
+  std::vector<GenerationRequest> prompts;
+  for (int64_t length : {3, 9, 17}) prompts.push_back({TokenIds(length, 0), 6});
+  for (size_t i = 0; i < prompts.size(); ++i)
+    for (size_t j = 0; j < prompts[i].prompt.size(); ++j) prompts[i].prompt[j] = static_cast<int64_t>(7 * i + 13 * j) % 500;
+  PrefixScorerOptions generation_options = cached();
+  generation_options.max_batch_rows = 2;  // the last prompt joins a running batch
+  const GenerationResult by_cost = PrefixScorer(model, generation_options).generate(prompts);
+  for (const LatentForm form : {LatentForm::kAbsorbed, LatentForm::kExpanded}) {
+    take_latent_form(form);
+    const std::string what = form == LatentForm::kAbsorbed ? "absorbed" : "expanded";
+    for (int i = 0; expected.contains("tokens_" + std::to_string(i)); ++i) {
+      const at::Tensor tokens = expected.load("tokens_" + std::to_string(i));
+      const TokenIds ids(tokens.data_ptr<int64_t>(), tokens.data_ptr<int64_t>() + tokens.numel());
+      const at::Tensor theirs = at::log_softmax(expected.load("logits_" + std::to_string(i)), -1);
+      EXPECT_LT((full_logprobs(*model, ids) - theirs).abs().max().item<double>(), 1e-4) << what << ", sequence " << i;
+    }
+    std::mt19937 rng(77);
+    for (int trial = 0; trial < 6; ++trial) {
+      const auto requests = random_workload(rng, *model);
+      const PrefixScorerOptions options = random_options(rng, *model);
+      ScoringOptions plain_options;
+      plain_options.max_length = options.max_length;
+      expect_same_scores(PrefixScorer(model, options).loglikelihood(requests).scores,
+                         score_plain(*model, requests, plain_options).scores, what + ", trial " + std::to_string(trial));
+    }
+    const GenerationResult result = PrefixScorer(model, generation_options).generate(prompts);
+    ASSERT_EQ(result.generations.size(), prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      EXPECT_EQ(result.generations[i].tokens, by_cost.generations[i].tokens) << what << ", prompt " << i;
+      for (size_t t = 0; t < result.generations[i].logprobs.size(); ++t)
+        EXPECT_NEAR(result.generations[i].logprobs[t], by_cost.generations[i].logprobs[t], 1e-5) << what;
+    }
+  }
+  take_latent_form(LatentForm::kCheaper);
+}
+
+INSTANTIATE_TEST_SUITE_P(LatentFixtures, LatentForms,
+                         testing::Values("deepseek_v3", "deepseek_v3_q_proj", "glm4_moe_lite", "mistral4"),
+                         [](const auto& info) { return info.param; });
 
 TEST_P(PrefixVersusPlain, RandomWorkloadsGiveThePlainNumbers) {
   const auto model = fixture(GetParam());

@@ -47,7 +47,7 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
                             granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b,
                             falcon-h1-1.5b, lfm2-8b-a1b, tiny-deepseek-v3,
                             deepseek-v3, kimi-k2, glm-4.7-flash,
-                            mistral-small-4)
+                            mistral-small-4, deepseek-v3.2, glm-5)
                             [synthetic:tiny]
   --mode M                  naive, grouped, prefix or all (the three on the same requests) [prefix]
   --requests IN.jsonl       score lines {"context": [ids], "continuation": [ids]} (or both as text, encoded

@@ -395,6 +395,23 @@ FAMILIES = {
                      vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32,
                                         num_hidden_layers=1, num_attention_heads=2, head_dim=8, image_size=28,
                                         patch_size=14)),
+    # DeepSeek V3.2: DeepSeek V3 with an indexer in each layer (its weights never read here); index_topk 160, above
+    # every fixture sequence (150 tokens), so that every query attends to every key before it: dense attention.
+    "deepseek_v32": dict(model_type="deepseek_v32", intermediate_size=96, moe_intermediate_size=24,
+                         num_hidden_layers=3, first_k_dense_replace=1, n_routed_experts=8, num_experts_per_tok=2,
+                         n_group=2, topk_group=1, n_shared_experts=1, routed_scaling_factor=2.0,
+                         num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=20,
+                         qk_nope_head_dim=10, qk_rope_head_dim=6, v_head_dim=12, index_topk=160, index_head_dim=8,
+                         index_n_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                         rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    # GLM-5 (glm_moe_dsa): as deepseek_v32 with glm's sizes by default (norms at 1e-5); the dense layers by
+    # mlp_layer_types (the last here), index_topk 200.
+    "glm_moe_dsa": dict(model_type="glm_moe_dsa", intermediate_size=80, moe_intermediate_size=24, num_hidden_layers=2,
+                        mlp_layer_types=["sparse", "dense"], n_routed_experts=6, num_experts_per_tok=2, n_group=1,
+                        topk_group=1, n_shared_experts=1, routed_scaling_factor=2.5, num_attention_heads=2,
+                        num_key_value_heads=2, kv_lora_rank=24, q_lora_rank=16, qk_nope_head_dim=12,
+                        qk_rope_head_dim=8, v_head_dim=14, index_topk=200, index_head_dim=8, index_n_heads=2,
+                        tie_word_embeddings=False, rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # ERNIE 4.5 MoE: layer 0 dense, 1 and 2 routed by a softmax plus a correction bias to 2 of 6 experts beside a
     # shared one, biases on every projection (use_bias), the rope over interleaved pairs, heads of 30, tied.
     "ernie4_5_moe": dict(model_type="ernie4_5_moe", intermediate_size=76, moe_intermediate_size=40,

@@ -172,7 +172,7 @@ class PrefixScorer(NativeEngine):
         ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b,
         apertus-8b, tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b,
         lfm2-1.2b, tiny-granite4, granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b,
-        tiny-deepseek-v3, deepseek-v3, kimi-k2, glm-4.7-flash, mistral-small-4).
+        tiny-deepseek-v3, deepseek-v3, kimi-k2, glm-4.7-flash, mistral-small-4, deepseek-v3.2, glm-5).
 
         Keyword arguments: ``layer_devices`` splits the layers into contiguous blocks over several devices, balanced
         by bytes. A hub name (``org/name``, with ``revision``) loads its snapshot from the Hugging Face cache

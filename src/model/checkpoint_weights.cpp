@@ -4,6 +4,7 @@
 #include "model/checkpoint.h"
 #include "model/lora_adapter.h"
 #include "model/model_config.h"
+#include "model/model_family.h"
 #include "model/mxfp4.h"
 
 #include <fmt/format.h>
@@ -56,6 +57,23 @@ int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorP
   for (const std::string& name : checkpoint.names()) {
     if (name.rfind(p.model, 0) == 0 || name.rfind(p.lm_head, 0) == 0) continue;
     if (name.find("quantizer.codebook.") != std::string::npos) continue;
+    int64_t count = 1;
+    for (const int64_t size : checkpoint.find(name)->shape) count *= size;
+    total += count;
+  }
+  return total;
+}
+
+// The elements of a module's tensors that every layer holds and the forward never reads (`module` after a layer's
+// name: deepseek_v32's self_attn.indexer), which transformers counts among the model's parameters; a block-FP8
+// weight's scales are not parameters.
+int64_t parameters_of_unread_module(const Checkpoint& checkpoint, const char* module) {
+  if (module == nullptr) return 0;
+  const std::string part = "." + std::string(module) + ".", scales = "_scale_inv";
+  int64_t total = 0;
+  for (const std::string& name : checkpoint.names()) {
+    if (name.find(part) == std::string::npos) continue;
+    if (name.size() > scales.size() && name.compare(name.size() - scales.size(), scales.size(), scales) == 0) continue;
     int64_t count = 1;
     for (const int64_t size : checkpoint.find(name)->shape) count *= size;
     total += count;
@@ -169,7 +187,8 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   };
   ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
   if (adapter) adapter->check_all_applied();
-  weights.unloaded_parameters = parameters_beside_text_model(checkpoint, prefixes);
+  weights.unloaded_parameters = parameters_beside_text_model(checkpoint, prefixes) +
+                                parameters_of_unread_module(checkpoint, model_family(config.model_type).indexer);
   return weights;
 }
 

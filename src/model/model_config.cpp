@@ -240,7 +240,7 @@ const char* const kSyntheticNames =
     "ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b, exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b, apertus-8b, "
     "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
     "granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b, tiny-deepseek-v3, deepseek-v3, "
-    "kimi-k2, glm-4.7-flash, mistral-small-4";
+    "kimi-k2, glm-4.7-flash, mistral-small-4, deepseek-v3.2, glm-5";
 // Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
 void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
   for (const char* name : supported)
@@ -270,8 +270,10 @@ std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t
       return moe;
     }
     case MoeLayerRule::kMlpLayerTypes: {
-      if (!has_field(j, "mlp_layer_types")) {
-        for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i > 0);
+      if (!has_field(j, "mlp_layer_types")) {  // the first dense, by the family's key or default
+        const int64_t dense = e.first_dense_key == nullptr ? e.default_first_dense
+                                                           : get_or<int64_t>(j, e.first_dense_key, e.default_first_dense);
+        for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
         return moe;
       }
       const auto types = get_or<std::vector<std::string>>(j, "mlp_layer_types", {});
@@ -875,6 +877,11 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.mamba2 == Mamba2Keys::kNemotronH) parse_nemotron_h(j, c);
   if (family.mamba2 == Mamba2Keys::kFalconH1) parse_falcon_h1(j, c);
   if (family.latent.kv_rank > 0) parse_latent_attention(j, family.latent, c);
+  if (family.default_index_topk > 0) {
+    c.dense_attention_limit = get_or<int64_t>(j, "index_topk", family.default_index_topk);
+    if (c.dense_attention_limit < 1)
+      throw std::invalid_argument(fmt::format("config.json: index_topk must be >= 1, got {}", c.dense_attention_limit));
+  }
   if (family.output_vocab_key != nullptr) c.output_vocab_size = get_or<int64_t>(j, family.output_vocab_key, 0);
   c.validate();
   return c;
@@ -1187,6 +1194,7 @@ std::string ModelConfig::to_json() const {
     j.update({{"kv_lora_rank", kv_lora_rank}, {"q_lora_rank", q_lora_rank > 0 ? json(q_lora_rank) : json()},
               {"qk_nope_head_dim", qk_nope_head_dim}, {"qk_rope_head_dim", head_dim}, {"v_head_dim", v_head_dim},
               {"rope_interleave", interleaved_rope}});
+  if (dense_attention_limit > 0) j["index_topk"] = dense_attention_limit;
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
   if (family.lfm2_keys) {  // the MLP's width as it is, not adjusted again
@@ -1565,6 +1573,16 @@ json synthetic_keys(const std::string& name) {
                                 {"factor", kimi ? 32.0 : 40.0}, {"mscale", 1.0}, {"mscale_all_dim", 1.0},
                                 {"original_max_position_embeddings", 4096}, {"beta_fast", kimi ? 1.0 : 32.0},
                                 {"beta_slow", 1.0}}}});
+    return j;
+  }
+  if (name == "deepseek-v3.2") {  // deepseek-ai/DeepSeek-V3.2: DeepSeek V3's sizes, sparse attention of 2048 keys
+    json j = synthetic_keys("deepseek-v3");
+    j.update({{"model_type", "deepseek_v32"}, {"index_topk", 2048}});
+    return j;
+  }
+  if (name == "glm-5") {  // transformers' GlmMoeDsaConfig defaults (zai-org/GLM-5)
+    json j = shape("glm_moe_dsa", 154880, 6144, 12288, 78, 64, 64, 64, 202752);
+    j.update({{"tie_word_embeddings", false}});
     return j;
   }
   if (name == "glm-4.7-flash") {  // transformers' Glm4MoeLiteConfig defaults (zai-org/GLM-4.7-Flash)

@@ -208,6 +208,10 @@ struct ModelConfig {
   // of v_head_dim. The query through a pair of rank q_lora_rank (0: q_proj directly).
   int64_t kv_lora_rank = 0, q_lora_rank = 0, qk_nope_head_dim = 0, v_head_dim = 0;
   bool latent_attention() const { return kv_lora_rank > 0; }
+  // Sparse attention through an indexer (DeepSeek V3.2's index_topk; 0: none): each query attends to the index_topk
+  // keys its indexer ranks highest, which is dense attention while a query sees at most that many keys. The
+  // indexer is not built: longer inputs are refused.
+  int64_t dense_attention_limit = 0;
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
@@ -270,7 +274,8 @@ struct ModelConfig {
   // 4's Mamba2 layers, three to each attention layer, no experts) and granite-4.0-h-tiny; lfm3-1.7b as transformers'
   // config describes it; nemotron-h-8b, falcon-h1-1.5b (multipliers at 1) and lfm2-8b-a1b at their released sizes;
   // tiny-deepseek-v3 (tiny with DeepSeek V3's latent attention and router), deepseek-v3 and kimi-k2 as released,
-  // glm-4.7-flash and mistral-small-4 as transformers' configs describe them.
+  // glm-4.7-flash and mistral-small-4 as transformers' configs describe them; deepseek-v3.2 as released and glm-5
+  // as transformers' config describes it.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -18,7 +18,7 @@ enum class MoeLayerRule {
   kSparseStep,     // every decoder_sparse_step-th but mlp_only_layers (qwen2_moe, qwen3_moe)
   kFirstDense,     // all but the first first_k_dense_replace (DeepSeek V3, glm4_moe)
   kStartEndEvery,  // every moe_layer_interval-th from moe_layer_start_index to moe_layer_end_index (ernie4_5_moe)
-  kMlpLayerTypes,  // mlp_layer_types' "sparse" ones (dense or sparse by layer; by default all but the first)
+  kMlpLayerTypes,  // mlp_layer_types' "sparse" ones (dense or sparse by layer; by default kFirstDense's)
 };
 
 // Mixture-of-experts layers, as each family's config and checkpoint have them: the router's kind as data.
@@ -267,6 +267,11 @@ struct ModelFamily {
   // Multi-head latent attention in every layer (DeepSeek V3's keys; q_lora_rank null for q_proj directly; the rope
   // over interleaved pairs unless rope_interleave is false), its q and kv norms at epsilon 1e-6.
   LatentDefaults latent;
+  // Sparse attention (DeepSeek V3.2's DSA): the key of its top-k (index_topk) and its default; served as dense
+  // attention up to that many keys a query. The indexer's module in every layer's attention (never read; its
+  // parameters counted as the checkpoint holds them).
+  int64_t default_index_topk = 0;
+  const char* indexer = nullptr;
   AlternatingWindows windows;
   ExpertTraits experts;
 };

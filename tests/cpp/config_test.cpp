@@ -80,7 +80,8 @@ TEST(ModelConfig, WrittenConfigReadsBackTheSame) {
                                  "qwen3.5-35b-a3b", "qwen3-next-80b-a3b", "olmo-hybrid-7b",
                                  "lfm2-1.2b", "tiny-granite4", "granite-4.0-h-tiny", "lfm3-1.7b",
                                  "nemotron-h-8b", "falcon-h1-1.5b", "lfm2-8b-a1b", "tiny-deepseek-v3",
-                                 "deepseek-v3", "kimi-k2", "glm-4.7-flash", "mistral-small-4"}) {
+                                 "deepseek-v3", "kimi-k2", "glm-4.7-flash", "mistral-small-4", "deepseek-v3.2",
+                                 "glm-5"}) {
     const ModelConfig c = ModelConfig::synthetic(name);
     const ModelConfig back = ModelConfig::from_json(c.to_json());
     EXPECT_EQ(back.to_json(), c.to_json()) << name;

@@ -18,6 +18,8 @@ std::vector<ModelFamily> glm4_moe_lite() {
   e.default_per_token = 4;
   e.default_size = 1536;
   e.layers = MoeLayerRule::kMlpLayerTypes;
+  e.first_dense_key = nullptr;  // its config has no first_k_dense_replace: the first layer dense
+  e.default_first_dense = 1;
   e.default_shared_count = 1;
   e.default_scaling = 1.8;
   name_experts(e, "mlp.gate.weight");

@@ -1,0 +1,46 @@
+// DeepSeek V3.2 (deepseek_v32) and GLM-5 (glm_moe_dsa): DeepSeek V3's latent attention (queries always through their
+// low-rank pair, the rope always over interleaved pairs) with DeepSeek Sparse Attention: an indexer in each layer
+// ranks the keys and each query attends to its index_topk best. While a query sees at most index_topk keys it
+// attends to all of them, which is dense attention: served so up to that length (the indexer not built, its
+// weights never read), longer inputs refused by name. glm4_moe's router; the dense layers by mlp_layer_types, else
+// the first first_k_dense_replace.
+
+#include "model/families/families.h"
+
+namespace prefix_scorer::families {
+namespace {
+
+ModelFamily sparse_attention(const char* model_type, LatentDefaults latent) {
+  ModelFamily f = base(model_type);
+  f.latent = latent;
+  f.attention_bias_on_o = true;
+  f.default_index_topk = 2048;
+  f.indexer = "self_attn.indexer";
+  ExpertTraits& e = f.experts;
+  deepseek_router(e);
+  e.experts_key = "n_routed_experts";
+  e.default_experts = 256;
+  e.default_per_token = 8;
+  e.default_size = 2048;
+  e.layers = MoeLayerRule::kMlpLayerTypes;
+  e.default_first_dense = 3;
+  e.default_shared_count = 1;
+  e.default_scaling = 2.5;
+  name_experts(e, "mlp.gate.weight");
+  e.correction_bias = "mlp.gate.e_score_correction_bias";
+  e.shared = "mlp.shared_experts";
+  return f;
+}
+
+}  // namespace
+
+std::vector<ModelFamily> deepseek_v32() {
+  ModelFamily deepseek = sparse_attention("deepseek_v32", {512, 1536, 128, 64, 128});
+  deepseek.experts.default_groups = 8;
+  deepseek.experts.default_groups_chosen = 4;
+  ModelFamily glm = sparse_attention("glm_moe_dsa", {512, 2048, 192, 64, 256});
+  glm.eps_1e5 = true;
+  return {deepseek, glm};
+}
+
+}  // namespace prefix_scorer::families

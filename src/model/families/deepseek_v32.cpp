@@ -17,18 +17,10 @@ ModelFamily sparse_attention(const char* model_type, LatentDefaults latent) {
   f.default_index_topk = 2048;
   f.indexer = "self_attn.indexer";
   ExpertTraits& e = f.experts;
-  deepseek_router(e);
-  e.experts_key = "n_routed_experts";
-  e.default_experts = 256;
-  e.default_per_token = 8;
-  e.default_size = 2048;
+  deepseek_moe(e, 256, 8, 2048);
   e.layers = MoeLayerRule::kMlpLayerTypes;
   e.default_first_dense = 3;
-  e.default_shared_count = 1;
   e.default_scaling = 2.5;
-  name_experts(e, "mlp.gate.weight");
-  e.correction_bias = "mlp.gate.e_score_correction_bias";
-  e.shared = "mlp.shared_experts";
   return f;
 }
 

@@ -20,5 +20,9 @@ void name_mixtral_experts(ExpertTraits& e);
 // routed_scaling_factor, fp32 through the experts' sum; n_shared_experts experts' widths of shared MLP; the first
 // first_k_dense_replace layers dense.
 void deepseek_router(ExpertTraits& e);
+// DeepSeek V3's MoE as its kin configure and name it: deepseek_router, n_routed_experts experts (defaults as given),
+// one shared expert's width by default, the router and its correction bias under mlp.gate, the shared experts under
+// mlp.shared_experts.
+void deepseek_moe(ExpertTraits& e, int64_t experts, int64_t per_token, int64_t size);
 
 }  // namespace prefix_scorer::families

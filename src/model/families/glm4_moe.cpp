@@ -12,16 +12,8 @@ std::vector<ModelFamily> glm4_moe() {
   f.qk_norm_key = "use_qk_norm";
   f.default_partial_rotary = 0.5;
   ExpertTraits& e = f.experts;
-  deepseek_router(e);
-  e.experts_key = "n_routed_experts";
-  e.default_experts = 128;
-  e.default_per_token = 8;
-  e.default_size = 1408;
+  deepseek_moe(e, 128, 8, 1408);
   e.default_first_dense = 1;
-  e.default_shared_count = 1;
-  name_experts(e, "mlp.gate.weight");
-  e.correction_bias = "mlp.gate.e_score_correction_bias";
-  e.shared = "mlp.shared_experts";
   return {f};
 }
 

@@ -12,19 +12,11 @@ std::vector<ModelFamily> glm4_moe_lite() {
   f.attention_bias_on_o = true;
   f.eps_1e5 = true;
   ExpertTraits& e = f.experts;
-  deepseek_router(e);
-  e.experts_key = "n_routed_experts";
-  e.default_experts = 64;
-  e.default_per_token = 4;
-  e.default_size = 1536;
+  deepseek_moe(e, 64, 4, 1536);
   e.layers = MoeLayerRule::kMlpLayerTypes;
   e.first_dense_key = nullptr;  // its config has no first_k_dense_replace: the first layer dense
   e.default_first_dense = 1;
-  e.default_shared_count = 1;
   e.default_scaling = 1.8;
-  name_experts(e, "mlp.gate.weight");
-  e.correction_bias = "mlp.gate.e_score_correction_bias";
-  e.shared = "mlp.shared_experts";
   return {f};
 }
 

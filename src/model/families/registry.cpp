@@ -43,6 +43,18 @@ void deepseek_router(ExpertTraits& e) {
   e.shared_count_key = "n_shared_experts";
 }
 
+void deepseek_moe(ExpertTraits& e, int64_t experts, int64_t per_token, int64_t size) {
+  deepseek_router(e);
+  e.experts_key = "n_routed_experts";
+  e.default_experts = experts;
+  e.default_per_token = per_token;
+  e.default_size = size;
+  e.default_shared_count = 1;
+  name_experts(e, "mlp.gate.weight");
+  e.correction_bias = "mlp.gate.e_score_correction_bias";
+  e.shared = "mlp.shared_experts";
+}
+
 }  // namespace families
 
 const std::vector<ModelFamily>& registered_families() {

@@ -389,7 +389,7 @@ int run(int argc, char** argv) {
   for (const auto& m : modes) runs.push_back(bench::run_mode(m, model, requests, options));
   if (!output_path.empty()) bench::write_scores(output_path, runs.back().result.scores);
 
-  const bench::RunInfo info{model_spec,
+  bench::RunInfo info{model_spec,
                             source,
                             model_options.layer_devices.empty() ? model_options.device
                                                                 : flags_list(model_options.layer_devices),
@@ -401,6 +401,12 @@ int run(int argc, char** argv) {
                             kv_bytes(*model, 1),
                             kv_bytes(*model, 1, true),
                             state_bytes(*model)};
+  if (std::find(modes.begin(), modes.end(), "prefix") != modes.end()) {  // the prefix call's op count, run again
+    const bench::CallOps ops = bench::prefix_call_ops(model, requests, options);
+    info.prefix_ops = ops.by_name;
+    info.prefix_forwards = ops.forwards;
+    info.layers = model->config().num_layers;
+  }
   const nlohmann::json report = bench::build_report(info, runs);
   fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} requests\n", model_spec,
              model->config().num_layers, model->config().hidden_size, load_seconds, source, requests.size());

@@ -1,5 +1,7 @@
 #include "modes.h"
 
+#include "op_count.h"
+
 #include "prefix_scorer/plain_scorer.h"
 #include "prefix_scorer/scorer.h"
 
@@ -21,6 +23,14 @@ void stop_on_interrupt() { std::signal(SIGINT, note_interrupt); }
 const std::vector<std::string>& mode_names() {
   static const std::vector<std::string> names{"naive", "grouped", "prefix"};
   return names;
+}
+
+CallOps prefix_call_ops(const std::shared_ptr<const Model>& model, const std::vector<Request>& requests,
+                        const PrefixScorerOptions& options) {
+  PrefixScorer scorer(model, options);
+  CallOps ops;
+  ops.by_name = top_level_ops_by_name([&] { ops.forwards = scorer.loglikelihood(requests).stats.forwards; });
+  return ops;
 }
 
 ModeRun run_mode(const std::string& mode, const std::shared_ptr<const Model>& model,

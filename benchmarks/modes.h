@@ -4,6 +4,7 @@
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/types.h"
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,14 @@ struct Interrupted : std::runtime_error {
 
 // Makes SIGINT stop the running mode (Interrupted) instead of killing the process.
 void stop_on_interrupt();
+
+// The top-level aten ops of one prefix-mode call on these requests (a fresh scorer), by name, and its forwards.
+struct CallOps {
+  std::map<std::string, int64_t> by_name;
+  int64_t forwards = 0;
+};
+CallOps prefix_call_ops(const std::shared_ptr<const Model>& model, const std::vector<Request>& requests,
+                        const PrefixScorerOptions& options);
 
 // Runs one mode, with a progress bar on stderr once it has run for a second.
 ModeRun run_mode(const std::string& mode, const std::shared_ptr<const Model>& model,

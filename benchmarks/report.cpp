@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -51,6 +52,17 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                                       {"expanded_kv_bytes_per_token", info.expanded_kv_bytes_per_token},
                                       {"state_bytes_per_prefix", info.state_bytes_per_row}}},
                            {"modes", nlohmann::json::array()}};
+  if (info.prefix_forwards > 0) {
+    int64_t total = 0;
+    for (const auto& [name, count] : info.prefix_ops) total += count;
+    const auto per_layer_forward = static_cast<double>(info.prefix_forwards * std::max<int64_t>(info.layers, 1));
+    const auto cat = info.prefix_ops.find("aten::cat");
+    report["prefix_ops"] = {{"top_level_ops", total},
+                            {"forwards", info.prefix_forwards},
+                            {"ops_per_forward_per_layer", static_cast<double>(total) / per_layer_forward},
+                            {"cat", cat == info.prefix_ops.end() ? 0 : cat->second},
+                            {"by_name", info.prefix_ops}};
+  }
   const ModeRun* grouped = find_mode(runs, "grouped");
   const ModeRun* naive = find_mode(runs, "naive");
   for (const auto& run : runs) {
@@ -137,6 +149,12 @@ void print_report(const nlohmann::json& report) {
                s["suffix_tokens"].get<int64_t>(), s["padding_tokens"].get<int64_t>(), s["prefill_padding"].get<int64_t>(),
                s["suffix_padding"].get<int64_t>(), s["forwards"].get<int64_t>(),
                s["peak_bytes"].get<int64_t>() / 1048576.0, s["entries_held"].get<int64_t>());
+  }
+  if (report.contains("prefix_ops")) {
+    const auto& ops = report["prefix_ops"];
+    fmt::print(stderr, "prefix call: {} top-level aten ops in {} forwards, {:.1f} per forward and layer, {} cat\n",
+               ops["top_level_ops"].get<int64_t>(), ops["forwards"].get<int64_t>(),
+               ops["ops_per_forward_per_layer"].get<double>(), ops["cat"].get<int64_t>());
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct RunInfo {
   int64_t kv_bytes_per_token = 0;   // every layer's keys and values of a token (latent attention's latents)
   int64_t expanded_kv_bytes_per_token = 0;  // the same with latent attention's keys and values expanded
   int64_t state_bytes_per_row = 0;  // every recurrent layer's state, kept per prefix entry and per row
+  // Top-level aten ops of the prefix mode's call by name, and its forwards (none: not measured).
+  std::map<std::string, int64_t> prefix_ops;
+  int64_t prefix_forwards = 0;
+  int64_t layers = 0;
 };
 
 // Per mode: wall time, requests/s, tokens computed, MFU (the floor's FLOPs over wall time, against the measured

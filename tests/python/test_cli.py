@@ -177,6 +177,26 @@ def test_all_modes_report_agreement_and_speedups(bench, tmp_path, workload):
     assert report["peak_rss_mib"] > 0
     assert report["matmul_flops_per_s"] > 0
     assert all(m["mfu"] > 0 for m in modes.values())  # speed itself is the benchmark's to measure, not a test's
+    # The prefix call's ops, counted again on a fresh scorer: its forwards as the mode's, ops by name summing up.
+    ops = report["prefix_ops"]
+    assert ops["forwards"] == prefix["forwards"]
+    assert ops["top_level_ops"] == sum(ops["by_name"].values())
+    assert ops["cat"] == ops["by_name"].get("aten::cat", 0)
+    assert 5 < ops["ops_per_forward_per_layer"] < 1000
+    assert report["cache"]["kv_bytes_per_token"] == report["cache"]["expanded_kv_bytes_per_token"]  # no latents
+
+
+def test_latent_attention_cache_bytes_are_shown_beside_the_expanded_keys_and_values(bench, tmp_path):
+    report_path = tmp_path / "report.json"
+    proc = run(bench, "--model", "synthetic:tiny-deepseek-v3", "--mode", "all", "--workload", "mmlu-shape",
+               "--subjects", 1, "--questions", 3, "--prefix-len", 40, "--json", report_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    # 4 layers: a latent of 64 + 16 against 4 heads' keys of 32 + 16 and values of 32, fp32.
+    assert report["cache"]["kv_bytes_per_token"] == 4 * (64 + 16) * 4
+    assert report["cache"]["expanded_kv_bytes_per_token"] == 4 * 4 * (32 + 16 + 32) * 4
+    assert "bytes with the same heads' keys and values (4.0x)" in proc.stderr
+    assert max(abs(m.get("max_abs_logprob_diff_to_naive", 0)) for m in report["modes"]) < 1e-5
 
 
 def test_floor_counts_the_experts_a_token_is_routed_to(bench, tmp_path):

@@ -40,15 +40,27 @@ FloorWork floor_work(const std::vector<Request>& requests, const Model& model, i
   for (const LayerSpec& layer : model.spec().layers) {
     const AttentionSpec& a = layer.attention;
     const MlpSpec& m = layer.mlp;
-    params_per_token += h * (2.0 * a.q_width() + 2.0 * a.kv_width());  // q and o; k and v
+    const auto heads = static_cast<double>(a.heads);
+    if (layer.mixer == MixerKind::kLatentAttention) {  // the query's projections, kv_a, kv_b and o, as transformers
+      const LatentSpec& l = layer.latent;
+      const auto q_width = static_cast<double>(l.q_width(a.heads));
+      params_per_token += (l.q_rank > 0 ? l.q_rank * (h + q_width) : h * q_width) + h * l.latent_width() +
+                          l.kv_rank * heads * (l.nope_dim + l.value_dim) + heads * l.value_dim * h;
+    } else {
+      params_per_token += h * (2.0 * a.q_width() + 2.0 * a.kv_width());  // q and o; k and v
+    }
     if (m.kind == MlpKind::kExperts) {  // the router, the experts a token is routed to, the shared expert and its gate
       params_per_token += h * m.router.experts + 3.0 * h * m.size * m.router.per_token;
       if (m.router.shared_expert_size > 0) params_per_token += 3.0 * h * m.router.shared_expert_size + h;
     } else {
       params_per_token += (m.kind == MlpKind::kGated ? 3.0 : 2.0) * h * m.size;  // gate, up, down; or up, down
     }
-    // Per head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim).
-    w.attention_flops += 4.0 * static_cast<double>(a.q_width()) * keys_within(a.window);
+    // Per head, a query over n keys: q.k for each (2 n head_dim), then the weighted sum of values (2 n head_dim);
+    // latent attention's heads as expanded (keys of nope + rope, values of value_dim).
+    const double per_key = layer.mixer == MixerKind::kLatentAttention
+                               ? 2.0 * heads * (layer.latent.nope_dim + layer.latent.rope_dim + layer.latent.value_dim)
+                               : 4.0 * static_cast<double>(a.q_width());
+    w.attention_flops += per_key * keys_within(a.window);
   }
   w.weight_flops = 2.0 * params_per_token * w.unique_tokens + 2.0 * h * c.vocab_size * w.scored_positions;
   w.flops = w.weight_flops + w.attention_flops;

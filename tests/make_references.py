@@ -349,13 +349,13 @@ FAMILIES = {
                      attention_bias=True, num_attention_heads=4, num_key_value_heads=2, head_dim=28,
                      rms_norm_eps=1e-5, tie_word_embeddings=False,
                      rope_parameters=dict(rope_type="default", rope_theta=1e6, partial_rotary_factor=0.5)),
-    # DeepSeek V3: multi-head latent attention (latent of 20, queries through a rank-24 pair, unrotated key parts of
+    # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.
     "deepseek_v3": dict(model_type="deepseek_v3", seed=1, intermediate_size=120, moe_intermediate_size=24, num_hidden_layers=3,
                         first_k_dense_replace=1, n_routed_experts=8, num_experts_per_tok=3, n_group=4, topk_group=2,
                         n_shared_experts=1, routed_scaling_factor=2.5, num_attention_heads=4, num_key_value_heads=4,
-                        kv_lora_rank=20, q_lora_rank=24, qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=10,
+                        kv_lora_rank=24, q_lora_rank=24, qk_nope_head_dim=12, qk_rope_head_dim=8, v_head_dim=10,
                         rms_norm_eps=1e-5, tie_word_embeddings=False,
                         rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, mscale=1.0,
                                              mscale_all_dim=0.8, original_max_position_embeddings=512)),
@@ -395,13 +395,14 @@ FAMILIES = {
                      vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=32,
                                         num_hidden_layers=1, num_attention_heads=2, head_dim=8, image_size=28,
                                         patch_size=14)),
-    # DeepSeek V3.2: DeepSeek V3 with an indexer in each layer (its weights never read here); index_topk 160, above
-    # every fixture sequence (150 tokens), so that every query attends to every key before it: dense attention.
+    # DeepSeek V3.2: DeepSeek V3 with an indexer in each layer (its weights never read here); index_topk 150, the
+    # longest fixture sequence's length, so that every query attends to every key before it: dense attention, up to
+    # exactly the limit.
     "deepseek_v32": dict(model_type="deepseek_v32", intermediate_size=96, moe_intermediate_size=24,
                          num_hidden_layers=3, first_k_dense_replace=1, n_routed_experts=8, num_experts_per_tok=2,
                          n_group=2, topk_group=1, n_shared_experts=1, routed_scaling_factor=2.0,
                          num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=20,
-                         qk_nope_head_dim=10, qk_rope_head_dim=6, v_head_dim=12, index_topk=160, index_head_dim=8,
+                         qk_nope_head_dim=10, qk_rope_head_dim=6, v_head_dim=12, index_topk=150, index_head_dim=8,
                          index_n_heads=2, rms_norm_eps=1e-6, tie_word_embeddings=False,
                          rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
     # GLM-5 (glm_moe_dsa): as deepseek_v32 with glm's sizes by default (norms at 1e-5); the dense layers by

@@ -43,7 +43,9 @@ void check_generation_requests(const Model& model, const BatchMemory& memory,
     if (longest > c.max_position_embeddings)
       throw std::invalid_argument(fmt::format("{} {} prompt tokens + max_new_tokens {} exceed the model's {} positions",
                                               what, r.prompt.size(), r.max_new_tokens, c.max_position_embeddings));
-    check_dense_attention_limit(c, longest - 1, what.substr(0, what.size() - 1) + " (prompt and new tokens but the last)");
+    check_dense_attention_limit(c, longest - 1, what.substr(0, what.size() - 1) + " (prompt and new tokens but the last)",
+                                fmt::format("give at most {} prompt tokens and max_new_tokens together",
+                                            c.dense_attention_limit + 1));
     check_sampling(r.sampling, what);
     const int64_t bytes = running_bytes(memory, 1, longest);
     if (memory.max_bytes > 0 && bytes > memory.max_bytes)

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -66,13 +67,16 @@ int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorP
 
 // The elements of a module's tensors that every layer holds and the forward never reads (`module` after a layer's
 // name: deepseek_v32's self_attn.indexer), which transformers counts among the model's parameters; a block-FP8
-// weight's scales are not parameters.
-int64_t parameters_of_unread_module(const Checkpoint& checkpoint, const char* module) {
+// weight's scales are not parameters, nor are layers past num_layers.
+int64_t parameters_of_unread_module(const Checkpoint& checkpoint, const char* module, int64_t num_layers) {
   if (module == nullptr) return 0;
-  const std::string part = "." + std::string(module) + ".", scales = "_scale_inv";
+  const std::string part = "." + std::string(module) + ".", scales = "_scale_inv", layers = "layers.";
   int64_t total = 0;
   for (const std::string& name : checkpoint.names()) {
-    if (name.find(part) == std::string::npos) continue;
+    const size_t at = name.find(part), layer_at = name.find(layers);
+    if (at == std::string::npos || layer_at == std::string::npos) continue;
+    // multi-token-prediction layers, after the last, are not the model's
+    if (std::strtoll(name.c_str() + layer_at + layers.size(), nullptr, 10) >= num_layers) continue;
     if (name.size() > scales.size() && name.compare(name.size() - scales.size(), scales.size(), scales) == 0) continue;
     int64_t count = 1;
     for (const int64_t size : checkpoint.find(name)->shape) count *= size;
@@ -188,7 +192,8 @@ ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config
   ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
   if (adapter) adapter->check_all_applied();
   weights.unloaded_parameters = parameters_beside_text_model(checkpoint, prefixes) +
-                                parameters_of_unread_module(checkpoint, model_family(config.model_type).indexer);
+                                parameters_of_unread_module(checkpoint, model_family(config.model_type).indexer,
+                                                            config.num_layers);
   return weights;
 }
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -124,16 +125,18 @@ at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multi
 // cap * tanh(x / cap), or x for cap 0.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
 
-// What every layer on one device shares during a forward: the attention masks (one per window and query-group size
-// the layers use, folded and made additive once), the rotary tables (one per rope of the model's), and the rows'
-// prefix groups for cascade attention.
+// What every layer on one device shares during a forward: the attention masks (one per window the layers use, each
+// folded and made additive once per query-group size, when a layer first asks for it), the rotary tables (one per
+// rope of the model's), and the rows' prefix groups for cascade attention.
 struct DeviceInputs {
   struct Mask {
     int64_t window = 0, group = 1;
     FoldedMask mask;
   };
   c10::Device device = c10::kCPU;
-  std::vector<Mask> masks;
+  at::ScalarType dtype = at::kFloat;
+  std::vector<std::pair<int64_t, at::Tensor>> plain_masks;  // (window, mask before folding)
+  mutable std::deque<Mask> masks;  // a deque: a mask handed out stays where it is when another is folded
   std::vector<RotaryTables> rotary;  // by ModelSpec::ropes' index
   at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
   PrefixGroups groups;
@@ -144,7 +147,12 @@ struct DeviceInputs {
   const FoldedMask& mask(int64_t window, int64_t group) const {
     for (const Mask& m : masks)
       if (m.window == window && m.group == group) return m.mask;
-    throw std::logic_error(fmt::format("forward: no mask was built for window {} and group {}", window, group));
+    for (const auto& [w, plain] : plain_masks) {
+      if (w != window) continue;
+      masks.push_back({window, group, fold_mask(plain, group, dtype)});
+      return masks.back().mask;
+    }
+    throw std::logic_error(fmt::format("forward: no mask was built for window {}", window));
   }
 };
 
@@ -303,26 +311,39 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   return at::linear(by_token, l.o, l.o_bias);
 }
 
+// The width expanded keys and values take together (see expanded_latents).
+int64_t expanded_width(const LatentSpec& m) { return std::max(m.nope_dim + m.rope_dim, m.value_dim); }
+
 // Whether a latent-attention forward costs fewer multiply-adds expanded than absorbed: expanding costs kv_b_proj
 // over every key it reads (`keys`), absorbing costs it over every query (`queries`), and a (query, key) pair costs
-// nope + rope + value expanded against 2 (kv_rank + rope) absorbed. So a prefill (as many queries as keys) and
-// many rows' queries over one shared prefix expand; decode steps and a few queries over long caches absorb.
+// 2 expanded_width expanded against 2 (kv_rank + rope) absorbed. So a prefill (as many queries as keys) and many
+// rows' queries over one shared prefix expand; decode steps and a few queries over long caches absorb.
 bool cheaper_expanded(const LatentSpec& m, int64_t queries, int64_t keys, int64_t pairs) {
   const int64_t per_token = m.kv_rank * (m.nope_dim + m.value_dim);
-  return keys * per_token + pairs * (m.nope_dim + m.rope_dim + m.value_dim) <
-         queries * per_token + pairs * 2 * m.latent_width();
+  return keys * per_token + pairs * 2 * expanded_width(m) < queries * per_token + pairs * 2 * m.latent_width();
+}
+
+// x [b, heads, t, in] times each head's matrix of `per_head` [heads, in, out]: [b, heads, t, out], as one batched
+// matmul over the heads (the weights read once, whatever b).
+at::Tensor by_head(const at::Tensor& x, const at::Tensor& per_head) {
+  const int64_t b = x.size(0), heads = x.size(1), t = x.size(2);
+  const at::Tensor out = at::bmm(x.transpose(0, 1).reshape({heads, b * t, x.size(3)}), per_head);
+  return out.view({heads, b, t, out.size(2)}).transpose(0, 1);
 }
 
 // Latents [n, 1, s, kv_rank + rope_dim] expanded as transformers expands them, by each head's key and value rows of
 // kv_b_proj: keys [n, heads, s, nope + rope] (the rotated part shared) and values [n, heads, s, value], the narrower
 // of the two padded with zeros to the other's width (the fused kernels take one width; zeros add nothing to q . k,
 // and the padded values' outputs are dropped).
-LayerCache expanded_latents(const LatentSpec& m, const LayerWeights& l, const at::Tensor& latents, int64_t width) {
-  const int64_t heads = l.key_up.size(0);
-  const at::Tensor nope = latents.narrow(-1, 0, m.kv_rank);
+LayerCache expanded_latents(const LatentSpec& m, const LayerWeights& l, const at::Tensor& latents) {
+  const int64_t n = latents.size(0), s = latents.size(2), heads = l.key_up.size(0), width = expanded_width(m);
+  const at::Tensor nope = latents.narrow(-1, 0, m.kv_rank);  // [n, 1, s, kv_rank]
+  auto per_head = [&](const at::Tensor& rows) {  // rows [heads, out, kv_rank]: [n, heads, s, out]
+    return at::linear(nope, rows.view({-1, m.kv_rank})).view({n, s, heads, rows.size(1)}).transpose(1, 2);
+  };
   const at::Tensor rope = latents.narrow(-1, m.kv_rank, m.rope_dim).expand({-1, heads, -1, -1});
-  const at::Tensor keys = at::cat({at::matmul(nope, l.key_up.transpose(1, 2)), rope}, -1);
-  const at::Tensor values = at::matmul(nope, l.value_up);
+  const at::Tensor keys = at::cat({per_head(l.key_up), rope}, -1);
+  const at::Tensor values = per_head(l.value_up);
   return {{at::constant_pad_nd(keys, {0, width - keys.size(-1)}), at::constant_pad_nd(values, {0, width - m.value_dim})},
           {}};
 }
@@ -363,19 +384,19 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
   const LatentForm form = latent_form();
   if (form == LatentForm::kCheaper ? cheaper_expanded(m, b * t, b * slots + prefix_keys, b * t * (slots + prefix_slots))
                                    : form == LatentForm::kExpanded) {
-    const int64_t width = std::max(m.nope_dim + m.rope_dim, m.value_dim);
-    const at::Tensor query = at::constant_pad_nd(at::cat({q_nope, q_rope}, -1), {0, width - m.nope_dim - m.rope_dim});
+    const at::Tensor query =
+        at::constant_pad_nd(at::cat({q_nope, q_rope}, -1), {0, expanded_width(m) - m.nope_dim - m.rope_dim});
     AttentionSpec expanded = a;
     expanded.kv_heads = a.heads;
     const LayerCache shared_expanded =
-        prefix == nullptr ? LayerCache() : expanded_latents(m, l, prefix->keys().to(h.device()), width);
-    heads = attend_cached(expanded, scaled(query), expanded_latents(m, l, kv.keys().to(h.device()), width),
+        prefix == nullptr ? LayerCache() : expanded_latents(m, l, prefix->keys().to(h.device()));
+    heads = attend_cached(expanded, scaled(query), expanded_latents(m, l, kv.keys().to(h.device())),
                           prefix == nullptr ? nullptr : &shared_expanded, in, {})
                 .narrow(-1, 0, m.value_dim);
   } else {
-    const at::Tensor query = at::cat({at::matmul(q_nope, l.key_up), q_rope}, -1);
+    const at::Tensor query = at::cat({by_head(q_nope, l.key_up), q_rope}, -1);
     const at::Tensor latents = attend_cached(a, scaled(query), kv, prefix, in, {});
-    heads = at::matmul(latents.narrow(-1, 0, m.kv_rank), l.value_up);
+    heads = by_head(latents.narrow(-1, 0, m.kv_rank), l.value_up.transpose(1, 2));
   }
   return at::linear(heads.transpose(1, 2).reshape({b, t, a.heads * m.value_dim}), l.o, l.o_bias);
 }
@@ -551,8 +572,9 @@ std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights&
     const at::Tensor grouped = choice.view({tokens, r.groups, per_group});
     const at::Tensor best_groups = std::get<1>(std::get<0>(grouped.topk(2, -1)).sum(-1).topk(r.groups_chosen, -1));
     const at::Tensor kept = at::zeros({tokens, r.groups}, choice.options().dtype(at::kBool)).scatter_(1, best_groups, true);
-    choice = grouped.masked_fill(kept.logical_not().unsqueeze(-1), -std::numeric_limits<float>::infinity())
-                 .view({tokens, r.experts});
+    // the other groups' experts out of the choice: -inf, or 0 as Mistral 4's router (whose softmax scores are >= 0)
+    const double out = r.scores == RouterScores::kSoftmaxInDtype ? 0.0 : -std::numeric_limits<double>::infinity();
+    choice = grouped.masked_fill(kept.logical_not().unsqueeze(-1), out).view({tokens, r.experts});
   }
   if (r.correction_bias || r.groups > 1) {
     chosen = std::get<1>(choice.topk(r.per_token, -1));
@@ -895,23 +917,17 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     };
     DeviceInputs in;
     in.device = device;
+    in.dtype = dtype_;
     in.token_valid = on[11].defined() ? on[11].to(at::kFloat) : on[11];
     in.row_lengths = on[12];
     in.row_prefix = on[13];
     in.rotary.resize(spec_->ropes.size());
     const std::vector<at::Tensor> inv_freqs = upload_together(inv_freqs_, device);  // every rope's, in one copy
-    std::vector<std::pair<int64_t, at::Tensor>> by_window;  // (window, mask) before folding
     for (const LayerSpec& layer : spec_->layers) {
       const AttentionSpec& a = layer.attention;
-      auto plain = std::find_if(by_window.begin(), by_window.end(), [&](const auto& m) { return m.first == a.window; });
-      if (plain == by_window.end()) plain = by_window.insert(by_window.end(), {a.window, mask_for(a.window)});
-      // latent attention attends absorbed (one kv head) or expanded (a kv head per head), whichever is cheaper
-      for (const int64_t group : {a.heads / a.kv_heads, layer.mixer == MixerKind::kLatentAttention ? 1 : int64_t{0}}) {
-        const bool has_mask = group == 0 || std::any_of(in.masks.begin(), in.masks.end(), [&](const auto& m) {
-                                return m.window == a.window && m.group == group;
-                              });
-        if (!has_mask) in.masks.push_back({a.window, group, fold_mask(plain->second, group, dtype_)});
-      }
+      const bool has_plain = std::any_of(in.plain_masks.begin(), in.plain_masks.end(),
+                                         [&](const auto& m) { return m.first == a.window; });
+      if (!has_plain) in.plain_masks.emplace_back(a.window, mask_for(a.window));
       if (a.rope < 0 || in.rotary[a.rope].cos.defined()) continue;
       const at::Tensor& by_variant = inv_freqs[a.rope];  // a row's variant picks its row here
       const at::Tensor inv_freq = by_variant.size(0) > 1 && on[10].defined() ? by_variant.index_select(0, on[10])

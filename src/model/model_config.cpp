@@ -105,7 +105,6 @@ RopeConfig parse_yarn(const json& d, int64_t max_positions, RopeConfig rope) {
   auto mscale = [&](double m) { return rope.factor <= 1 ? 1.0 : 0.1 * m * std::log(rope.factor) + 1.0; };
   const double m = get_or<double>(d, "mscale", 0), m_all = get_or<double>(d, "mscale_all_dim", 0);
   rope.attention_factor = get_or<double>(d, "attention_factor", m != 0 && m_all != 0 ? mscale(m) / mscale(m_all) : mscale(1));
-  rope.mscale_all_dim = m_all;
   // transformers takes a zero beta as unset
   rope.beta_fast = get_or<double>(d, "beta_fast", 0) != 0 ? get_or<double>(d, "beta_fast", 0) : 32.0;
   rope.beta_slow = get_or<double>(d, "beta_slow", 0) != 0 ? get_or<double>(d, "beta_slow", 0) : 1.0;
@@ -124,6 +123,7 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   rope.type = parse_rope_type(type);
   rope.low_freq_factor = get_or<double>(d, "low_freq_factor", rope.low_freq_factor);
   rope.high_freq_factor = get_or<double>(d, "high_freq_factor", rope.high_freq_factor);
+  rope.mscale_all_dim = get_or<double>(d, "mscale_all_dim", 0);  // latent attention's, whatever the type
   // transformers: phi3 keeps original_max_position_embeddings at the top level (4096 when absent) and its
   // partial_rotary_factor in either place; longrope elsewhere takes max_position_embeddings when the dict has none.
   const int64_t max_positions = get_or<int64_t>(top, "max_position_embeddings", 0);
@@ -616,7 +616,10 @@ void parse_latent_attention(const json& j, const LatentDefaults& d, ModelConfig&
   c.head_dim = get_or<int64_t>(j, "qk_rope_head_dim", d.rope);
   c.v_head_dim = get_or<int64_t>(j, "v_head_dim", d.value);
   c.rope.partial_rotary_factor = 1;
-  c.interleaved_rope = get_or<bool>(j, "rope_interleave", true);
+  c.interleaved_rope = d.fixed_layout || get_or<bool>(j, "rope_interleave", true);
+  if (d.fixed_layout && c.q_lora_rank == 0)
+    throw std::invalid_argument(fmt::format("config.json: {} needs q_lora_rank (its queries always go through it)",
+                                            c.model_type));
   if (c.kv_lora_rank < 1 || c.q_lora_rank < 0 || c.qk_nope_head_dim < 1 || c.v_head_dim < 1 || c.head_dim < 2 ||
       c.head_dim % 2 != 0)
     throw std::invalid_argument(fmt::format(
@@ -1045,7 +1048,6 @@ json rope_json(const RopeConfig& rope) {
     parameters["beta_fast"] = rope.beta_fast;
     parameters["beta_slow"] = rope.beta_slow;
     parameters["truncate"] = rope.truncate;
-    if (rope.mscale_all_dim != 0) parameters["mscale_all_dim"] = rope.mscale_all_dim;
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
   if (rope.type == RopeType::kLongRope) {
@@ -1055,6 +1057,7 @@ json rope_json(const RopeConfig& rope) {
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
   }
   if (rope.partial_rotary_factor != 1.0) parameters["partial_rotary_factor"] = rope.partial_rotary_factor;
+  if (rope.mscale_all_dim != 0) parameters["mscale_all_dim"] = rope.mscale_all_dim;
   if (rope.llama4_scaling_beta != 0) {
     parameters["llama_4_scaling_beta"] = rope.llama4_scaling_beta;
     parameters["original_max_position_embeddings"] = rope.original_max_position_embeddings;
@@ -1137,6 +1140,11 @@ std::string ModelConfig::to_json() const {
             {"rope_parameters", rope_parameters},
             {"rope_scaling", rope.type == RopeType::kDefault ? json() : rope_parameters}};
   const ModelFamily& family = model_family(model_type);
+  if (family.query_scale_by_position)  // both keys written even at 0: transformers requires them
+    for (const char* key : {"rope_parameters", "rope_scaling"})
+      if (j[key].is_object())
+        j[key].update({{"llama_4_scaling_beta", rope.llama4_scaling_beta},
+                       {"original_max_position_embeddings", rope.original_max_position_embeddings}});
   const SizeKeys& keys = family.sizes;
   j[keys.hidden] = hidden_size;
   j[keys.intermediate] = intermediate_size;

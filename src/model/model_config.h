@@ -51,7 +51,8 @@ struct RopeConfig {
   // Llama 4's attention temperature (ministral3): queries, once rotated, times
   // 1 + beta ln(1 + floor(position / original_max_position_embeddings)); 0: none.
   double llama4_scaling_beta = 0;
-  // yarn: latent attention's scores times (0.1 mscale_all_dim ln(factor) + 1)^2 (DeepSeek's); 0: unchanged.
+  // Any type but default: latent attention's scores times (0.1 mscale_all_dim ln(factor) + 1)^2 (DeepSeek's), as
+  // transformers' yarn_apply_mscale; 0: unchanged.
   double mscale_all_dim = 0;
 
   // The rotated width of a head: int(head_dim * partial_rotary_factor), as transformers rounds it (proportional:

@@ -79,6 +79,7 @@ struct ExpertTraits {
 // qk_rope_head_dim, v_head_dim); kv_rank 0: the family has none.
 struct LatentDefaults {
   int64_t kv_rank = 0, q_rank = 0, nope = 0, rope = 0, value = 0;
+  bool fixed_layout = false;  // the rope always over interleaved pairs, the query always through q_lora_rank
 };
 
 // Which Gated DeltaNet a family has, if any.

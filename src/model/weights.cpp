@@ -142,7 +142,7 @@ void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, c
                    [=](ModelWeights& w, const at::Tensor& t) {
                      const at::Tensor by_head = t.view({heads, m.nope_dim + m.value_dim, m.kv_rank});
                      w.layers[i].key_up = by_head.narrow(1, 0, m.nope_dim).contiguous();
-                     w.layers[i].value_up = by_head.narrow(1, m.nope_dim, m.value_dim).transpose(1, 2).contiguous();
+                     w.layers[i].value_up = by_head.narrow(1, m.nope_dim, m.value_dim).contiguous();
                    }});
   add("o_proj.weight", {h, heads * m.value_dim}, &LayerWeights::o);
   if (a.o_bias) add("o_proj.bias", {h}, &LayerWeights::o_bias);

@@ -74,8 +74,8 @@ struct LayerWeights {
   at::Tensor qkv_scale;  // Falcon-H1's key multiplier on the keys' rows of qkv (fp32; undefined: none)
   // Multi-head latent attention's (q: q_proj, or q_b_proj after q_a_proj; o: o_proj): q_a_proj [q_rank, hidden] and
   // its norm, kv_a_proj_with_mqa [kv_rank + rope, hidden] and its norm [kv_rank], with their biases (qkv: q_a or q,
-  // and kv_a stacked, one matmul; qkv_bias theirs); kv_b_proj's key rows [heads, nope, kv_rank] and its value rows
-  // as [heads, kv_rank, value].
+  // and kv_a stacked, one matmul; qkv_bias theirs); kv_b_proj's key rows [heads, nope, kv_rank] and value rows
+  // [heads, value, kv_rank].
   at::Tensor q_a, q_a_bias, q_a_norm, kv_a, kv_a_bias, kv_a_norm, key_up, value_up;
 };
 

@@ -48,13 +48,14 @@ void validate_options(const ScoringOptions& o, const ModelConfig& config) {
     throw std::invalid_argument(fmt::format("max_batch_rows must be positive and sane, got {}", o.max_batch_rows));
 }
 
-void check_dense_attention_limit(const ModelConfig& config, int64_t tokens, const std::string& what) {
+void check_dense_attention_limit(const ModelConfig& config, int64_t tokens, const std::string& what,
+                                 const std::string& remedy) {
   const int64_t limit = config.dense_attention_limit;
   if (limit > 0 && tokens > limit)
     throw std::invalid_argument(fmt::format(
         "{}: {} tokens reach the model, but {}'s sparse attention is served here as dense attention, which it equals "
-        "only while a query sees at most index_topk = {} keys (the indexer is not built); set max_length to at most {}",
-        what, tokens, config.model_type, limit, limit));
+        "only while a query sees at most index_topk = {} keys (the indexer is not built); {}",
+        what, tokens, config.model_type, limit, remedy));
 }
 
 ScoringWindow scoring_window(const Request& request, int64_t max_length, size_t index) {

@@ -33,7 +33,9 @@ struct ScoringWindow {
 // Throws std::invalid_argument (naming `index`) when the continuation is longer than max_length.
 // Throws, naming `what`, when `tokens` fed in one row exceed the model's dense_attention_limit (sparse attention
 // served as dense).
-void check_dense_attention_limit(const ModelConfig& config, int64_t tokens, const std::string& what);
+// `remedy` says what would bring it within.
+void check_dense_attention_limit(const ModelConfig& config, int64_t tokens, const std::string& what,
+                                 const std::string& remedy);
 
 ScoringWindow scoring_window(const Request& request, int64_t max_length, size_t index);
 

@@ -18,7 +18,8 @@ std::vector<ScoringRow> make_rows(const std::vector<Request>& requests, const Mo
   std::map<TokenIds, size_t> row_of_input;
   for (size_t i = 0; i < requests.size(); ++i) {
     ScoringWindow window = scoring_window(requests[i], config.window(max_length), i);
-    check_dense_attention_limit(config, static_cast<int64_t>(window.input.size()), fmt::format("request {}", i));
+    check_dense_attention_limit(config, static_cast<int64_t>(window.input.size()), fmt::format("request {}", i),
+                                fmt::format("set max_length to at most {}", config.dense_attention_limit));
     truncated += window.truncated ? 1 : 0;
     const auto n = static_cast<int64_t>(window.targets.size());
     if (share_identical) {

@@ -567,6 +567,20 @@ TEST(ConfigJson, LatentAttentionKeys) {
             std::string::npos);
   EXPECT_NE(error(R"("deepseek_v3", "qk_rope_head_dim": 7})").find("qk_rope_head_dim even"), std::string::npos);
   EXPECT_NE(error(R"("deepseek_v3", "kv_lora_rank": 0})").find("kv_lora_rank 0"), std::string::npos);
+  // DeepSeek V3.2: index_topk read and written back; its rope always interleaved, its queries always through q_a_proj.
+  const ModelConfig sparse = ModelConfig::from_json(std::string(base) + R"("deepseek_v32", "index_topk": 300,
+    "rope_interleave": false})");
+  EXPECT_EQ(sparse.dense_attention_limit, 300);
+  EXPECT_TRUE(sparse.interleaved_rope);
+  EXPECT_EQ(ModelConfig::from_json(sparse.to_json()).dense_attention_limit, 300);
+  EXPECT_EQ(ModelConfig::from_json(std::string(base) + R"("glm_moe_dsa"})").dense_attention_limit, 2048);
+  EXPECT_NE(error(R"("deepseek_v32", "q_lora_rank": null})").find("deepseek_v32 needs q_lora_rank"), std::string::npos);
+  EXPECT_NE(error(R"("deepseek_v32", "index_topk": 0})").find("index_topk must be >= 1"), std::string::npos);
+  // mscale_all_dim under another rope type than yarn still scales latent attention's scores, and reads back.
+  const ModelConfig linear = ModelConfig::from_json(std::string(base) + R"("deepseek_v3", "rope_scaling": {"type":
+    "linear", "factor": 4.0, "mscale_all_dim": 0.7}})");
+  EXPECT_EQ(linear.rope.mscale_all_dim, 0.7);
+  EXPECT_EQ(ModelConfig::from_json(linear.to_json()).rope.mscale_all_dim, 0.7);
 }
 
 // The general router's keys, under each family's names as its released configs and transformers 5 write them.

@@ -102,6 +102,9 @@ TEST_P(LatentForms, EachFormAloneGivesTheSameNumbersOnEveryPath) {
   PrefixScorerOptions generation_options = cached();
   generation_options.max_batch_rows = 2;  // the last prompt joins a running batch
   const GenerationResult by_cost = PrefixScorer(model, generation_options).generate(prompts);
+  struct BackToTheCheaper {  // whatever way the test leaves
+    ~BackToTheCheaper() { take_latent_form(LatentForm::kCheaper); }
+  } back;
   for (const LatentForm form : {LatentForm::kAbsorbed, LatentForm::kExpanded}) {
     take_latent_form(form);
     const std::string what = form == LatentForm::kAbsorbed ? "absorbed" : "expanded";
@@ -128,7 +131,6 @@ TEST_P(LatentForms, EachFormAloneGivesTheSameNumbersOnEveryPath) {
         EXPECT_NEAR(result.generations[i].logprobs[t], by_cost.generations[i].logprobs[t], 1e-5) << what;
     }
   }
-  take_latent_form(LatentForm::kCheaper);
 }
 
 INSTANTIATE_TEST_SUITE_P(LatentFixtures, LatentForms,
@@ -608,30 +610,33 @@ TEST(PrefixScorerErrors, ContinuationsPastAPrunedOutputLayerAreNamed) {
             std::string::npos);
 }
 
-// DeepSeek V3.2's sparse attention is served as dense attention up to index_topk keys a query (160 in the fixture):
-// an input past that is refused by name, on every path; truncated to it by max_length, it is scored.
+// DeepSeek V3.2's sparse attention is served as dense attention up to index_topk keys a query (150 in the fixture,
+// whose longest golden sequence is as long): an input past that is refused by name, on every path; truncated to it
+// by max_length, it is scored.
 TEST(PrefixScorerErrors, InputsPastTheSparseAttentionsTopKAreRefused) {
   const auto model = fixture("deepseek_v32");
-  ASSERT_EQ(model->config().dense_attention_limit, 160);
-  const Request fits{TokenIds(159, 7), {4, 5}}, past{TokenIds(160, 7), {4, 5}};  // 160 and 161 tokens fed
+  ASSERT_EQ(model->config().dense_attention_limit, 150);
+  const Request fits{TokenIds(149, 7), {4, 5}}, past{TokenIds(150, 7), {4, 5}};  // 150 and 151 tokens fed
   EXPECT_EQ(PrefixScorer(model).loglikelihood({fits}).scores.size(), 1u);
   const std::string message = message_of<std::invalid_argument>([&] { PrefixScorer(model).loglikelihood({fits, past}); });
-  EXPECT_NE(message.find("request 1: 161 tokens reach the model, but deepseek_v32's sparse attention"), std::string::npos)
+  EXPECT_NE(message.find("request 1: 151 tokens reach the model, but deepseek_v32's sparse attention"), std::string::npos)
       << message;
-  EXPECT_NE(message.find("set max_length to at most 160"), std::string::npos) << message;
+  EXPECT_NE(message.find("set max_length to at most 150"), std::string::npos) << message;
   EXPECT_THROW(score_plain(*model, {past}), std::invalid_argument);
   EXPECT_THROW(PrefixScorer(model).loglikelihood_rolling({TokenIds(300, 9)}, 0), std::invalid_argument);
   PrefixScorerOptions truncating;
-  truncating.max_length = 160;
+  truncating.max_length = 150;
   ScoringOptions plain_truncating;
-  plain_truncating.max_length = 160;
+  plain_truncating.max_length = 150;
   expect_same_scores(PrefixScorer(model, truncating).loglikelihood({past}).scores,
                      score_plain(*model, {past}, plain_truncating).scores, "truncated to index_topk");
   const std::string generating = message_of<std::invalid_argument>(
-      [&] { PrefixScorer(model).generate({GenerationRequest{TokenIds(150, 7), 12}}); });
-  EXPECT_NE(generating.find("generate: request 0 (prompt and new tokens but the last): 161 tokens"), std::string::npos)
+      [&] { PrefixScorer(model).generate({GenerationRequest{TokenIds(140, 7), 12}}); });
+  EXPECT_NE(generating.find("generate: request 0 (prompt and new tokens but the last): 151 tokens"), std::string::npos)
       << generating;
-  EXPECT_EQ(PrefixScorer(model).generate({GenerationRequest{TokenIds(150, 7), 11}}).generations[0].tokens.size(), 11u);
+  EXPECT_NE(generating.find("give at most 151 prompt tokens and max_new_tokens together"), std::string::npos)
+      << generating;
+  EXPECT_EQ(PrefixScorer(model).generate({GenerationRequest{TokenIds(140, 7), 11}}).generations[0].tokens.size(), 11u);
 }
 
 TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {

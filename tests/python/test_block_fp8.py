@@ -31,12 +31,15 @@ def test_block_fp8_checkpoint_scores_as_transformers_dequantizes_it(family, tmp_
     tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
     quantized = {}
     for name, tensor in tensors.items():
-        # every projection (experts' too) that blocks tile, as transformers' dequantizer needs; not the router, norms
-        # or embeddings (deepseek_v3's latent projections, 28 and 20 wide here, stay as they are)
+        # every projection (experts' too) that blocks tile, as transformers' dequantizer needs (all of them in these
+        # fixtures, deepseek_v3's latent projections included); not the router, norms or embeddings
         if name.endswith("_proj.weight") and all(size % BLOCK == 0 for size in tensor.shape):
             quantized[name], quantized[name + "_scale_inv"] = quantize_blocks(tensor)
         else:
             quantized[name] = tensor
+    if family == "deepseek_v3":  # the tensors the loader reorders (kv_a's rotated rows) and splits (kv_b) among them
+        for name in ("kv_a_proj_with_mqa", "kv_b_proj", "q_b_proj"):
+            assert f"model.layers.0.self_attn.{name}.weight_scale_inv" in quantized
     safetensors.torch.save_file(quantized, tmp_path / "model.safetensors", metadata={"format": "pt"})
     config = json.loads((tmp_path / "config.json").read_text())
     config["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [BLOCK, BLOCK],

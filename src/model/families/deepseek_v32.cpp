@@ -13,6 +13,7 @@ namespace {
 ModelFamily sparse_attention(const char* model_type, LatentDefaults latent) {
   ModelFamily f = base(model_type);
   f.latent = latent;
+  f.latent.fixed_layout = true;  // transformers' V3.2 reads neither rope_interleave nor a null q_lora_rank
   f.attention_bias_on_o = true;
   f.default_index_topk = 2048;
   f.indexer = "self_attn.indexer";

@@ -33,7 +33,7 @@ def test_block_fp8_checkpoint_scores_as_transformers_dequantizes_it(family, tmp_
     for name, tensor in tensors.items():
         # every projection (experts' too) that blocks tile, as transformers' dequantizer needs (all of them in these
         # fixtures, deepseek_v3's latent projections included); not the router, norms or embeddings
-        if name.endswith("_proj.weight") and all(size % BLOCK == 0 for size in tensor.shape):
+        if name.endswith(("_proj.weight", "_mqa.weight")) and all(size % BLOCK == 0 for size in tensor.shape):
             quantized[name], quantized[name + "_scale_inv"] = quantize_blocks(tensor)
         else:
             quantized[name] = tensor

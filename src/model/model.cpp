@@ -375,8 +375,7 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
   const LayerCache kv = std::move(produced[index]);
   produced[index] = {};
   const at::Tensor q_nope = q.narrow(-1, 0, m.nope_dim).transpose(1, 2);
-  const at::Tensor scale = in.query_scale.defined() ? in.query_scale : at::Tensor();
-  auto scaled = [&](const at::Tensor& query) { return scale.defined() ? query * scale : query; };
+  auto scaled = [&](const at::Tensor& query) { return in.query_scale.defined() ? query * in.query_scale : query; };
   const LayerCache* prefix = shared_prefix(shared, index);
   const int64_t slots = kv.slots(), prefix_slots = prefix == nullptr ? 0 : prefix->slots();
   const int64_t prefix_keys = prefix == nullptr ? 0 : prefix->keys().size(0) * prefix_slots;

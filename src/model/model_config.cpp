@@ -264,26 +264,23 @@ std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t
         moe.push_back((i + 1) % step == 0 && std::find(dense.begin(), dense.end(), i) == dense.end());
       return moe;
     }
-    case MoeLayerRule::kFirstDense: {
-      const int64_t dense = get_or<int64_t>(j, e.first_dense_key, e.default_first_dense);
-      for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
-      return moe;
-    }
-    case MoeLayerRule::kMlpLayerTypes: {
-      if (!has_field(j, "mlp_layer_types")) {  // the first dense, by the family's key or default
-        const int64_t dense = e.first_dense_key == nullptr ? e.default_first_dense
-                                                           : get_or<int64_t>(j, e.first_dense_key, e.default_first_dense);
-        for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
+    case MoeLayerRule::kMlpLayerTypes:
+      if (has_field(j, "mlp_layer_types")) {
+        const auto types = get_or<std::vector<std::string>>(j, "mlp_layer_types", {});
+        if (static_cast<int64_t>(types.size()) != num_layers)
+          throw std::invalid_argument(
+              fmt::format("config.json: mlp_layer_types has {} entries for {} layers", types.size(), num_layers));
+        for (const std::string& type : types) {
+          check_layer_type(type, {"dense", "sparse"});
+          moe.push_back(type == "sparse");
+        }
         return moe;
       }
-      const auto types = get_or<std::vector<std::string>>(j, "mlp_layer_types", {});
-      if (static_cast<int64_t>(types.size()) != num_layers)
-        throw std::invalid_argument(
-            fmt::format("config.json: mlp_layer_types has {} entries for {} layers", types.size(), num_layers));
-      for (const std::string& type : types) {
-        check_layer_type(type, {"dense", "sparse"});
-        moe.push_back(type == "sparse");
-      }
+      [[fallthrough]];  // without them, kFirstDense's layers
+    case MoeLayerRule::kFirstDense: {  // the family's key, or (none named) its default
+      const int64_t dense = e.first_dense_key == nullptr ? e.default_first_dense
+                                                         : get_or<int64_t>(j, e.first_dense_key, e.default_first_dense);
+      for (int64_t i = 0; i < num_layers; ++i) moe.push_back(i >= dense);
       return moe;
     }
     case MoeLayerRule::kStartEndEvery: {

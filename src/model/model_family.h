@@ -33,7 +33,8 @@ struct ExpertTraits {
   int64_t default_size = 0;       // moe_intermediate_size when absent
   MoeLayerRule layers = MoeLayerRule::kAll;
   int64_t default_first_dense = 0;  // first_dense_key's value when absent
-  const char* first_dense_key = "first_k_dense_replace";  // the dense layers in front (LFM2-MoE: num_dense_layers)
+  // the dense layers in front (LFM2-MoE: num_dense_layers; nullptr: the default alone)
+  const char* first_dense_key = "first_k_dense_replace";
   // The router.
   RouterScores scores = RouterScores::kSoftmax;
   bool router_fp32 = false;       // its weight (and correction bias) kept in fp32, its logits computed in fp32

@@ -16,6 +16,9 @@
 namespace prefix_scorer {
 namespace {
 
+std::atomic<bool> matmul_everywhere{false};
+std::atomic<LatentForm> taken_latent_form{LatentForm::kCheaper};
+
 // The scale of q·kᵀ: the config's when it gives one (> 0), else 1 / sqrt(head dim).
 double score_scale_or_default(double scale, int64_t head_dim) {
   return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
@@ -44,18 +47,67 @@ at::Tensor unfold_groups(const at::Tensor& out, int64_t heads) {
   return out.reshape({b, heads, -1, dim});
 }
 
-// Per-head sink logits [heads] laid out as folded queries' rows: [1, kv_heads, group * queries, 1] fp32.
-at::Tensor folded_sinks(const at::Tensor& sinks, int64_t kv_heads, int64_t queries) {
-  const int64_t group = sinks.size(0) / kv_heads;
-  return sinks.to(at::kFloat).view({1, kv_heads, group, 1}).expand({1, kv_heads, group, queries})
-      .reshape({1, kv_heads, group * queries, 1});
+// Per-head sink logits [heads] laid out as the rows of queries [b, h, rows, ...] that fold heads / h query heads
+// into each of their h heads (h = heads: none folded): [1, h, rows] fp32.
+at::Tensor sink_logits(const at::Tensor& sinks, int64_t h, int64_t rows) {
+  const int64_t group = sinks.size(0) / h;
+  return sinks.to(at::kFloat).view({1, h, group, 1}).expand({1, h, group, rows / group}).reshape({1, h, rows});
+}
+
+CascadeKernel kernel_for(const at::Tensor& q, CascadeKernel kernel) {
+  if (kernel != CascadeKernel::kByDevice) return kernel;
+  return q.device().is_cpu() && !matmul_everywhere ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
+}
+
+// The mask's query-group size for `kernel` on q's device: the fused CPU kernel takes grouped-query heads as they are
+// (each kv head serving its group), the matmul kernel and torch's SDPA with a mask take them folded.
+int64_t mask_group(const at::Tensor& q, int64_t kv_heads, CascadeKernel kernel) {
+  return kernel_for(q, kernel) == CascadeKernel::kFusedCpu ? 1 : q.size(1) / kv_heads;
+}
+
+// torch's fused CPU flash kernel under an additive mask: out in q's dtype and layout, and lse [b, heads, queries].
+std::tuple<at::Tensor, at::Tensor> flash_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                             const at::Tensor& additive, double scale) {
+  const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, false, additive, scale);
+  return {out, lse};
+}
+
+// Attention of queries q [b, h, queries, dim] (folded for the matmul kernel, grouped for the fused one) over keys,
+// normalised over those keys, and the log of its softmax sum: [..., dim] and [b, h, queries], both fp32. The mask is
+// bool, and for the fused kernel additive too where already made (else made here). The matmul kernel takes q·kᵀ in
+// fp32 whatever the dtype, as fused kernels accumulate it, so that bf16 scores are not rounded before the softmax.
+std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                    const at::Tensor& mask, const at::Tensor& additive, double scale,
+                                                    CascadeKernel kernel) {
+  if (kernel == CascadeKernel::kFusedCpu) {
+    const auto [out, lse] = flash_cpu(q, k, v, additive.defined() ? additive : additive_mask(mask, q.scalar_type()), scale);
+    return {cast(out, at::kFloat), lse};
+  }
+  at::Tensor scores = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-1, -2)) * scale;
+  scores.masked_fill_(mask.logical_not(), -1e30);
+  const at::Tensor lse = at::logsumexp(scores, -1);
+  const at::Tensor out = at::matmul(at::exp(scores - lse.unsqueeze(-1)).to(v.scalar_type()), v).to(at::kFloat);
+  return {out, lse};
+}
+
+// A part's (out, lse) with the sinks joined (`sinks` laid out as lse's rows, sink_logits): a key of logit s whose
+// value is zero adds e^s to the softmax sum and nothing to the output.
+std::pair<at::Tensor, at::Tensor> with_sinks(const at::Tensor& out, const at::Tensor& lse, const at::Tensor& sinks) {
+  const at::Tensor total = at::logaddexp(lse, sinks);
+  return {out * at::exp(lse - total).unsqueeze(-1), total};
+}
+
+// The mask made for `kernel`'s query-group size (see mask_group), checked against it.
+const FoldedMask& checked(const FoldedMask& mask, const at::Tensor& q, int64_t kv_heads, CascadeKernel kernel) {
+  const int64_t rows = mask_group(q, kv_heads, kernel) * q.size(2);
+  if (mask.visible.defined() && mask.visible.size(2) != rows)
+    throw std::logic_error("attention: a mask folded for another kernel's query groups (see mask_group)");
+  return mask;
 }
 
 }  // namespace
 
-// Attention with sinks, by the cascade's kernels (below), which give the log-sum-exp the sinks join.
-at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
-                             const ScoreOptions& options);
+int64_t mask_group(const at::Tensor& q, int64_t kv_heads) { return mask_group(q, kv_heads, CascadeKernel::kByDevice); }
 
 at::Tensor attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
                           const at::Tensor& key_valid, int64_t sliding_window) {
@@ -93,7 +145,7 @@ at::Tensor attend_reference(const at::Tensor& q, const at::Tensor& k, const at::
   scores = scores.to(at::kFloat).masked_fill(mf.logical_not(), std::numeric_limits<float>::lowest());
   if (!options.sinks.defined()) return unfold_groups(at::matmul(at::softmax(scores, -1).to(q.scalar_type()), v), heads);
   // The sink as one more key column, dropped after the softmax.
-  const at::Tensor sinks = folded_sinks(options.sinks, kv_heads, q.size(2)).expand({scores.size(0), -1, -1, 1});
+  const at::Tensor sinks = sink_logits(options.sinks, kv_heads, qf.size(2)).unsqueeze(-1).expand({scores.size(0), -1, -1, 1});
   const at::Tensor probs = at::softmax(at::cat({scores, sinks}, -1), -1).narrow(-1, 0, scores.size(-1));
   return unfold_groups(at::matmul(probs.to(q.scalar_type()), v), heads);
 }
@@ -108,81 +160,38 @@ FoldedMask fold_mask(const at::Tensor& mask, int64_t group, at::ScalarType dtype
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                   const ScoreOptions& options) {
   const at::Tensor on_device = mask.defined() ? mask.to(q.device()) : mask;
-  return attend(q, k, v, fold_mask(on_device, q.size(1) / k.size(1), q.scalar_type()), options);
+  return attend(q, k, v, fold_mask(on_device, mask_group(q, k.size(1)), q.scalar_type()), options);
 }
 
 at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
                   const ScoreOptions& options) {
   if (options.softcap > 0) return attend_reference(q, k, v, mask.plain, options);
-  if (options.sinks.defined()) return attend_with_sinks(q, k, v, mask, options);
-  const std::optional<double> scale = options.scale > 0 ? std::optional<double>(options.scale) : std::nullopt;
-  if (!mask.plain.defined()) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale, true);
   const int64_t heads = q.size(1), kv_heads = k.size(1);
+  const CascadeKernel kernel = kernel_for(q, CascadeKernel::kByDevice);
+  const double scale = score_scale_or_default(options.scale, q.size(-1));
+  if (options.sinks.defined()) {  // by the cascade's kernels, whose log-sum-exp the sinks join
+    const FoldedMask causal = mask.plain.defined() ? FoldedMask{}
+                                                   : fold_mask(causal_mask(q.size(2), q), mask_group(q, kv_heads), q.scalar_type());
+    const FoldedMask& m = checked(mask.plain.defined() ? mask : causal, q, kv_heads, kernel);
+    const at::Tensor qk = kernel == CascadeKernel::kFusedCpu ? q : fold_groups(q, kv_heads);
+    const auto [out, lse] = partial_attention(qk, k, v, m.visible, m.additive, scale, kernel);
+    const at::Tensor joined = cast(with_sinks(out, lse, sink_logits(options.sinks, qk.size(1), qk.size(2))).first, q.scalar_type());
+    return kernel == CascadeKernel::kFusedCpu ? joined : unfold_groups(joined, heads);
+  }
+  if (!mask.plain.defined())
+    return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, options.scale > 0 ? std::optional<double>(scale) : std::nullopt, true);
+  checked(mask, q, kv_heads, kernel);
+  if (kernel == CascadeKernel::kFusedCpu) return std::get<0>(flash_cpu(q, k, v, mask.additive, scale));
   return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mask.visible, 0.0, false, scale),
                        heads);
 }
 
-}  // namespace prefix_scorer
-
-namespace prefix_scorer {
-namespace {
-
-std::atomic<bool> matmul_everywhere{false};
-
-// Attention of folded queries over keys, normalised over those keys, and the log of its softmax sum: [..., dim]
-// and [..., 1], both fp32. The mask is bool, and for the fused kernel additive too where already made (else made
-// here). The matmul kernel takes q·kᵀ in fp32 whatever the dtype, as fused kernels accumulate it, so that bf16
-// scores are not rounded before the softmax.
-std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& qf, const at::Tensor& k, const at::Tensor& v,
-                                                    const at::Tensor& mask, const at::Tensor& additive, double scale,
-                                                    CascadeKernel kernel) {
-  if (kernel == CascadeKernel::kFusedCpu) {
-    const auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(
-        qf, k, v, 0.0, false, additive.defined() ? additive : additive_mask(mask, qf.scalar_type()), scale);
-    return {cast(out, at::kFloat), lse.unsqueeze(-1)};
-  }
-  at::Tensor scores = at::matmul(qf.to(at::kFloat), k.to(at::kFloat).transpose(-1, -2)) * scale;
-  scores.masked_fill_(mask.logical_not(), -1e30);
-  const at::Tensor lse = at::logsumexp(scores, -1, true);
-  const at::Tensor out = at::matmul(at::exp(scores - lse).to(v.scalar_type()), v).to(at::kFloat);
-  return {out, lse};
-}
-
-CascadeKernel kernel_for(const at::Tensor& q, CascadeKernel kernel) {
-  if (kernel != CascadeKernel::kByDevice) return kernel;
-  return q.device().is_cpu() && !matmul_everywhere ? CascadeKernel::kFusedCpu : CascadeKernel::kMatmul;
-}
-
-// A part's (out, lse) with the sinks joined: a key of logit s whose value is zero adds e^s to the softmax sum and
-// nothing to the output.
-std::pair<at::Tensor, at::Tensor> with_sinks(const at::Tensor& out, const at::Tensor& lse, const at::Tensor& sinks,
-                                             int64_t queries) {
-  const at::Tensor total = at::logaddexp(lse, folded_sinks(sinks, out.size(1), queries));
-  return {out * at::exp(lse - total), total};
-}
-
-}  // namespace
-
-at::Tensor attend_with_sinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
-                             const ScoreOptions& options) {
-  const int64_t heads = q.size(1), kv_heads = k.size(1);
-  const FoldedMask folded = mask.plain.defined() ? mask : fold_mask(causal_mask(q.size(2), q), heads / kv_heads, q.scalar_type());
-  const auto [out, lse] = partial_attention(fold_groups(q, kv_heads), k, v, folded.visible, folded.additive,
-                                            score_scale_or_default(options.scale, q.size(-1)),
-                                            kernel_for(q, CascadeKernel::kByDevice));
-  return unfold_groups(with_sinks(out, lse, options.sinks, q.size(2)).first.to(q.scalar_type()), heads);
-}
-
 at::Tensor additive_mask(const at::Tensor& mask, at::ScalarType dtype) {
   const double floor = dtype == at::kHalf ? -65504.0 : -1e30;
-  return at::zeros(mask.sizes(), mask.options().dtype(dtype)).masked_fill_(mask.logical_not(), floor);
+  return at::full(mask.sizes(), floor, mask.options().dtype(dtype)).masked_fill_(mask, 0);
 }
 
 void take_matmul_cascade_everywhere(bool on) { matmul_everywhere = on; }
-
-namespace {
-std::atomic<LatentForm> taken_latent_form{LatentForm::kCheaper};
-}  // namespace
 
 void take_latent_form(LatentForm form) { taken_latent_form = form; }
 LatentForm latent_form() { return taken_latent_form; }
@@ -201,7 +210,13 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
   }
   g.slot_rows = at::tensor(slot_rows, at::kLong);
   g.row_slot = at::tensor(row_slot, at::kLong);
-  g.key_valid = (at::arange(longest, at::kLong).unsqueeze(0) < lengths.unsqueeze(1)).view({prefixes, 1, 1, longest});
+  g.key_valid = at::empty({prefixes, 1, 1, longest}, at::kBool);
+  bool* valid = g.key_valid.data_ptr<bool>();
+  const at::Tensor lengths_long = cast(lengths, at::kLong);
+  const auto length = lengths_long.accessor<int64_t, 1>();
+  for (int64_t p = 0; p < prefixes; ++p) {
+    for (int64_t s = 0; s < longest; ++s) valid[p * longest + s] = s < length[p];
+  }
   g.rows_in_slots = static_cast<int64_t>(slot_rows.size()) == batch;
   for (int64_t r = 0; g.rows_in_slots && r < batch; ++r) g.rows_in_slots = row_slot[r] == r;
   return g;
@@ -210,8 +225,8 @@ PrefixGroups prefix_groups(const at::Tensor& lengths, const at::Tensor& row_pref
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           const at::Tensor& prefix_keys, const at::Tensor& prefix_values, const PrefixGroups& groups,
                           const ScoreOptions& scores, CascadeKernel kernel) {
-  return attend_cascade(q, k, v, fold_mask(mask.to(q.device()), q.size(1) / k.size(1), q.scalar_type()), prefix_keys,
-                        prefix_values, groups, scores, kernel);
+  return attend_cascade(q, k, v, fold_mask(mask.to(q.device()), mask_group(q, k.size(1), kernel), q.scalar_type()),
+                        prefix_keys, prefix_values, groups, scores, kernel);
 }
 
 at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const FoldedMask& mask,
@@ -219,46 +234,53 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
                           const ScoreOptions& scores, CascadeKernel kernel) {
   if (scores.softcap > 0) throw std::invalid_argument("cascade attention does not support soft-capped scores");
   kernel = kernel_for(q, kernel);
+  checked(mask, q, k.size(1), kernel);
   const int64_t heads = q.size(1), kv_heads = k.size(1), dim = q.size(3);
-  const int64_t folded = heads / kv_heads * q.size(2);
   const int64_t prefixes = prefix_keys.size(0), n = groups.rows_per_prefix;
   const double scale = score_scale_or_default(scores.scale, dim);
-  const at::Tensor qf = fold_groups(q, kv_heads);  // [b, kv_heads, folded, dim]
+  // [b, h, queries, dim]: grouped heads as they are for the fused kernel, folded (h = kv_heads) for the matmul one
+  const at::Tensor qf = kernel == CascadeKernel::kFusedCpu ? q : fold_groups(q, kv_heads);
+  const int64_t h = qf.size(1), queries = qf.size(2);
+  auto merged = [&](const at::Tensor& out_p, const at::Tensor& lse_p, const at::Tensor& out_s, const at::Tensor& lse_s) {
+    const at::Tensor out = merge_attention_rows(out_p, lse_p, out_s, lse_s, q.scalar_type());
+    return kernel == CascadeKernel::kFusedCpu ? out : unfold_groups(out, heads);
+  };
 
   // Suffix part: each row over its own keys, under the causal / validity mask; the sinks join it.
   auto [out_s, lse_s] = partial_attention(qf, k, v, mask.visible, mask.additive, scale, kernel);
-  if (scores.sinks.defined()) std::tie(out_s, lse_s) = with_sinks(out_s, lse_s, scores.sinks, q.size(2));
+  if (scores.sinks.defined()) std::tie(out_s, lse_s) = with_sinks(out_s, lse_s, sink_logits(scores.sinks, h, queries));
 
-  // Prefix part. One prefix whose rows are the batch's, in order (a decode step's usual case), on the fused CPU
-  // kernel: each row's queries over the prefix's keys broadcast to every row (a stride-0 view, nothing copied), so
-  // that the parts come out in the rows' own layout.
+  // Prefix part. One prefix whose rows are the batch's, in order (a decode step's usual case, and a scoring
+  // forward's over one shared prefix), on the fused CPU kernel: each row's queries over the prefix's keys broadcast
+  // to every row (a stride-0 view, nothing copied), so that the parts come out in the rows' own layout.
   const bool one_prefix = groups.rows_in_slots && prefixes == 1;
   if (one_prefix && kernel == CascadeKernel::kFusedCpu) {
     const int64_t b = q.size(0);
     const auto [out_p, lse_p] = partial_attention(qf, prefix_keys.expand({b, -1, -1, -1}),
                                                   prefix_values.expand({b, -1, -1, -1}), groups.key_valid,
                                                   groups.additive_key_valid, scale, kernel);
-    return unfold_groups(merge_attention(out_p, lse_p, out_s, lse_s, q.scalar_type()), heads);
+    return merged(out_p, lse_p, out_s, lse_s);
   }
   // Otherwise the queries of a prefix's rows side by side as one sequence, every prefix slot visible. One prefix
-  // needs no reordering: [b, kv_heads, folded, dim] and [1, kv_heads, b * folded, dim] are one transpose apart.
+  // needs no reordering: [b, h, queries, dim] and [1, h, b * queries, dim] are one transpose apart.
   const at::Tensor in_slots = groups.rows_in_slots ? qf : qf.index_select(0, groups.slot_rows);
   const at::Tensor qp =
-      one_prefix ? qf.transpose(0, 1).reshape({1, kv_heads, n * folded, dim})
-                 : in_slots.view({prefixes, n, kv_heads, folded, dim}).transpose(1, 2).reshape({prefixes, kv_heads, n * folded, dim});
+      one_prefix ? qf.transpose(0, 1).reshape({1, h, n * queries, dim})
+                 : in_slots.view({prefixes, n, h, queries, dim}).transpose(1, 2).reshape({prefixes, h, n * queries, dim});
   auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, groups.additive_key_valid,
                                           scale, kernel);
-  auto back_to_rows = [&](const at::Tensor& t) {  // [prefixes, kv_heads, n * folded, x] -> [b, kv_heads, folded, x]
-    const int64_t x = t.size(-1);
-    if (one_prefix) return t.view({kv_heads, n, folded, x}).transpose(0, 1);
-    const at::Tensor slots =
-        t.view({prefixes, kv_heads, n, folded, x}).transpose(1, 2).reshape({prefixes * n, kv_heads, folded, x});
+  // [prefixes, h, n * queries, ...] -> [b, h, queries, ...], for out (a trailing dim) and lse (none)
+  auto back_to_rows = [&](const at::Tensor& t) {
+    std::vector<int64_t> split{prefixes, h, n, queries}, rows{prefixes * n, h, queries};
+    for (int64_t d = 3; d < t.dim(); ++d) {
+      split.push_back(t.size(d));
+      rows.push_back(t.size(d));
+    }
+    if (one_prefix) return t.view(at::IntArrayRef(split).slice(1)).transpose(0, 1);
+    const at::Tensor slots = t.view(split).transpose(1, 2).reshape(rows);
     return groups.rows_in_slots ? slots : slots.index_select(0, groups.row_slot);
   };
-  out_p = back_to_rows(out_p);
-  lse_p = back_to_rows(lse_p);
-
-  return unfold_groups(merge_attention(out_p, lse_p, out_s, lse_s, q.scalar_type()), heads);
+  return merged(back_to_rows(out_p), back_to_rows(lse_p), out_s, lse_s);
 }
 
 }  // namespace prefix_scorer

@@ -32,8 +32,8 @@ struct ScoreOptions {
   at::Tensor sinks;
 };
 
-// A mask made ready once per forward for every layer of one window and one query-group size (heads / kv_heads):
-// folded so that the queries sharing a kv head are one sequence, and additive in the model dtype (0 where visible,
+// A mask made ready once per forward for every layer of one window and one query-group size (mask_group): folded
+// so that the queries sharing a kv head are one sequence, and additive in the model dtype (0 where visible,
 // a finite floor where not) for the fused CPU kernel.
 struct FoldedMask {
   at::Tensor plain;     // [b, 1, queries, keys] bool; undefined: plain causal over as many keys as queries
@@ -42,6 +42,10 @@ struct FoldedMask {
 };
 
 FoldedMask fold_mask(const at::Tensor& mask, int64_t group, at::ScalarType dtype);
+
+// The query-group size a FoldedMask for queries q [b, heads, queries, dim] over kv_heads heads is folded by on q's
+// device: 1 where torch's fused CPU kernel takes grouped heads as they are, else heads / kv_heads.
+int64_t mask_group(const at::Tensor& q, int64_t kv_heads);
 
 // q [batch, heads, queries, dim], k and v [batch, kv_heads, keys, dim] with heads a multiple of kv_heads;
 // returns [batch, heads, queries, dim], through at::scaled_dot_product_attention (through matmul and softmax when

@@ -1,5 +1,6 @@
 #include "model/host_transfers.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace prefix_scorer {
@@ -23,6 +24,14 @@ const at::Tensor& upload_once(const at::Tensor& host, c10::Device device, at::Te
 }
 
 std::vector<at::Tensor> upload_together(const std::vector<at::Tensor>& host, c10::Device device) {
+  if (device.is_cpu()) {  // counted as the one copy it is elsewhere, and handed back as they are
+    int64_t bytes = 0;
+    for (const at::Tensor& t : host) bytes += t.defined() ? static_cast<int64_t>(t.nbytes()) : 0;
+    if (bytes == 0 && std::none_of(host.begin(), host.end(), [](const at::Tensor& t) { return t.defined(); })) return host;
+    ++thread_transfers().copies;
+    thread_transfers().bytes_to_device += bytes;
+    return host;
+  }
   std::vector<at::Tensor> flat;
   for (const at::Tensor& t : host) {
     if (t.defined()) flat.push_back(t.reshape({-1}));

@@ -52,11 +52,12 @@ LayerCache LayerCache::rows(const at::Tensor& index) const {
 }
 
 LayerCache LayerCache::row(int64_t row) const {
-  return each(*this, [&](const at::Tensor& t) { return t.narrow(0, row, 1); });
+  return each(*this, [&](const at::Tensor& t) { return row == 0 && t.size(0) == 1 ? t : t.narrow(0, row, 1); });
 }
 
 LayerCache LayerCache::slot_range(int64_t begin, int64_t count) const {
-  return each(*this, [&](const at::Tensor& t) { return t.narrow(2, begin, count); }, as_is);
+  return each(*this, [&](const at::Tensor& t) { return begin == 0 && count == t.size(2) ? t : t.narrow(2, begin, count); },
+              as_is);
 }
 
 LayerCache LayerCache::nothing_seen() const {

@@ -25,13 +25,26 @@ void check_parts(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Ten
   }
 }
 
+// a's weight exp(lse_a - logaddexp(lse_a, lse_b)) is sigmoid(lse_a - lse_b); b's is one less it. `a_weight` holds it,
+// shaped to broadcast over the outputs.
+at::Tensor merge_by_weight(const at::Tensor& out_a, const at::Tensor& out_b, const at::Tensor& a_weight,
+                           at::ScalarType dtype) {
+  return cast(at::lerp(out_b, out_a, a_weight), dtype);
+}
+
 }  // namespace
 
 at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
                                      const at::Tensor& lse_b, at::ScalarType dtype) {
-  // a's weight exp(lse_a - logaddexp(lse_a, lse_b)) is sigmoid(lse_a - lse_b); b's is one less it
-  const at::Tensor out = at::lerp(out_b, out_a, at::sigmoid(lse_a - lse_b));
-  return cast(out, dtype);
+  return merge_by_weight(out_a, out_b, at::sigmoid(lse_a - lse_b), dtype);
+}
+
+at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
+                                const at::Tensor& lse_b, at::ScalarType dtype) {
+#ifdef PREFIX_SCORER_WITH_CUDA
+  if (out_a.is_cuda()) return merge_attention(out_a, lse_a.unsqueeze(-1), out_b, lse_b.unsqueeze(-1), dtype);
+#endif
+  return merge_by_weight(out_a, out_b, at::sigmoid(lse_a - lse_b).unsqueeze(-1), dtype);
 }
 
 at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,

@@ -17,6 +17,11 @@ at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, con
 at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
                                      const at::Tensor& lse_b, at::ScalarType dtype);
 
+// The same with each lse of out's shape less its last dimension, as attention kernels return it: CUDA's fused
+// kernel on CUDA, else one sigmoid and one lerp (the fewest ops a merge takes).
+at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
+                                const at::Tensor& lse_b, at::ScalarType dtype);
+
 namespace cuda {
 // The fused kernel: all four inputs contiguous fp32 on one CUDA device.
 at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,

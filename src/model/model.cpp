@@ -224,10 +224,10 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   // layers without rope (smollm3's, gpt2's) attend without rotated positions
   auto rotate = [&](const at::Tensor& x) { return a.rope >= 0 ? apply_rotary(x, in.rotary.at(a.rope)) : x; };
   auto heads = [&](const at::Tensor& x, int64_t count) { return x.view({b, t, count, a.head_dim}); };
-  // [b, t, count * head_dim] or [b, t, count, head_dim] as [b, count, t, head_dim]: for one query a row (a decode
-  // step) the same memory, one view instead of a view and a transpose.
+  // [b, t, count, head_dim] as [b, count, t, head_dim]: for one query a row (a decode step) the same memory, one
+  // view instead of a transpose.
   auto head_major = [&](const at::Tensor& x, int64_t count) {
-    return t == 1 ? x.view({b, count, 1, a.head_dim}) : heads(x, count).transpose(1, 2);
+    return t == 1 ? x.view({b, count, 1, a.head_dim}) : x.transpose(1, 2);
   };
   const bool per_head_norm_before = a.qk_norm == QkNorm::kPerHead && !a.qk_norm_after_rope;
   const bool per_head_norm_after = a.qk_norm == QkNorm::kPerHead && a.qk_norm_after_rope;
@@ -246,24 +246,39 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     const std::vector<at::Tensor> parts = qkv.split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1);
     const at::Tensor q = heads(rms_norm(parts[0], l.q_norm, n), a.heads);
     const at::Tensor k = heads(rms_norm(parts[1], l.k_norm, n), a.kv_heads);
-    return {head_major(rotate(q), a.heads), head_major(rotate(k), a.kv_heads), head_major(parts[2], a.kv_heads)};
+    return {head_major(rotate(q), a.heads), head_major(rotate(k), a.kv_heads), head_major(heads(parts[2], a.kv_heads), a.kv_heads)};
   }
-  // q and k, and v: its own rows, or the keys' (before their norm and rotation) where values are keys
-  at::Tensor qk_part = qkv, v;
+  // [b, heads + kv_heads (+ kv_heads), t, head_dim], head-major from the start: q and k, and v (its own heads, or
+  // the keys' before their norm and rotation where values are keys)
+  const int64_t all = a.heads + a.kv_heads * (a.keys_as_values ? 1 : 2);
+  if (!qkv.is_contiguous()) qkv = qkv.contiguous();  // (a matmul's output is)
+  const at::Tensor by_head = qkv.as_strided({b, all, t, a.head_dim}, {t * all * a.head_dim, a.head_dim, all * a.head_dim, 1},
+                                            qkv.storage_offset());
+  at::Tensor qk = by_head, v;
   if (a.keys_as_values) {
-    v = qkv.narrow(-1, a.q_width(), a.kv_width());
+    v = by_head.narrow(1, a.heads, a.kv_heads);
   } else {
-    const std::vector<at::Tensor> qk_v = qkv.split_with_sizes({a.q_width() + a.kv_width(), a.kv_width()}, -1);
-    qk_part = qk_v[0];
+    const std::vector<at::Tensor> qk_v = by_head.split_with_sizes({a.heads + a.kv_heads, a.kv_heads}, 1);
+    qk = qk_v[0];
     v = qk_v[1];
   }
-  at::Tensor qk = heads(qk_part, a.heads + a.kv_heads);
-  if (per_head_norm_before) qk = rms_norm(qk, l.qk_norm, n);
-  qk = rotate(qk);
-  if (per_head_norm_after) qk = rms_norm(qk, l.qk_norm, n);
-  if (a.value_norm) v = unit_rms_norm(heads(v, a.kv_heads), n.eps);
-  const std::vector<at::Tensor> q_k = head_major(qk, a.heads + a.kv_heads).split_with_sizes({a.heads, a.kv_heads}, 1);
-  return {q_k[0], q_k[1], head_major(v, a.kv_heads)};
+  const at::Tensor qk_norm = a.qk_norm == QkNorm::kPerHead ? l.qk_norm.unsqueeze(1) : at::Tensor();  // [heads, 1, dim]
+  if (per_head_norm_before) qk = rms_norm(qk, qk_norm, n);
+  if (a.rope >= 0) qk = apply_rotary(qk, in.rotary.at(a.rope), /*head_major=*/true);
+  if (per_head_norm_after) qk = rms_norm(qk, qk_norm, n);
+  if (a.value_norm) v = unit_rms_norm(v, n.eps);
+  const std::vector<at::Tensor> q_k = qk.split_with_sizes({a.heads, a.kv_heads}, 1);
+  return {q_k[0], q_k[1], v};
+}
+
+// [b, heads, t, width] as [b, t, heads * width]: one view where its memory is token-major already (as attention
+// kernels leave it, and always for t = 1), else a copy.
+at::Tensor token_major(const at::Tensor& x) {
+  const int64_t b = x.size(0), heads = x.size(1), t = x.size(2), width = x.size(3);
+  const bool in_place = x.stride(3) == 1 && x.stride(1) == width && (t == 1 || x.stride(2) == heads * width) &&
+                        (b == 1 || x.stride(0) == t * heads * width);
+  if (in_place) return x.as_strided({b, t, heads * width}, {t * heads * width, heads * width, 1}, x.storage_offset());
+  return x.transpose(1, 2).reshape({b, t, heads * width});
 }
 
 // Queries `q` [b, heads, t, width] of a layer over `kv`, the keys and values of the forward's tokens (after the
@@ -271,7 +286,7 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
 at::Tensor attend_cached(const AttentionSpec& a, const at::Tensor& q, const LayerCache& produced,
                          const LayerCache* prefix, const DeviceInputs& in, const at::Tensor& sinks) {
   const LayerCache kv = produced.to(q.device());
-  const FoldedMask& mask = in.mask(a.window, a.heads / a.kv_heads);
+  const FoldedMask& mask = in.mask(a.window, mask_group(q, a.kv_heads));
   const ScoreOptions scores{a.scale, a.softcap, sinks};
   if (prefix == nullptr) return attend(q, kv.keys(), kv.values(), mask, scores);
   const LayerCache shared = prefix->to(q.device());
@@ -304,9 +319,8 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   if (own_kv) keep_produced({{p.k, p.v}, state}, cache, index, produced);
   at::Tensor heads = attend_cached(a, p.q, produced.at(a.kv_layer), shared_prefix(shared, a.kv_layer), in, l.sinks);
   if (own_kv && !read_later) produced[index] = {};
-  // [b, heads, t, head_dim] as [b, t, heads * head_dim] (no transpose for one query a row)
   if (a.head_gate) heads = heads * at::sigmoid(at::linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
-  at::Tensor by_token = t == 1 ? heads.reshape({b, 1, a.q_width()}) : heads.transpose(1, 2).reshape({b, t, a.q_width()});
+  at::Tensor by_token = token_major(heads);
   if (a.output_gate) by_token = by_token * at::sigmoid(at::linear(h, l.attn_gate, l.attn_gate_bias));
   return at::linear(by_token, l.o, l.o_bias);
 }
@@ -864,10 +878,10 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
       throw std::invalid_argument(fmt::format("forward: rope variant {} of a model with {} (longrope has 2)",
                                               variants.max().item<int64_t>(), rope_variants_));
   }
-  const at::Tensor positions = batch.positions.to(at::kCPU), valid = batch.valid.to(at::kCPU);
+  const at::Tensor positions = on_host(batch.positions), valid = on_host(batch.valid);
   PackedKeys keys;
-  if (batch.segment.defined()) keys.query_segment = keys.key_segment = batch.segment.to(at::kCPU);
-  if (batch.branch.defined()) keys.query_branch = keys.key_branch = batch.branch.to(at::kCPU);
+  if (batch.segment.defined()) keys.query_segment = keys.key_segment = on_host(batch.segment);
+  if (batch.branch.defined()) keys.query_branch = keys.key_branch = on_host(batch.branch);
   at::Tensor key_positions = positions, key_valid = valid;
   if (cache != nullptr && cache->slots() > 0) {
     key_positions = at::cat({cache->positions(), positions}, 1);
@@ -900,14 +914,15 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     for (const auto& in : per_device) {
       if (in.device == device) return in;
     }
-    auto as_long = [](const at::Tensor& t) { return t.defined() ? t.to(at::kLong) : t; };
+    // one dtype for one copy to a device (on the CPU they stay as they are)
+    auto as_long = [&](const at::Tensor& t) { return t.defined() && !device.is_cpu() ? cast(t, at::kLong) : t; };
     const std::vector<at::Tensor> on = upload_together(
         {positions, key_positions, as_long(key_valid), keys.query_segment, keys.key_segment, keys.query_branch,
          keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid), variants, state_valid,
          state_lengths, shared == nullptr ? at::Tensor() : shared->row_prefix},
         device);
     const at::Tensor& device_positions = on[0];
-    const at::Tensor device_key_valid = on[2].to(at::kBool);
+    const at::Tensor device_key_valid = cast(on[2], at::kBool);
     const PackedKeys device_keys{on[3], on[4], on[5], on[6]};
     auto mask_for = [&](int64_t window) {
       if (packed) return packed_attention_mask(device_positions, on[1], device_key_valid, window, device_keys);
@@ -917,7 +932,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     DeviceInputs in;
     in.device = device;
     in.dtype = dtype_;
-    in.token_valid = on[11].defined() ? on[11].to(at::kFloat) : on[11];
+    in.token_valid = on[11].defined() ? cast(on[11], at::kFloat) : on[11];
     in.row_lengths = on[12];
     in.row_prefix = on[13];
     in.rotary.resize(spec_->ropes.size());
@@ -936,7 +951,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     if (config_->rope.llama4_scaling_beta != 0)
       in.query_scale = llama4_query_scale(config_->rope, device_positions, dtype_);
     if (shared != nullptr) {
-      const at::Tensor key_valid = on[9].to(at::kBool);
+      const at::Tensor key_valid = cast(on[9], at::kBool);
       const at::Tensor additive = device.is_cpu() ? additive_mask(key_valid, dtype_) : at::Tensor();
       in.groups = {groups.rows_per_prefix, on[7], on[8], key_valid, additive, groups.rows_in_slots};
     }
@@ -945,7 +960,7 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
   };
 
   const LayerWeights& first = weights_->layers.front();
-  const at::Tensor token_ids = upload(batch.tokens.reshape({-1}).to(at::kCPU), first.device);
+  const at::Tensor token_ids = upload(on_host(batch.tokens).reshape({-1}), first.device);
   at::Tensor x = weights_->embed.index_select(0, token_ids).view({b, t, config_->hidden_size});
   if (config_->scale_embeddings) x = x * scale_in_dtype(std::sqrt(static_cast<double>(config_->hidden_size)), x);
   const at::Tensor by_layer =

@@ -76,14 +76,17 @@ RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positio
   const at::Tensor cos = scale == 1.0 ? angles.cos() : angles.cos() * scale;
   const at::Tensor sin = (scale == 1.0 ? angles.sin() : angles.sin() * scale).to(dtype);
   const int64_t half = freqs.size(-1);
-  return {cos.to(dtype), at::cat({-sin.narrow(-1, 0, half), sin.narrow(-1, half, half)}, -1)};
+  RotaryTables tables{cos.to(dtype), at::cat({-sin.narrow(-1, 0, half), sin.narrow(-1, half, half)}, -1), {}, {}};
+  tables.cos_by_head = tables.cos.transpose(1, 2);
+  tables.sin_by_head = tables.sin_signed.transpose(1, 2);
+  return tables;
 }
 
-at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables) {
+at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables, bool head_major) {
   const int64_t dim = tables.cos.size(-1);
-  auto rotate = [&](const at::Tensor& part) {
-    return part * tables.cos + at::roll(part, dim / 2, -1) * tables.sin_signed;
-  };
+  const at::Tensor& cos = head_major ? tables.cos_by_head : tables.cos;
+  const at::Tensor& sin = head_major ? tables.sin_by_head : tables.sin_signed;
+  auto rotate = [&](const at::Tensor& part) { return part * cos + at::roll(part, dim / 2, -1) * sin; };
   if (dim == x.size(-1)) return rotate(x);
   return at::cat({rotate(x.narrow(-1, 0, dim)), x.narrow(-1, dim, x.size(-1) - dim)}, -1);
 }

@@ -19,6 +19,7 @@ at::Tensor rope_variant_frequencies(const RopeConfig& rope, int64_t head_dim);
 struct RotaryTables {
   at::Tensor cos;         // [batch, len, 1, rotary_dim] in the model dtype
   at::Tensor sin_signed;  // sin in the model dtype with its first half negated (see apply_rotary)
+  at::Tensor cos_by_head, sin_by_head;  // the same as [batch, 1, len, rotary_dim] views, for head-major x
 };
 
 // Tables for `positions` [batch, len], scaled by `scale` (longrope's attention factor) in float32; computed on
@@ -26,9 +27,9 @@ struct RotaryTables {
 RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positions, at::ScalarType dtype,
                            double scale = 1.0);
 
-// x * cos + rotate_half(x) * sin over the first rotary_dim dimensions of x [batch, len, heads, head_dim]; the
-// rest pass unchanged. rotate_half(x) * sin is taken as roll(x, rotary_dim / 2) * sin_signed: the same products,
-// negated alike, in one op instead of four.
-at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables);
+// x * cos + rotate_half(x) * sin over the first rotary_dim dimensions of x [batch, len, heads, head_dim] (or, with
+// `head_major`, [batch, heads, len, head_dim]); the rest pass unchanged. rotate_half(x) * sin is taken as
+// roll(x, rotary_dim / 2) * sin_signed: the same products, negated alike, in one op instead of four.
+at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables, bool head_major = false);
 
 }  // namespace prefix_scorer

@@ -106,31 +106,31 @@ ForwardBatch make_packed_batch(const std::vector<PackedRow>& rows) {
     variants = variants || row.rope_variant != 0;
     rope_variant.push_back(row.rope_variant);
   }
-  at::Tensor tokens = at::zeros({b, t}, at::kLong), positions = at::zeros({b, t}, at::kLong);
-  at::Tensor valid = at::zeros({b, t}, at::kBool), segment = at::zeros({b, t}, at::kLong);
-  at::Tensor branch = at::zeros({b, t}, at::kLong);
-  auto tok = tokens.accessor<int64_t, 2>();
-  auto pos = positions.accessor<int64_t, 2>();
-  auto val = valid.accessor<bool, 2>();
-  auto seg = segment.accessor<int64_t, 2>();
-  auto br = branch.accessor<int64_t, 2>();
+  // Filled element by element here: every element is written (padding: token 0, invalid, the row's last position
+  // and segment, trunk), and a tensor no row needs is not made.
+  at::Tensor tokens = at::empty({b, t}, at::kLong), positions = at::empty({b, t}, at::kLong);
+  at::Tensor valid = at::empty({b, t}, at::kBool);
+  at::Tensor segment = segments ? at::empty({b, t}, at::kLong) : at::Tensor();
+  at::Tensor branch = tree ? at::empty({b, t}, at::kLong) : at::Tensor();
+  int64_t* tok = tokens.data_ptr<int64_t>();
+  int64_t* pos = positions.data_ptr<int64_t>();
+  bool* val = valid.data_ptr<bool>();
+  int64_t* seg = segments ? segment.data_ptr<int64_t>() : nullptr;
+  int64_t* br = tree ? branch.data_ptr<int64_t>() : nullptr;
   for (int64_t i = 0; i < b; ++i) {
     const PackedRow& row = rows[i];
     const auto len = static_cast<int64_t>(row.tokens.size());
-    for (int64_t j = 0; j < len; ++j) {
-      tok[i][j] = row.tokens[j];
-      pos[i][j] = row.positions[j];
-      val[i][j] = true;
-      seg[i][j] = row.segment[j];
-      br[i][j] = row.branch[j];
-    }
-    for (int64_t j = len; j < t; ++j) {
-      pos[i][j] = len > 0 ? row.positions[len - 1] : 0;
-      seg[i][j] = len > 0 ? row.segment[len - 1] : 0;
+    for (int64_t j = 0; j < t; ++j) {
+      const bool real = j < len;
+      const int64_t at = i * t + j, from = real ? j : len - 1;  // padding repeats the row's last token's place
+      tok[at] = real ? row.tokens[j] : 0;
+      pos[at] = len > 0 ? row.positions[from] : 0;
+      val[at] = real;
+      if (seg != nullptr) seg[at] = len > 0 ? row.segment[from] : 0;
+      if (br != nullptr) br[at] = real ? row.branch[j] : 0;
     }
   }
-  return {tokens, positions, valid, segments ? segment : at::Tensor(), tree ? branch : at::Tensor(),
-          variants ? at::tensor(rope_variant, at::kLong) : at::Tensor()};
+  return {tokens, positions, valid, segment, branch, variants ? at::tensor(rope_variant, at::kLong) : at::Tensor()};
 }
 
 at::Tensor last_positions(const std::vector<int64_t>& lengths, const std::vector<int64_t>& scored, int64_t width) {

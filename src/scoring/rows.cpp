@@ -52,24 +52,28 @@ void gather_scores(const at::Tensor& logprobs, const std::vector<const ScoringRo
     }
     row_start += row->scored;
   }
-  const std::vector<at::Tensor> on = upload_together(
-      {at::tensor(positions, at::kLong), at::tensor(targets, at::kLong)}, logprobs.device());
-  const at::Tensor& target = on[1];
-  const at::Tensor picked_rows = logprobs.index_select(0, on[0]);
-  // Each target's log-prob and whether it is the argmax, back to the host in one copy.
-  const at::Tensor picked = picked_rows.gather(1, target.unsqueeze(1)).squeeze(1).to(at::kDouble);
-  const at::Tensor both = download(at::stack({picked, (picked_rows.argmax(1) == target).to(at::kDouble)}));
-  auto rows_of_both = both.accessor<double, 2>();
-  auto lp = rows_of_both[0];
-  auto gr = rows_of_both[1];
+  const auto n = static_cast<int64_t>(targets.size());
+  bool in_order = static_cast<int64_t>(positions.size()) == logprobs.size(0);  // each scored row read once, in order
+  for (int64_t i = 0; in_order && i < n; ++i) in_order = positions[i] == i;
+  // [n, 1] targets and, unless in order, [n] rows, in one copy
+  at::Tensor host = at::empty({in_order ? n : 2 * n}, at::kLong);
+  std::copy(targets.begin(), targets.end(), host.data_ptr<int64_t>());
+  if (!in_order) std::copy(positions.begin(), positions.end(), host.data_ptr<int64_t>() + n);
+  const at::Tensor on_device = upload(host, logprobs.device());
+  const at::Tensor target = (in_order ? on_device : on_device.narrow(0, 0, n)).view({n, 1});
+  const at::Tensor picked_rows = in_order ? logprobs : logprobs.index_select(0, on_device.narrow(0, n, n));
+  // Each target's log-prob and whether it is the argmax, back to the host in one copy: [n, 2] fp32.
+  const at::Tensor both = download(
+      at::cat({picked_rows.gather(1, target), picked_rows.argmax(1, true).eq(target).to(at::kFloat)}, 1));
+  auto rows_of_both = both.accessor<float, 2>();
 
   int64_t k = 0;
   for (const ScoringRow* row : rows) {
     for (size_t r : row->requests) {
       Score score{0.0, true};
       for (size_t j = 0; j < requests[r].continuation.size(); ++j, ++k) {
-        score.logprob += lp[k];
-        score.is_greedy = score.is_greedy && gr[k] != 0;
+        score.logprob += static_cast<double>(rows_of_both[k][0]);
+        score.is_greedy = score.is_greedy && rows_of_both[k][1] != 0;
       }
       scores[r] = score;
     }

@@ -25,7 +25,7 @@ bool use_cascade(const std::vector<const PrefixEntry*>& prefixes, int64_t cascad
 
 PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& options,
                               const std::vector<const PrefixEntry*>& prefixes, const ForwardBatch& batch,
-                              const at::Tensor& score_rows, ScoringStats& stats) {
+                              const at::Tensor& score_rows, ScoringStats& stats, PrefixStack* kept) {
   const bool any_prefix =
       std::any_of(prefixes.begin(), prefixes.end(), [](const PrefixEntry* p) { return p != nullptr; });
   if (any_prefix && use_cascade(prefixes, options.cascade_min_prefix_len)) {
@@ -33,14 +33,14 @@ PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& opt
     // distinct prefixes are stacked only for a forward that attends to them by cascade.
     if (!model.config().cascade_exact()) {
       ++stats.cascade_fallbacks;
-    } else if (auto shared = distinct_prefix_kv(model, prefixes)) {
+    } else if (auto shared = distinct_prefix_kv(model, prefixes, kept)) {
       KvCache own(model.config().num_layers);
       at::Tensor logprobs = model.forward(batch, &own, score_rows, &*shared);
       ++stats.cascade_forwards;
       return {std::move(logprobs), std::move(own), 0};
     }
   }
-  KvCache view = gather_prefix_kv(model, prefixes);
+  KvCache view = gather_prefix_kv(model, prefixes, kept);
   const int64_t own_slots = view.slots();
   at::Tensor logprobs = model.forward(batch, &view, score_rows);
   return {std::move(logprobs), std::move(view), own_slots};

@@ -4,6 +4,7 @@
 
 #include "model/forward_batch.h"
 #include "scoring/prefix_cache.h"
+#include "scoring/prefix_kv.h"
 #include "prefix_scorer/model.h"
 #include "prefix_scorer/types.h"
 
@@ -20,9 +21,10 @@ struct PrefixedForward {
 // Whether a forward whose rows continue `prefixes` (null: none) attends by cascade (see cascade_min_prefix_len).
 bool use_cascade(const std::vector<const PrefixEntry*>& prefixes, int64_t cascade_min_prefix_len);
 
-// Runs `batch` after each row's prefix, counting cascade forwards and cascade fallbacks in `stats`.
+// Runs `batch` after each row's prefix, counting cascade forwards and cascade fallbacks in `stats`; the prefixes
+// are stacked once into `kept`, where given, for the forwards over the same ones (see PrefixStack).
 PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& options,
                               const std::vector<const PrefixEntry*>& prefixes, const ForwardBatch& batch,
-                              const at::Tensor& score_rows, ScoringStats& stats);
+                              const at::Tensor& score_rows, ScoringStats& stats, PrefixStack* kept = nullptr);
 
 }  // namespace prefix_scorer

@@ -17,76 +17,87 @@ LayerCache whole_prefix(const PrefixEntry* entry, int64_t layer) {
   return join_slots(parts);
 }
 
-// The distinct prefixes of a batch's rows (null, for no prefix, among them) and which one each row takes.
-struct DistinctPrefixes {
-  std::vector<const PrefixEntry*> prefixes;
-  std::vector<int64_t> pick;
-  int64_t longest = 0;
-};
-
-DistinctPrefixes distinct_prefixes(const std::vector<const PrefixEntry*>& entries) {
-  DistinctPrefixes d;
-  for (const PrefixEntry* e : entries) {
-    auto it = std::find(d.prefixes.begin(), d.prefixes.end(), e);
-    d.pick.push_back(it - d.prefixes.begin());
-    if (it == d.prefixes.end()) d.prefixes.push_back(e);
-    d.longest = std::max(d.longest, e == nullptr ? 0 : e->depth());
-  }
-  return d;
-}
-
 bool keeps_cache(const Model& model, int64_t layer) {
   return model.spec().cached_per_token(layer) > 0 || model.spec().state_bytes(layer, 1) > 0;
 }
 
-// One layer's cache of every distinct prefix, right-padded with zeros to the longest: [prefixes, heads, longest,
-// width] tensors on the layer's device; nothing for a layer that keeps none.
-LayerCache stacked_layer(const Model& model, const DistinctPrefixes& d, int64_t layer) {
+// One layer's cache of every prefix of the stack, right-padded with zeros to the longest, on the layer's device;
+// nothing for a layer that keeps none.
+LayerCache stacked_layer(const Model& model, const PrefixStack& stack, int64_t layer) {
   if (!keeps_cache(model, layer)) return {};
-  std::vector<LayerCache> wholes(d.prefixes.size());
+  std::vector<LayerCache> wholes(stack.prefixes.size());
   const LayerCache* some = nullptr;  // any prefix's, the shape of the empty one's padding
-  for (size_t p = 0; p < d.prefixes.size(); ++p) {
-    if (d.prefixes[p] == nullptr) continue;
-    wholes[p] = whole_prefix(d.prefixes[p], layer);
+  for (size_t p = 0; p < stack.prefixes.size(); ++p) {
+    if (stack.prefixes[p] == nullptr) continue;
+    wholes[p] = whole_prefix(stack.prefixes[p], layer);
     some = &wholes[p];
   }
   std::vector<LayerCache> rows;
-  for (size_t p = 0; p < d.prefixes.size(); ++p) {
-    const LayerCache& whole = d.prefixes[p] == nullptr ? some->nothing_seen() : wholes[p];
-    rows.push_back(whole.padded(0, d.longest - whole.slots()));
+  for (size_t p = 0; p < stack.prefixes.size(); ++p) {
+    const LayerCache& whole = stack.prefixes[p] == nullptr ? some->nothing_seen() : wholes[p];
+    rows.push_back(whole.padded(0, stack.longest - whole.slots()));
   }
   return join_rows(rows);
 }
 
+// The stack of the entries' distinct prefixes (`kept` as it is when it stacks the same ones), and the stack index
+// each row takes.
+std::pair<const PrefixStack*, std::vector<int64_t>> stack_of(const Model& model,
+                                                            const std::vector<const PrefixEntry*>& entries,
+                                                            PrefixStack& kept) {
+  std::vector<const PrefixEntry*> distinct;
+  for (const PrefixEntry* e : entries) {
+    if (std::find(distinct.begin(), distinct.end(), e) == distinct.end()) distinct.push_back(e);
+  }
+  const bool same = distinct.size() == kept.prefixes.size() &&
+                    std::all_of(distinct.begin(), distinct.end(), [&](const PrefixEntry* e) {
+                      return std::find(kept.prefixes.begin(), kept.prefixes.end(), e) != kept.prefixes.end();
+                    });
+  if (!same) {
+    kept = {std::move(distinct), {}, 0};
+    for (const PrefixEntry* e : kept.prefixes) kept.longest = std::max(kept.longest, e == nullptr ? 0 : e->depth());
+    if (kept.longest > 0) {
+      for (int64_t l = 0; l < model.config().num_layers; ++l) kept.layers.push_back(stacked_layer(model, kept, l));
+    }
+  }
+  std::vector<int64_t> pick;
+  for (const PrefixEntry* e : entries) pick.push_back(std::find(kept.prefixes.begin(), kept.prefixes.end(), e) - kept.prefixes.begin());
+  return {&kept, std::move(pick)};
+}
+
 }  // namespace
 
-KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries) {
+KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries, PrefixStack* kept) {
   KvCache cache(model.config().num_layers);
-  const DistinctPrefixes d = distinct_prefixes(entries);
-  if (d.longest == 0) return cache;
-  const at::Tensor pick = at::tensor(d.pick, at::kLong);
+  PrefixStack local;
+  const auto [stack, picks] = stack_of(model, entries, kept == nullptr ? local : *kept);
+  if (stack->longest == 0) return cache;
+  const at::Tensor pick = at::tensor(picks, at::kLong);
   at::Tensor on_device;
   for (int64_t l = 0; l < cache.num_layers(); ++l) {
     if (!keeps_cache(model, l)) continue;
-    cache.append_layer(l, stacked_layer(model, d, l).rows(upload_once(pick, model.layer_device(l), on_device)));
+    cache.append_layer(l, stack->layers[l].rows(upload_once(pick, model.layer_device(l), on_device)));
   }
   const auto b = static_cast<int64_t>(entries.size());
-  const at::Tensor positions = at::arange(d.longest, at::kLong).expand({b, d.longest}).contiguous();
+  const at::Tensor positions = at::arange(stack->longest, at::kLong).expand({b, stack->longest}).contiguous();
   at::Tensor depths = at::empty({b, 1}, at::kLong);
-  for (int64_t i = 0; i < b; ++i) depths[i][0] = entries[i] == nullptr ? 0 : entries[i]->depth();
+  int64_t* depth = depths.data_ptr<int64_t>();
+  for (int64_t i = 0; i < b; ++i) depth[i] = entries[i] == nullptr ? 0 : entries[i]->depth();
   cache.append_slots(positions, positions < depths);
   return cache;
 }
 
-std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries) {
-  const DistinctPrefixes d = distinct_prefixes(entries);
-  if (d.longest == 0) return std::nullopt;
+std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries,
+                                                 PrefixStack* kept) {
+  PrefixStack local;
+  const auto [stack, picks] = stack_of(model, entries, kept == nullptr ? local : *kept);
+  if (stack->longest == 0) return std::nullopt;
   SharedPrefixes shared;
-  for (int64_t l = 0; l < model.config().num_layers; ++l) shared.layers.push_back(stacked_layer(model, d, l));
+  shared.layers = stack->layers;
   std::vector<int64_t> lengths;
-  for (const PrefixEntry* e : d.prefixes) lengths.push_back(e == nullptr ? 0 : e->depth());
+  for (const PrefixEntry* e : stack->prefixes) lengths.push_back(e == nullptr ? 0 : e->depth());
   shared.lengths = at::tensor(lengths, at::kLong);
-  shared.row_prefix = at::tensor(d.pick, at::kLong);
+  shared.row_prefix = at::tensor(picks, at::kLong);
   return shared;
 }
 

@@ -9,13 +9,24 @@
 
 namespace prefix_scorer {
 
+// The distinct prefixes of a batch's rows (null, for no prefix, among them), each layer's cache of them stacked
+// [prefixes, heads, longest, width] and right-padded with zeros: made once for the forwards over the same prefixes
+// when the caller keeps it (it must then keep those entries alive, so that no other entry takes their address).
+struct PrefixStack {
+  std::vector<const PrefixEntry*> prefixes;  // in stack order
+  std::vector<LayerCache> layers;
+  int64_t longest = 0;
+};
+
 // A batch cache whose row i holds the keys and values of the whole prefix of entries[i] (its chain of segments;
 // null for no prefix), right-padded with invalid slots to the longest. Per layer, the rows pick their prefix with
-// an index tensor on that layer's device.
-KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries);
+// an index tensor on that layer's device, out of `kept` when it stacks the same prefixes (else stacked there anew).
+KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries, PrefixStack* kept = nullptr);
 
-// The distinct prefixes of the rows' entries once each, for cascade attention; nullopt when no row has one.
-std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries);
+// The distinct prefixes of the rows' entries once each, for cascade attention (out of `kept` as above); nullopt
+// when no row has one.
+std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries,
+                                                 PrefixStack* kept = nullptr);
 
 // Copies row `row`'s slots [begin, begin + len) out of a batch cache, one [1, heads, len, width] per layer.
 std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);

@@ -56,6 +56,7 @@ class LoglikelihoodCall {
     if (cancel_.exchange(false))
       throw Cancelled(fmt::format("loglikelihood: cancelled after {} of {} rows", done_, total));
     const std::vector<size_t> indices = rows_of(units, forward);
+    suffixes_.keep_stack_for(units, forward);
     prefixes_.prepare(indices, ahead);
     suffixes_.run(units, forward);
     prefixes_.release(indices);

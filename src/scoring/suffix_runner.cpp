@@ -17,7 +17,23 @@ void append(PackedRow& row, const TokenIds& tokens, size_t from, int64_t segment
   }
 }
 
+// The planned prefixes a forward's rows run after (-1: none), sorted, once each.
+std::vector<int64_t> planned_prefixes(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
+  std::vector<int64_t> planned;
+  for (const RowLayout& row : rows) planned.push_back(units[row.units.front()].after);
+  std::sort(planned.begin(), planned.end());
+  planned.erase(std::unique(planned.begin(), planned.end()), planned.end());
+  return planned;
+}
+
 }  // namespace
+
+void SuffixRunner::keep_stack_for(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
+  if (planned_prefixes(units, rows) == stack_planned_) return;
+  stack_ = {};
+  stack_entries_.clear();
+  stack_planned_.clear();
+}
 
 void SuffixRunner::run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
   const bool as_planned = std::all_of(units.begin(), units.end(), [&](const ForwardSegment& u) {
@@ -75,8 +91,10 @@ void SuffixRunner::run_forward(const std::vector<ForwardSegment>& units, const s
   }
   const at::Tensor score_rows = at::tensor(flat, at::kLong);
   ScoringStats& stats = result_.stats;
-  gather_scores(forward_after(model_, options_, prefixes, batch, score_rows, stats).logprobs, scored, requests_,
+  gather_scores(forward_after(model_, options_, prefixes, batch, score_rows, stats, &stack_).logprobs, scored, requests_,
                 result_.scores);
+  stack_entries_ = std::move(held);  // stack_ now stacks exactly these rows' prefixes
+  stack_planned_ = planned_prefixes(units, unit_rows);
   const int64_t real = count_forward(batch, stats);
   stats.suffix_tokens += real;
   stats.suffix_padding += batch.valid.numel() - real;

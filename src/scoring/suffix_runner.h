@@ -7,6 +7,7 @@
 #include "scoring/call_prefixes.h"
 #include "prefix_scorer/model.h"
 #include "scoring/forward_segments.h"
+#include "scoring/prefix_kv.h"
 #include "scoring/rows.h"
 
 #include <vector>
@@ -26,6 +27,11 @@ class SuffixRunner {
   // stats.fallbacks, and the forward's rows are laid out again under the budgets for that.
   void run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
 
+  // Keeps the last forward's stack of prefixes (PrefixStack) for this planned forward when it runs over the same
+  // planned prefixes, else lets it and its entries go: call it before preparing the forward's prefixes, so that a
+  // stack no forward will read never holds memory while others are prefilled.
+  void keep_stack_for(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
+
  private:
   void run_forward(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
 
@@ -36,6 +42,9 @@ class SuffixRunner {
   const std::vector<ScoringRow>& rows_;
   const std::vector<Request>& requests_;
   ScoringResult& result_;
+  PrefixStack stack_;
+  std::vector<EntryPtr> stack_entries_;  // held while stack_ is: no other entry takes their addresses
+  std::vector<int64_t> stack_planned_;   // the planned prefixes (sorted) of the forward that stacked them
 };
 
 }  // namespace prefix_scorer

@@ -45,16 +45,6 @@ int64_t peak_bytes_of(Run run) {
   return peak->peak();
 }
 
-// A cache entry of `tokens`, its keys and values made by a forward.
-EntryPtr prefilled(const Model& model, const TokenIds& tokens) {
-  KvCache cache(model.config().num_layers);
-  model.forward(make_batch({&tokens}, {0}), &cache, at::zeros({0}, at::kLong));
-  auto entry = std::make_shared<PrefixEntry>();
-  entry->tokens = tokens;
-  entry->layers = take_segment(cache, 0, 0, static_cast<int64_t>(tokens.size()));
-  return entry;
-}
-
 struct Case {
   const char* model;
   int64_t rows, suffix, prefix;

@@ -127,4 +127,13 @@ at::Tensor full_logprobs(const Model& model, const TokenIds& tokens) {
   return model.forward(batch, nullptr, at::arange(len, at::kLong));
 }
 
+EntryPtr prefilled(const Model& model, const TokenIds& tokens) {
+  KvCache cache(model.config().num_layers);
+  model.forward(make_batch({&tokens}, {0}), &cache, at::zeros({0}, at::kLong));
+  auto entry = std::make_shared<PrefixEntry>();
+  entry->tokens = tokens;
+  entry->layers = take_segment(cache, 0, 0, static_cast<int64_t>(tokens.size()));
+  return entry;
+}
+
 }  // namespace prefix_scorer::test

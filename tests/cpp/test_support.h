@@ -72,4 +72,7 @@ void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>&
 // with the factors transformers picks for its length).
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);
 
+// A cache entry of `tokens` (from position 0), its keys and values made by a forward.
+EntryPtr prefilled(const Model& model, const TokenIds& tokens);
+
 }  // namespace prefix_scorer::test

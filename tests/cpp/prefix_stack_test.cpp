@@ -1,0 +1,65 @@
+// A forward's prefixes stacked once (PrefixStack) and kept for the next forwards over the same prefixes: a kept
+// stack gives those forwards exactly what a fresh one gives, whatever order their rows take the prefixes in, and
+// is made anew for other prefixes.
+
+#include "model/forward_batch.h"
+#include "scoring/batching.h"
+#include "scoring/cascade_or_gather.h"
+#include "scoring/prefix_kv.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+namespace prefix_scorer::test {
+namespace {
+
+TokenIds counting(int64_t length, int64_t from) {
+  TokenIds tokens(length);
+  for (int64_t i = 0; i < length; ++i) tokens[i] = 1 + (from + 3 * i) % 500;
+  return tokens;
+}
+
+// Log-probabilities of a batch of suffixes after `prefixes` (one a row), by cascade or by gather, with `kept`.
+at::Tensor after(const Model& model, const std::vector<const PrefixEntry*>& prefixes, bool cascade, PrefixStack* kept) {
+  std::vector<TokenIds> suffixes;
+  std::vector<const TokenIds*> inputs;
+  std::vector<int64_t> starts, lengths, scored;
+  for (size_t r = 0; r < prefixes.size(); ++r) suffixes.push_back(counting(7 + static_cast<int64_t>(r), 11 * r));
+  for (size_t r = 0; r < prefixes.size(); ++r) {
+    inputs.push_back(&suffixes[r]);
+    starts.push_back(prefixes[r]->depth());
+    lengths.push_back(static_cast<int64_t>(suffixes[r].size()));
+    scored.push_back(lengths.back());
+  }
+  PrefixScorerOptions options;
+  options.cascade_min_prefix_len = cascade ? 0 : -1;
+  ScoringStats stats;
+  const int64_t width = *std::max_element(lengths.begin(), lengths.end());
+  return forward_after(model, options, prefixes, make_batch(inputs, starts), last_positions(lengths, scored, width),
+                       stats, kept)
+      .logprobs;
+}
+
+TEST(PrefixStack, AKeptStackServesForwardsOverTheSamePrefixesInAnyOrder) {
+  const Model model = Model::synthetic("tiny");
+  const EntryPtr a = prefilled(model, counting(40, 0)), b = prefilled(model, counting(25, 5));
+  for (const bool cascade : {true, false}) {
+    PrefixStack kept;
+    const at::Tensor first = after(model, {a.get(), b.get(), a.get()}, cascade, &kept);
+    ASSERT_EQ(kept.prefixes.size(), 2u);
+    const void* stacked = kept.layers.front().keys().data_ptr();
+    // the same prefixes, taken in another order: the kept stack, not a new one, and the fresh stack's answers
+    const std::vector<const PrefixEntry*> reordered{b.get(), a.get(), b.get(), b.get()};
+    const at::Tensor second = after(model, reordered, cascade, &kept);
+    EXPECT_EQ(kept.layers.front().keys().data_ptr(), stacked) << "cascade " << cascade;
+    EXPECT_TRUE(second.equal(after(model, reordered, cascade, nullptr))) << "cascade " << cascade;
+    EXPECT_TRUE(first.equal(after(model, {a.get(), b.get(), a.get()}, cascade, nullptr))) << "cascade " << cascade;
+    // other prefixes: stacked anew, and the answers those prefixes give
+    const at::Tensor third = after(model, {a.get(), a.get()}, cascade, &kept);
+    EXPECT_EQ(kept.prefixes, std::vector<const PrefixEntry*>{a.get()}) << "cascade " << cascade;
+    EXPECT_TRUE(third.equal(after(model, {a.get(), a.get()}, cascade, nullptr))) << "cascade " << cascade;
+  }
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

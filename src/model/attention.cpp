@@ -97,6 +97,31 @@ std::pair<at::Tensor, at::Tensor> with_sinks(const at::Tensor& out, const at::Te
   return {out * at::exp(lse - total).unsqueeze(-1), total};
 }
 
+// Rows [r, h, queries, ...] whose memory runs token-major (a row's queries one stride apart, rows `queries` such
+// strides apart) as [r / n, h, n * queries, ...], each n rows' queries side by side as one sequence: one view.
+// Undefined for rows laid out otherwise.
+bool runs_token_major(const at::Tensor& rows) { return rows.stride(0) == rows.size(2) * rows.stride(2); }
+
+at::Tensor side_by_side(const at::Tensor& rows, int64_t n) {
+  if (!runs_token_major(rows)) return {};
+  std::vector<int64_t> sizes = rows.sizes().vec(), strides = rows.strides().vec();
+  sizes[0] /= n;
+  sizes[2] *= n;
+  strides[0] *= n;
+  return rows.as_strided(sizes, strides, rows.storage_offset());
+}
+
+// The inverse: sequences [p, h, n * queries, ...] as [p * n, h, queries, ...], one view where they run as
+// side_by_side leaves them; undefined otherwise.
+at::Tensor one_by_one(const at::Tensor& sequences, int64_t n) {
+  if (!runs_token_major(sequences)) return {};
+  std::vector<int64_t> sizes = sequences.sizes().vec(), strides = sequences.strides().vec();
+  sizes[0] *= n;
+  sizes[2] /= n;
+  strides[0] /= n;
+  return sequences.as_strided(sizes, strides, sequences.storage_offset());
+}
+
 // The mask made for `kernel`'s query-group size (see mask_group), checked against it.
 const FoldedMask& checked(const FoldedMask& mask, const at::Tensor& q, int64_t kv_heads, CascadeKernel kernel) {
   const int64_t rows = mask_group(q, kv_heads, kernel) * q.size(2);
@@ -261,23 +286,31 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
                                                   groups.additive_key_valid, scale, kernel);
     return merged(out_p, lse_p, out_s, lse_s);
   }
-  // Otherwise the queries of a prefix's rows side by side as one sequence, every prefix slot visible. One prefix
-  // needs no reordering: [b, h, queries, dim] and [1, h, b * queries, dim] are one transpose apart.
-  const at::Tensor in_slots = groups.rows_in_slots ? qf : qf.index_select(0, groups.slot_rows);
-  const at::Tensor qp =
-      one_prefix ? qf.transpose(0, 1).reshape({1, h, n * queries, dim})
-                 : in_slots.view({prefixes, n, h, queries, dim}).transpose(1, 2).reshape({prefixes, h, n * queries, dim});
+  // Otherwise the queries of each prefix's rows side by side as one sequence, every prefix slot visible: one view of
+  // the rows in slot order where their memory is token-major (as the projections leave q; gathered into slot order
+  // first, token-major still, unless they are in it), else a reordering copy. One prefix's rows need no reordering:
+  // [b, h, queries, dim] and [1, h, b * queries, dim] are one transpose apart.
+  const at::Tensor in_slots = groups.rows_in_slots ? qf
+                              : runs_token_major(qf) ? qf.transpose(1, 2).index_select(0, groups.slot_rows).transpose(1, 2)
+                                            : qf.index_select(0, groups.slot_rows);
+  at::Tensor qp = side_by_side(in_slots, n);
+  if (!qp.defined())
+    qp = one_prefix ? qf.transpose(0, 1).reshape({1, h, n * queries, dim})
+                    : in_slots.view({prefixes, n, h, queries, dim}).transpose(1, 2).reshape({prefixes, h, n * queries, dim});
   auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, groups.additive_key_valid,
                                           scale, kernel);
   // [prefixes, h, n * queries, ...] -> [b, h, queries, ...], for out (a trailing dim) and lse (none)
   auto back_to_rows = [&](const at::Tensor& t) {
-    std::vector<int64_t> split{prefixes, h, n, queries}, rows{prefixes * n, h, queries};
-    for (int64_t d = 3; d < t.dim(); ++d) {
-      split.push_back(t.size(d));
-      rows.push_back(t.size(d));
+    at::Tensor slots = one_by_one(t, n);
+    if (!slots.defined()) {
+      std::vector<int64_t> split{prefixes, h, n, queries}, rows{prefixes * n, h, queries};
+      for (int64_t d = 3; d < t.dim(); ++d) {
+        split.push_back(t.size(d));
+        rows.push_back(t.size(d));
+      }
+      if (one_prefix) return t.view(at::IntArrayRef(split).slice(1)).transpose(0, 1);
+      slots = t.view(split).transpose(1, 2).reshape(rows);
     }
-    if (one_prefix) return t.view(at::IntArrayRef(split).slice(1)).transpose(0, 1);
-    const at::Tensor slots = t.view(split).transpose(1, 2).reshape(rows);
     return groups.rows_in_slots ? slots : slots.index_select(0, groups.row_slot);
   };
   return merged(back_to_rows(out_p), back_to_rows(lse_p), out_s, lse_s);

@@ -50,12 +50,15 @@ TEST_P(GroupedAttention, MatchesRepeatedHeads) {
 // The last two keep each row in its own slot (no reordering), the last one with a shortcut of its own.
 enum class RowLayout { kMixed, kInSlots, kOnePrefix };
 
+// With `token_major_q`, q's memory is laid out [b, t, heads, d], as the model's projections leave it (cascade then
+// lays each prefix's rows side by side as views of it).
 double cascade_error(int64_t kv_heads, CascadeKernel kernel, at::ScalarType dtype, bool sinks = false,
-                     RowLayout layout = RowLayout::kMixed) {
+                     RowLayout layout = RowLayout::kMixed, bool token_major_q = false) {
   const int64_t b = 4, heads = 4, t = 3, longest = 5, d = 8;
   at::manual_seed(5);
   auto draw = [dtype](std::vector<int64_t> shape) { return at::randn(shape).to(dtype); };
-  const at::Tensor q = draw({b, heads, t, d}), k = draw({b, kv_heads, t, d}), v = draw({b, kv_heads, t, d});
+  const at::Tensor q = token_major_q ? draw({b, t, heads, d}).transpose(1, 2) : draw({b, heads, t, d});
+  const at::Tensor k = draw({b, kv_heads, t, d}), v = draw({b, kv_heads, t, d});
   auto longs = [](std::vector<int64_t> values) { return at::tensor(values, at::kLong); };
   const at::Tensor lengths = layout == RowLayout::kMixed     ? longs({5, 3, 0})
                              : layout == RowLayout::kInSlots ? longs({5, 3})
@@ -94,6 +97,9 @@ TEST_P(GroupedAttention, CascadeEqualsAttentionOverTheConcatenation) {
     EXPECT_LT(cascade_error(GetParam(), kernel, at::kBFloat16), 2e-2) << static_cast<int>(kernel);
     for (const RowLayout layout : {RowLayout::kInSlots, RowLayout::kOnePrefix})
       EXPECT_LT(cascade_error(GetParam(), kernel, at::kFloat, /*sinks=*/false, layout), 1e-5);
+    for (const RowLayout layout : {RowLayout::kMixed, RowLayout::kInSlots, RowLayout::kOnePrefix})
+      EXPECT_LT(cascade_error(GetParam(), kernel, at::kFloat, /*sinks=*/false, layout, /*token_major_q=*/true), 1e-5)
+          << static_cast<int>(layout);
   }
 }
 

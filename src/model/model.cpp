@@ -251,6 +251,9 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   // [b, heads + kv_heads (+ kv_heads), t, head_dim], head-major from the start: q and k, and v (its own heads, or
   // the keys' before their norm and rotation where values are keys)
   const int64_t all = a.heads + a.kv_heads * (a.keys_as_values ? 1 : 2);
+  if (qkv.size(-1) != all * a.head_dim)
+    throw std::logic_error(fmt::format("forward: a stacked projection of {} values for {} heads of {}", qkv.size(-1), all,
+                                       a.head_dim));
   if (!qkv.is_contiguous()) qkv = qkv.contiguous();  // (a matmul's output is)
   const at::Tensor by_head = qkv.as_strided({b, all, t, a.head_dim}, {t * all * a.head_dim, a.head_dim, all * a.head_dim, 1},
                                             qkv.storage_offset());

@@ -13,6 +13,7 @@ CallPrefixes::CallPrefixes(const Model& model, const PrefixScorerOptions& option
                                                             std::max<int64_t>(1, memory.kv_bytes_per_token)))),
       live_(plan_, cache, options.keep_cache, stats),
       scheduler_(live_, options, memory, [&model, &options, &stats, this](const std::vector<int64_t>& wave) {
+        if (before_prefill_) before_prefill_();
         prefill_wave(model, options, live_, wave, stats);
       }) {}
 

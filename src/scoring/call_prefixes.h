@@ -9,6 +9,8 @@
 #include "scoring/rows.h"
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace prefix_scorer {
@@ -33,9 +35,13 @@ class CallPrefixes {
   // After the rows plan.order[indices] ran: unpins, and lets go of the prefixes that no row left needs.
   void release(const std::vector<size_t>& indices);
 
+  // Runs `hook` before each wave of prefills (to free what only the forwards between them use).
+  void before_prefill(std::function<void()> hook) { before_prefill_ = std::move(hook); }
+
  private:
   const ScoringPlan plan_;
   LivePrefixes live_;
+  std::function<void()> before_prefill_;
   PrefillScheduler scheduler_;
 };
 

@@ -17,6 +17,15 @@ LayerCache whole_prefix(const PrefixEntry* entry, int64_t layer) {
   return join_slots(parts);
 }
 
+// The distinct prefixes (null among them) of the entries, in order of first appearance.
+std::vector<const PrefixEntry*> distinct_of(const std::vector<const PrefixEntry*>& entries) {
+  std::vector<const PrefixEntry*> distinct;
+  for (const PrefixEntry* e : entries) {
+    if (std::find(distinct.begin(), distinct.end(), e) == distinct.end()) distinct.push_back(e);
+  }
+  return distinct;
+}
+
 bool keeps_cache(const Model& model, int64_t layer) {
   return model.spec().cached_per_token(layer) > 0 || model.spec().state_bytes(layer, 1) > 0;
 }
@@ -40,46 +49,48 @@ LayerCache stacked_layer(const Model& model, const PrefixStack& stack, int64_t l
   return join_rows(rows);
 }
 
-// The stack of the entries' distinct prefixes (`kept` as it is when it stacks the same ones), and the stack index
-// each row takes.
-std::pair<const PrefixStack*, std::vector<int64_t>> stack_of(const Model& model,
-                                                            const std::vector<const PrefixEntry*>& entries,
-                                                            PrefixStack& kept) {
-  std::vector<const PrefixEntry*> distinct;
-  for (const PrefixEntry* e : entries) {
-    if (std::find(distinct.begin(), distinct.end(), e) == distinct.end()) distinct.push_back(e);
-  }
-  const bool same = distinct.size() == kept.prefixes.size() &&
+// The entries' distinct prefixes in `stack` (as it is when it holds the same ones, else anew, with its layers when
+// `with_layers`), and the stack index each row takes.
+std::vector<int64_t> stack_of(const Model& model, const std::vector<const PrefixEntry*>& entries, PrefixStack& stack,
+                              bool with_layers) {
+  std::vector<const PrefixEntry*> distinct = distinct_of(entries);
+  const bool same = distinct.size() == stack.prefixes.size() &&
                     std::all_of(distinct.begin(), distinct.end(), [&](const PrefixEntry* e) {
-                      return std::find(kept.prefixes.begin(), kept.prefixes.end(), e) != kept.prefixes.end();
+                      return std::find(stack.prefixes.begin(), stack.prefixes.end(), e) != stack.prefixes.end();
                     });
-  if (!same) {
-    kept = {std::move(distinct), {}, 0};
-    for (const PrefixEntry* e : kept.prefixes) kept.longest = std::max(kept.longest, e == nullptr ? 0 : e->depth());
-    if (kept.longest > 0) {
-      for (int64_t l = 0; l < model.config().num_layers; ++l) kept.layers.push_back(stacked_layer(model, kept, l));
-    }
+  if (!same || (with_layers && stack.layers.empty() && stack.longest > 0)) {
+    stack = {};  // the old one goes first; on a throw below it stays empty, never half made
+    PrefixStack fresh{std::move(distinct), {}, 0};
+    for (const PrefixEntry* e : fresh.prefixes) fresh.longest = std::max(fresh.longest, e == nullptr ? 0 : e->depth());
+    for (int64_t l = 0; with_layers && fresh.longest > 0 && l < model.config().num_layers; ++l)
+      fresh.layers.push_back(stacked_layer(model, fresh, l));
+    stack = std::move(fresh);
   }
   std::vector<int64_t> pick;
-  for (const PrefixEntry* e : entries) pick.push_back(std::find(kept.prefixes.begin(), kept.prefixes.end(), e) - kept.prefixes.begin());
-  return {&kept, std::move(pick)};
+  for (const PrefixEntry* e : entries) pick.push_back(std::find(stack.prefixes.begin(), stack.prefixes.end(), e) - stack.prefixes.begin());
+  return pick;
 }
 
 }  // namespace
 
 KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries, PrefixStack* kept) {
   KvCache cache(model.config().num_layers);
+  const auto b = static_cast<int64_t>(entries.size());
+  // A kept stack holds every layer's prefixes at once, beside the rows gathered from it, which is all the forward
+  // budget counts: kept only where it is at most a quarter of those (few prefixes, many rows: MMLU's subjects);
+  // else each layer's stack is made, read and let go in turn.
   PrefixStack local;
-  const auto [stack, picks] = stack_of(model, entries, kept == nullptr ? local : *kept);
-  if (stack->longest == 0) return cache;
+  PrefixStack& stack = kept != nullptr && 4 * static_cast<int64_t>(distinct_of(entries).size()) <= b ? *kept : local;
+  const std::vector<int64_t> picks = stack_of(model, entries, stack, &stack != &local);
+  if (stack.longest == 0) return cache;
   const at::Tensor pick = at::tensor(picks, at::kLong);
   at::Tensor on_device;
   for (int64_t l = 0; l < cache.num_layers(); ++l) {
     if (!keeps_cache(model, l)) continue;
-    cache.append_layer(l, stack->layers[l].rows(upload_once(pick, model.layer_device(l), on_device)));
+    const LayerCache stacked = stack.layers.empty() ? stacked_layer(model, stack, l) : stack.layers[l];
+    cache.append_layer(l, stacked.rows(upload_once(pick, model.layer_device(l), on_device)));
   }
-  const auto b = static_cast<int64_t>(entries.size());
-  const at::Tensor positions = at::arange(stack->longest, at::kLong).expand({b, stack->longest}).contiguous();
+  const at::Tensor positions = at::arange(stack.longest, at::kLong).expand({b, stack.longest}).contiguous();
   at::Tensor depths = at::empty({b, 1}, at::kLong);
   int64_t* depth = depths.data_ptr<int64_t>();
   for (int64_t i = 0; i < b; ++i) depth[i] = entries[i] == nullptr ? 0 : entries[i]->depth();
@@ -90,12 +101,13 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
 std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::vector<const PrefixEntry*>& entries,
                                                  PrefixStack* kept) {
   PrefixStack local;
-  const auto [stack, picks] = stack_of(model, entries, kept == nullptr ? local : *kept);
-  if (stack->longest == 0) return std::nullopt;
+  PrefixStack& stack = kept != nullptr ? *kept : local;
+  const std::vector<int64_t> picks = stack_of(model, entries, stack, true);
+  if (stack.longest == 0) return std::nullopt;
   SharedPrefixes shared;
-  shared.layers = stack->layers;
+  shared.layers = stack.layers;
   std::vector<int64_t> lengths;
-  for (const PrefixEntry* e : stack->prefixes) lengths.push_back(e == nullptr ? 0 : e->depth());
+  for (const PrefixEntry* e : stack.prefixes) lengths.push_back(e == nullptr ? 0 : e->depth());
   shared.lengths = at::tensor(lengths, at::kLong);
   shared.row_prefix = at::tensor(picks, at::kLong);
   return shared;

@@ -33,7 +33,9 @@ class LoglikelihoodCall {
         memory_(batch_memory(model, options)),
         rows_(make_rows(requests, model.config(), options.max_length, true, result.stats.truncated)),
         prefixes_(model, options, memory_, cache, rows_, result.stats),
-        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {}
+        suffixes_(model, options, memory_, prefixes_, rows_, requests, result) {
+    prefixes_.before_prefill([this] { suffixes_.drop_stack(); });
+  }
 
   void run() {
     const ScoringPlan& plan = prefixes_.plan();
@@ -56,7 +58,6 @@ class LoglikelihoodCall {
     if (cancel_.exchange(false))
       throw Cancelled(fmt::format("loglikelihood: cancelled after {} of {} rows", done_, total));
     const std::vector<size_t> indices = rows_of(units, forward);
-    suffixes_.keep_stack_for(units, forward);
     prefixes_.prepare(indices, ahead);
     suffixes_.run(units, forward);
     prefixes_.release(indices);

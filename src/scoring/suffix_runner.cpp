@@ -17,22 +17,11 @@ void append(PackedRow& row, const TokenIds& tokens, size_t from, int64_t segment
   }
 }
 
-// The planned prefixes a forward's rows run after (-1: none), sorted, once each.
-std::vector<int64_t> planned_prefixes(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
-  std::vector<int64_t> planned;
-  for (const RowLayout& row : rows) planned.push_back(units[row.units.front()].after);
-  std::sort(planned.begin(), planned.end());
-  planned.erase(std::unique(planned.begin(), planned.end()), planned.end());
-  return planned;
-}
-
 }  // namespace
 
-void SuffixRunner::keep_stack_for(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
-  if (planned_prefixes(units, rows) == stack_planned_) return;
+void SuffixRunner::drop_stack() {
   stack_ = {};
   stack_entries_.clear();
-  stack_planned_.clear();
 }
 
 void SuffixRunner::run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows) {
@@ -93,8 +82,11 @@ void SuffixRunner::run_forward(const std::vector<ForwardSegment>& units, const s
   ScoringStats& stats = result_.stats;
   gather_scores(forward_after(model_, options_, prefixes, batch, score_rows, stats, &stack_).logprobs, scored, requests_,
                 result_.scores);
-  stack_entries_ = std::move(held);  // stack_ now stacks exactly these rows' prefixes
-  stack_planned_ = planned_prefixes(units, unit_rows);
+  // a stack this forward kept holds its rows' prefixes: theirs are the entries to hold now (else the older ones stay)
+  const bool kept_here = std::all_of(stack_.prefixes.begin(), stack_.prefixes.end(), [&](const PrefixEntry* p) {
+    return std::find(prefixes.begin(), prefixes.end(), p) != prefixes.end();
+  });
+  if (kept_here) stack_entries_ = std::move(held);
   const int64_t real = count_forward(batch, stats);
   stats.suffix_tokens += real;
   stats.suffix_padding += batch.valid.numel() - real;

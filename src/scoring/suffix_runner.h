@@ -27,10 +27,9 @@ class SuffixRunner {
   // stats.fallbacks, and the forward's rows are laid out again under the budgets for that.
   void run(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
 
-  // Keeps the last forward's stack of prefixes (PrefixStack) for this planned forward when it runs over the same
-  // planned prefixes, else lets it and its entries go: call it before preparing the forward's prefixes, so that a
-  // stack no forward will read never holds memory while others are prefilled.
-  void keep_stack_for(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
+  // Lets go of the last forwards' stack of prefixes (PrefixStack) and of their entries: before any prefill, so that
+  // a kept stack never holds memory while other prefixes are made.
+  void drop_stack();
 
  private:
   void run_forward(const std::vector<ForwardSegment>& units, const std::vector<RowLayout>& rows);
@@ -44,7 +43,6 @@ class SuffixRunner {
   ScoringResult& result_;
   PrefixStack stack_;
   std::vector<EntryPtr> stack_entries_;  // held while stack_ is: no other entry takes their addresses
-  std::vector<int64_t> stack_planned_;   // the planned prefixes (sorted) of the forward that stacked them
 };
 
 }  // namespace prefix_scorer

@@ -1,6 +1,6 @@
 // A forward's prefixes stacked once (PrefixStack) and kept for the next forwards over the same prefixes: a kept
-// stack gives those forwards exactly what a fresh one gives, whatever order their rows take the prefixes in, and
-// is made anew for other prefixes.
+// stack gives those forwards exactly what a fresh one gives, whatever order their rows take the prefixes in, is made
+// anew for other prefixes, and is not kept by gather where it would be as large as the rows gathered from it.
 
 #include "model/forward_batch.h"
 #include "scoring/batching.h"
@@ -43,22 +43,39 @@ at::Tensor after(const Model& model, const std::vector<const PrefixEntry*>& pref
 TEST(PrefixStack, AKeptStackServesForwardsOverTheSamePrefixesInAnyOrder) {
   const Model model = Model::synthetic("tiny");
   const EntryPtr a = prefilled(model, counting(40, 0)), b = prefilled(model, counting(25, 5));
+  const PrefixEntry *pa = a.get(), *pb = b.get();
   for (const bool cascade : {true, false}) {
     PrefixStack kept;
-    const at::Tensor first = after(model, {a.get(), b.get(), a.get()}, cascade, &kept);
+    const std::vector<const PrefixEntry*> rows{pa, pb, pa, pa, pb, pa, pa, pb};
+    const at::Tensor first = after(model, rows, cascade, &kept);
     ASSERT_EQ(kept.prefixes.size(), 2u);
     const void* stacked = kept.layers.front().keys().data_ptr();
     // the same prefixes, taken in another order: the kept stack, not a new one, and the fresh stack's answers
-    const std::vector<const PrefixEntry*> reordered{b.get(), a.get(), b.get(), b.get()};
+    const std::vector<const PrefixEntry*> reordered{pb, pa, pb, pb, pa, pb, pa, pa};
     const at::Tensor second = after(model, reordered, cascade, &kept);
     EXPECT_EQ(kept.layers.front().keys().data_ptr(), stacked) << "cascade " << cascade;
     EXPECT_TRUE(second.equal(after(model, reordered, cascade, nullptr))) << "cascade " << cascade;
-    EXPECT_TRUE(first.equal(after(model, {a.get(), b.get(), a.get()}, cascade, nullptr))) << "cascade " << cascade;
+    EXPECT_TRUE(first.equal(after(model, rows, cascade, nullptr))) << "cascade " << cascade;
     // other prefixes: stacked anew, and the answers those prefixes give
-    const at::Tensor third = after(model, {a.get(), a.get()}, cascade, &kept);
-    EXPECT_EQ(kept.prefixes, std::vector<const PrefixEntry*>{a.get()}) << "cascade " << cascade;
-    EXPECT_TRUE(third.equal(after(model, {a.get(), a.get()}, cascade, nullptr))) << "cascade " << cascade;
+    const std::vector<const PrefixEntry*> only_a(4, pa);
+    const at::Tensor third = after(model, only_a, cascade, &kept);
+    EXPECT_EQ(kept.prefixes, std::vector<const PrefixEntry*>{pa}) << "cascade " << cascade;
+    EXPECT_TRUE(third.equal(after(model, only_a, cascade, nullptr))) << "cascade " << cascade;
   }
+}
+
+// Gather keeps a stack only where it is at most a quarter of the rows' gathered prefixes (the forward budget counts
+// those alone); cascade reads the stack itself, so it always keeps it.
+TEST(PrefixStack, GatherKeepsNoStackAsLargeAsItsRows) {
+  const Model model = Model::synthetic("tiny");
+  const EntryPtr a = prefilled(model, counting(40, 0)), b = prefilled(model, counting(25, 5));
+  const std::vector<const PrefixEntry*> rows{a.get(), b.get(), a.get()};
+  PrefixStack gathered, cascaded;
+  const at::Tensor by_gather = after(model, rows, /*cascade=*/false, &gathered);
+  EXPECT_TRUE(gathered.prefixes.empty());
+  EXPECT_TRUE(by_gather.equal(after(model, rows, false, nullptr)));
+  after(model, rows, /*cascade=*/true, &cascaded);
+  EXPECT_EQ(cascaded.prefixes.size(), 2u);
 }
 
 }  // namespace

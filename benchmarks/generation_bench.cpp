@@ -89,7 +89,8 @@ GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::v
 }
 
 // Top-level aten ops of one decode step, per layer, by name: those of a call that generates 10 tokens for up to four
-// of the prompts, less those of one that generates 2, over the 8 steps between them and the model's layers.
+// of the prompts, less those of one that generates 2, over the 8 steps between them and the model's layers. Without
+// drafts (max_draft_tokens 0): a step of one token a row, 8 steps whatever the prompts repeat.
 std::map<std::string, double> decode_ops_per_layer(const std::shared_ptr<const Model>& model,
                                                    const std::vector<GenerationRequest>& requests,
                                                    const PrefixScorerOptions& options) {
@@ -99,7 +100,9 @@ std::map<std::string, double> decode_ops_per_layer(const std::shared_ptr<const M
       r.max_new_tokens = tokens;
       r.stop_ids.clear();
     }
-    PrefixScorer scorer(model, options);
+    PrefixScorerOptions one_token_steps = options;
+    one_token_steps.max_draft_tokens = 0;
+    PrefixScorer scorer(model, one_token_steps);
     return top_level_ops_by_name([&] { scorer.generate(few); });
   };
   const std::map<std::string, int64_t> two = ops_generating(2);

@@ -41,7 +41,7 @@ struct Generation {
 struct GenerationStats {
   int64_t requests = 0;
   int64_t prefill_forwards = 0;  // forwards that prefilled prompts' tails (their shared prefixes: prefix_prefills)
-  int64_t decode_forwards = 0;   // one-token steps of the running batch
+  int64_t decode_forwards = 0;   // steps of the running batch (a row's last token, and its draft where it has one)
   int64_t prefill_tokens = 0;    // prompt tokens computed after their shared prefixes
   int64_t prefix_tokens = 0;     // prompt tokens prefilled once into shared prefixes (cache misses only)
   int64_t generated_tokens = 0;
@@ -49,6 +49,8 @@ struct GenerationStats {
   int64_t cascade_forwards = 0;  // prefill and decode forwards that attended to the shared prefixes by cascade
   int64_t bytes_to_device = 0;   // what the call copied from the host to the devices
   int64_t bytes_to_host = 0;     // and back: a decode step's chosen tokens and their log-probabilities
+  int64_t draft_tokens = 0;      // draft tokens fed after greedy rows' last tokens (prompt lookup) ...
+  int64_t accepted_draft_tokens = 0;  // ... and those the model's own choices agreed with
 };
 
 // Every counter of GenerationStats with its name, for totals and bindings; `peak` ones combine by the largest,

@@ -62,6 +62,11 @@ struct PrefixScorerOptions : ScoringOptions {
   // only its own tokens and its cached prefix, instead of being padded. false: one per row (always so for a model
   // with recurrent layers).
   bool pack_rows = true;
+  // Generation: a greedy row feeds up to this many draft tokens after its last one in a decode step (where its last
+  // tokens occurred before in its prompt or output, the tokens that followed them) and keeps those the model's own
+  // choices agree with: the same tokens in fewer steps. 0: one token a step. Never for sampled rows, for models
+  // with recurrent layers or for LongRoPE.
+  int64_t max_draft_tokens = 2;
 };
 
 // Every option of PrefixScorerOptions (the progress hook aside) with its name and a one-line meaning: the one list

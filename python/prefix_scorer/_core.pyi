@@ -49,6 +49,7 @@ class PrefixScorerOptions:
     max_batch_bytes: int
     tree_max_branches: int
     pack_rows: bool
+    max_draft_tokens: int
     def __init__(self) -> None: ...
 
 class SamplingOptions:

@@ -31,6 +31,8 @@ const std::vector<GenerationStatsField>& generation_stats_fields() {
       {"cascade_forwards", &GenerationStats::cascade_forwards, false},
       {"bytes_to_device", &GenerationStats::bytes_to_device, false},
       {"bytes_to_host", &GenerationStats::bytes_to_host, false},
+      {"draft_tokens", &GenerationStats::draft_tokens, false},
+      {"accepted_draft_tokens", &GenerationStats::accepted_draft_tokens, false},
   };
   return fields;
 }

@@ -1,8 +1,11 @@
 #include "generation/generation_call.h"
 
+#include "generation/prompt_lookup.h"
 #include "generation/running_batch.h"
 #include "generation/sampling.h"
 #include "model/host_transfers.h"
+#include "model/layer_spec.h"
+#include "model/model_config.h"
 #include "prefix_scorer/errors.h"
 #include "scoring/batching.h"
 #include "scoring/forward_segments.h"
@@ -197,18 +200,72 @@ class GenerationCall {
     switch_to_long_factors();
   }
 
+  // One step of every running row: its last token, and its draft where it has one; each row keeps the tokens the
+  // model chose while its draft agreed with them, and the rows that stop leave.
   void step(RunningBatch& batch) {
     if (batch.empty()) return;
-    const std::vector<TokenChoice> chosen = choose_tokens(batch.step(), samplers(batch.rows()));
+    const std::vector<TokenIds> drafts = draft_tokens(batch);
+    const std::vector<RowSampler> by_row = samplers(batch.rows());
+    std::vector<RowSampler> per_position;  // a row's sampler for each token it feeds (only greedy rows have drafts)
+    for (size_t i = 0; i < batch.size(); ++i)
+      per_position.insert(per_position.end(), 1 + (drafts.empty() ? 0 : drafts[i].size()), by_row[i]);
+    const std::vector<TokenChoice> chosen = choose_tokens(batch.step(drafts), per_position);
     ++result_.stats.decode_forwards;
     if (batch.cascade()) ++result_.stats.cascade_forwards;
     std::vector<int64_t> going_on;
+    size_t first = 0;  // row i's first chosen token
     for (size_t i = 0; i < batch.size(); ++i) {
       RunningRow& row = batch.rows()[i];
-      ++row.position;
-      if (!advance(row, chosen[i])) going_on.push_back(static_cast<int64_t>(i));
+      const TokenIds none, &draft = drafts.empty() ? none : drafts[i];
+      result_.stats.draft_tokens += static_cast<int64_t>(draft.size());
+      size_t fed = 0;  // tokens of this step the row keeps: its last one and the draft tokens agreed with
+      bool stops = false;
+      while (true) {
+        const TokenChoice& next = chosen[first + fed];
+        ++row.position;
+        ++fed;
+        stops = advance(row, next);
+        if (stops || fed > draft.size() || next.token != draft[fed - 1]) break;
+        ++result_.stats.accepted_draft_tokens;
+      }
+      first += 1 + draft.size();
+      if (!stops) {
+        batch.keep_fed(i, static_cast<int64_t>(fed));
+        going_on.push_back(static_cast<int64_t>(i));
+      }
     }
     batch.keep(going_on);
+  }
+
+  // Each running row's draft (prompt_lookup.h): greedy rows only, of at most max_draft_tokens and of fewer than the
+  // tokens the row may still generate, none at all for a model whose layers keep a state or whose rope changes
+  // with the length. The slots a rejected draft leaves invalid stay in the cache: drafts are shortened (to none)
+  // where the step's wider forward, or the cache at the end of every row's remaining tokens, would no longer fit
+  // max_batch_bytes (counted as admit counts a running batch, its room doubled). Empty: no drafts.
+  std::vector<TokenIds> draft_tokens(const RunningBatch& batch) const {
+    if (options_.max_draft_tokens < 1 || model_.spec().has_recurrent_layers() ||
+        model_.config().rope.type == RopeType::kLongRope)
+      return {};
+    int64_t remaining = 0;
+    for (const RunningRow& row : batch.rows()) remaining = std::max(remaining, still_to_generate(row));
+    const int64_t rows = batch.cache().rows(), slots = batch.cache().slots();
+    int64_t most = options_.max_draft_tokens;
+    while (most > 0 && !within_memory(memory_, rows, 1 + most, 2 * (slots + most + remaining))) --most;
+    if (most < 1) return {};
+    std::vector<TokenIds> drafts;
+    bool any = false;
+    for (const RunningRow& row : batch.rows()) {
+      const bool greedy = requests_[row.request].sampling.greedy;
+      drafts.push_back(greedy ? lookup_draft(rows_[row.request].input, result_.generations[row.request].tokens,
+                                             std::min(most, still_to_generate(row) - 1))
+                              : TokenIds());
+      any = any || !drafts.back().empty();
+    }
+    return any ? drafts : std::vector<TokenIds>();
+  }
+
+  int64_t still_to_generate(const RunningRow& row) const {
+    return requests_[row.request].max_new_tokens - static_cast<int64_t>(result_.generations[row.request].tokens.size());
   }
 
   // transformers' Phi-3 drops its cache when a sequence first grows past original_max_position_embeddings and runs

@@ -1,6 +1,7 @@
 #include "generation/running_batch.h"
 
 #include "model/forward_batch.h"
+#include "model/layer_spec.h"
 #include "model/model_config.h"
 #include "scoring/batching.h"
 #include "scoring/prefix_kv.h"
@@ -88,26 +89,38 @@ void RunningBatch::compact() {
   vacant_.clear();
 }
 
-at::Tensor RunningBatch::step() {
-  // Every cache row steps; a vacant one on token 0 at position 0, as padding.
+at::Tensor RunningBatch::step(const std::vector<TokenIds>& drafts) {
+  // Every cache row steps; a vacant one, and the slots a shorter draft leaves, on token 0 at position 0, as padding.
+  if (!drafts.empty() && model_.spec().has_recurrent_layers())
+    throw std::logic_error("RunningBatch::step: drafts for a model whose layers keep a state, which cannot take them back");
   const int64_t b = cache_.rows();
-  std::vector<int64_t> tokens(b, 0), positions(b, 0), variants(b, 0);
-  std::vector<uint8_t> valid(b, 0);
+  int64_t width = 1;
+  for (const TokenIds& d : drafts) width = std::max(width, 1 + static_cast<int64_t>(d.size()));
+  std::vector<int64_t> tokens(b * width, 0), positions(b * width, 0), variants(b, 0), scored;
+  std::vector<uint8_t> valid(b * width, 0);
   for (size_t i = 0; i < rows_.size(); ++i) {
     const int64_t r = cache_row_[i];
-    tokens[r] = rows_[i].last_token;
-    positions[r] = rows_[i].position;
+    const TokenIds none, &draft = drafts.empty() ? none : drafts[i];
+    for (int64_t j = 0; j <= static_cast<int64_t>(draft.size()); ++j) {
+      tokens[r * width + j] = j == 0 ? rows_[i].last_token : draft[j - 1];
+      positions[r * width + j] = rows_[i].position + j;
+      valid[r * width + j] = 1;
+      scored.push_back(r * width + j);
+    }
     variants[r] = rows_[i].rope_variant;
-    valid[r] = 1;
   }
+  step_width_ = width;
   ForwardBatch batch;
-  batch.tokens = at::tensor(tokens, at::kLong).view({b, 1});
-  batch.positions = at::tensor(positions, at::kLong).view({b, 1});
-  batch.valid = vacant_.empty() ? at::ones({b, 1}, at::kBool) : at::tensor(valid, at::kByte).view({b, 1}).to(at::kBool);
+  batch.tokens = at::tensor(tokens, at::kLong).view({b, width});
+  batch.positions = at::tensor(positions, at::kLong).view({b, width});
+  const bool all_valid = std::all_of(valid.begin(), valid.end(), [](uint8_t v) { return v != 0; });
+  batch.valid = all_valid ? at::ones({b, width}, at::kBool) : at::tensor(valid, at::kByte).view({b, width}).to(at::kBool);
   if (std::any_of(variants.begin(), variants.end(), [](int64_t v) { return v != 0; }))
     batch.rope_variant = at::tensor(variants, at::kLong);
-  return model_.forward(batch, &cache_, at::tensor(cache_row_, at::kLong), shared_ ? &*shared_ : nullptr);
+  return model_.forward(batch, &cache_, at::tensor(scored, at::kLong), shared_ ? &*shared_ : nullptr);
 }
+
+void RunningBatch::keep_fed(size_t i, int64_t kept) { cache_.invalidate_last_slots(cache_row_[i], step_width_ - kept); }
 
 void RunningBatch::update_shared() {
   if (!cascade_) return;

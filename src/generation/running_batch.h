@@ -49,8 +49,13 @@ class RunningBatch {
   void add(const KvCache& cache, std::vector<RunningRow> rows);
   // Keeps the rows listed in `going_on`, in order.
   void keep(const std::vector<int64_t>& going_on);
-  // One token for every row: its last token in, [rows, vocab] float32 log-probabilities on the device out.
-  at::Tensor step();
+  // One step of every row: its last token in, then its draft (none: one token), each row's drafts[i] in running
+  // order (empty: none for any row); out, the [sum of (1 + draft length), vocab] float32 log-probabilities on the
+  // device, row after row, of the position after each token fed.
+  at::Tensor step(const std::vector<TokenIds>& drafts = {});
+  // Keeps the first `kept` tokens row i fed in the last step (its last token and the draft tokens the model agreed
+  // with); the slots of the others become invalid, never attended to again.
+  void keep_fed(size_t i, int64_t kept);
   // The rows' keys and values (with the vacant rows), and the cache row each row is in.
   const KvCache& cache() const { return cache_; }
   const std::vector<int64_t>& cache_rows() const { return cache_row_; }
@@ -68,6 +73,7 @@ class RunningBatch {
   std::vector<RunningRow> rows_;
   std::vector<int64_t> cache_row_;  // rows_[i]'s row in cache_
   std::vector<int64_t> vacant_;     // cache rows no row is in
+  int64_t step_width_ = 1;          // the tokens every cache row fed in the last step
   std::vector<const PrefixEntry*> distinct_;  // the prefixes shared_ holds, in its order
   std::optional<SharedPrefixes> shared_;
 };

@@ -56,6 +56,11 @@ void KvCache::append_slots(const at::Tensor& positions, const at::Tensor& valid)
   valid_ = concat_slots(valid_, valid);
 }
 
+void KvCache::invalidate_last_slots(int64_t row, int64_t count) {
+  const c10::InferenceMode inference;  // valid_ was made by a forward, in inference mode
+  if (count > 0) valid_[row].narrow(0, slots() - count, count).fill_(false);
+}
+
 int64_t KvCache::bytes() const {
   int64_t total = 0;
   for (const LayerCache& layer : layers_) total += layer.bytes();

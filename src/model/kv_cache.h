@@ -52,6 +52,8 @@ class KvCache {
   // Writes the rows of `other` (same layers and devices, at most as many slots) over rows `rows` of this cache, in
   // place, ending at its last slot; their slots before are made invalid. Nothing else is copied or moved.
   void place_rows(const KvCache& other, const std::vector<int64_t>& rows);
+  // Makes the last `count` slots of row `row` invalid (a draft's rejected tokens): never attended to again.
+  void invalidate_last_slots(int64_t row, int64_t count);
 
  private:
   void drop_unused_leading_slots();

@@ -82,6 +82,7 @@ void validate_prefix_options(const PrefixScorerOptions& o, const ModelConfig& co
   if (o.min_prefix_len < 1) throw std::invalid_argument(fmt::format("min_prefix_len must be >= 1, got {}", o.min_prefix_len));
   if (o.prefill_batch < 1) throw std::invalid_argument(fmt::format("prefill_batch must be >= 1, got {}", o.prefill_batch));
   if (o.max_cache_bytes < 0) throw std::invalid_argument(fmt::format("max_cache_bytes must be >= 0, got {}", o.max_cache_bytes));
+  if (o.max_draft_tokens < 0) throw std::invalid_argument(fmt::format("max_draft_tokens must be >= 0, got {}", o.max_draft_tokens));
   if (o.max_cache_entries < 0)
     throw std::invalid_argument(fmt::format("max_cache_entries must be >= 0, got {}", o.max_cache_entries));
 }

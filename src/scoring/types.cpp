@@ -27,6 +27,8 @@ const std::vector<OptionField>& option_fields() {
              "a prefix only its own rows continue, with at most this many, runs as one packed tree (0: never)"),
       flag("pack_rows", &O::pack_rows,
            "rows shorter than their forward's longest share a row one after another instead of padding"),
+      number("max_draft_tokens", &O::max_draft_tokens,
+             "generation: draft tokens a greedy row feeds a step by prompt lookup, kept where the model agrees (0: none)"),
   };
   return fields;
 }

@@ -2,8 +2,10 @@
 // token, the argmax of the last position taken. The prefix path (shared prefixes cached, continuous batching,
 // rows joining and leaving) must give the same tokens on every fixture family.
 
+#include "generation/prompt_lookup.h"
 #include "generation/running_batch.h"
 #include "generation/sampling.h"
+#include "model/layer_spec.h"
 #include "model/model_config.h"
 #include "test_support.h"
 
@@ -97,6 +99,39 @@ TEST_P(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
   };
   join({{5, 9, 2, 7, 1}, {3, 8}, {4, 4, 6, 1, 2, 9, 9}});
   step_and_check("three rows");
+
+  // A step with drafts: each row's token and two draft tokens fed at once, a log-probability row after each against
+  // its sequence's full forward; then row i keeps its token and i of its draft tokens, and the next step sees only
+  // those (the rejected ones' slots never attended to again).
+  if (model.spec().has_recurrent_layers()) {  // a state cannot take back tokens: no drafts (see draft_tokens)
+    EXPECT_THROW(batch.step({{1}, {1}, {1}}), std::logic_error);
+    return;
+  }
+  std::vector<TokenIds> drafts;
+  for (RunningRow& row : batch.rows()) {
+    row.last_token = (row.position * 5 + 2) % vocab;
+    ++row.position;
+    drafts.push_back({(row.position * 3 + 1) % vocab, (row.position * 11 + 4) % vocab});
+  }
+  const at::Tensor drafted = batch.step(drafts);
+  ASSERT_EQ(drafted.size(0), 3 * static_cast<int64_t>(batch.size()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    RunningRow& row = batch.rows()[i];
+    TokenIds fed = sequences[row.request];
+    fed.push_back(row.last_token);
+    for (size_t j = 0; j < 3; ++j) {
+      const at::Tensor want = full_logprobs(model, fed)[-1];
+      EXPECT_LT((drafted[static_cast<int64_t>(3 * i + j)] - want).abs().max().item<double>(), 1e-5)
+          << "drafted step, row " << i << ", position " << j;
+      if (j < 2) fed.push_back(drafts[i][j]);
+    }
+    const auto kept = static_cast<int64_t>(i) + 1;  // its token and i draft tokens
+    sequences[row.request].push_back(row.last_token);
+    for (int64_t j = 0; j + 1 < kept; ++j) sequences[row.request].push_back(drafts[i][j]);
+    row.position += kept - 1;
+    batch.keep_fed(i, kept);
+  }
+  step_and_check("after a drafted step");
   int64_t attention = 0;  // the first layer keeping keys and values
   while (batch.cache().layer(attention).slotted.empty()) ++attention;
   const void* storage = batch.cache().layer(attention).keys().data_ptr();
@@ -150,6 +185,33 @@ TEST_P(Generation, GreedyTokensEqualThePlainPathPromptByPrompt) {
     EXPECT_EQ(result.stats.cascade_forwards > 0, by_cascade) << "cascade " << cascade;
     if (by_cascade) EXPECT_EQ(result.stats.cascade_forwards, result.stats.prefill_forwards + result.stats.decode_forwards);
   }
+}
+
+// Greedy rows with drafts (prompt lookup): a prompt that repeats itself gives every row a draft from its first
+// step; the tokens and their log-probabilities stay those of one full forward a token. A model whose layers keep a
+// state, or LongRoPE, never drafts.
+TEST_P(Generation, DraftsGiveTheTokensOfOneTokenSteps) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
+  std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());
+  for (GenerationRequest& r : requests) {
+    const TokenIds once = r.prompt;
+    r.prompt.insert(r.prompt.end(), once.begin(), once.end());
+    r.max_new_tokens = 12;
+  }
+  PrefixScorerOptions options = small_batches();
+  options.max_draft_tokens = 3;
+  PrefixScorer scorer(model, options);
+  const GenerationResult result = scorer.generate(requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::vector<double> logprobs;
+    EXPECT_EQ(result.generations[i].tokens, greedy_alone(*model, requests[i].prompt, 12, {}, &logprobs)) << "request " << i;
+    ASSERT_EQ(result.generations[i].logprobs.size(), logprobs.size());
+    for (size_t t = 0; t < logprobs.size(); ++t)
+      EXPECT_NEAR(result.generations[i].logprobs[t], logprobs[t], 1e-5) << "request " << i << " token " << t;
+  }
+  const bool drafts = !model->spec().has_recurrent_layers() && model->config().rope.type != RopeType::kLongRope;
+  EXPECT_EQ(result.stats.draft_tokens > 0, drafts);
+  EXPECT_LE(result.stats.accepted_draft_tokens, result.stats.draft_tokens);
 }
 
 TEST_P(Generation, AStopIdEndsItsRowAndOnlyItsRow) {
@@ -287,6 +349,27 @@ TEST(GenerationSampling, ASeedGivesTheSameTokensInAnyBatchAndOrder) {
   const std::vector<GenerationRequest> reversed(crowd.rbegin(), crowd.rend());
   EXPECT_EQ(scorer.generate(reversed).generations[2].tokens, alone);
   EXPECT_NE(scorer.generate({sampled({5, 6, 7, 8}, 43)}).generations[0].tokens, alone);  // the seed matters
+}
+
+TEST(PromptLookup, TheLongestLatestMatchProposesWhatFollowedIt) {
+  // The tail (8, 9) occurred twice before: the latest occurrence is followed by 3, then the tail itself.
+  EXPECT_EQ(lookup_draft({8, 9, 1, 2, 8, 9, 3}, {8, 9}, 4), (TokenIds{3, 8, 9}));
+  EXPECT_EQ(lookup_draft({8, 9, 1, 2, 8, 9, 3}, {8, 9}, 2), (TokenIds{3, 8}));
+  // Three tokens match before two: (5, 8, 9) at the start wins over the later (8, 9).
+  EXPECT_EQ(lookup_draft({5, 8, 9, 7, 8, 9, 6, 5}, {8, 9}, 1), (TokenIds{7}));
+  EXPECT_EQ(lookup_draft({1, 2, 3}, {4}, 3), TokenIds{});  // the last token never occurred before
+  EXPECT_EQ(lookup_draft({1, 2, 1}, {}, 3), (TokenIds{2, 1}));
+  EXPECT_EQ(lookup_draft({1, 2, 1}, {}, 0), TokenIds{});
+  EXPECT_EQ(lookup_draft({7}, {}, 3), TokenIds{});
+}
+
+TEST(GenerationSampling, SampledRowsNeverDraft) {
+  PrefixScorer scorer(tiny());
+  const GenerationRequest r = sampled({5, 6, 7, 5, 6, 7, 5, 6}, 42);  // a greedy row would draft from its first step
+  EXPECT_EQ(scorer.generate({r, r}).stats.draft_tokens, 0);
+  GenerationRequest greedy = r;
+  greedy.sampling.greedy = true;
+  EXPECT_GT(scorer.generate({greedy}).stats.draft_tokens, 0);
 }
 
 TEST(GenerationSampling, TemperatureZeroIsGreedy) {

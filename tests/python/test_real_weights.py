@@ -153,3 +153,28 @@ def test_greedy_generation_equals_transformers_generate(hf):
     prompts = [list(p["input_ids"]) if isinstance(p, dict) else list(p) for p in prompts]
     texts = expect_greedy_generation_equals_transformers(models["eager"], tokenizer, CHECKPOINT, prompts, 24)
     assert "Paris" in texts[0]
+
+
+def test_drafts_on_a_few_shot_prompt_keep_transformers_tokens(hf):
+    """Greedy rows drafting from their few-shot prompts (prompt lookup): on trained weights the drafts are taken
+    often, and the tokens stay transformers' `generate`'s, as with one token a step."""
+    models, tokenizer = hf
+    shots = "".join(f"Question: A shelf holds {a} jars and {b} more are added. How many jars are on the shelf?\n"
+                    f"Answer: {a} + {b} = {a + b}. The answer is {a + b}.\n\n" for a, b in ((3, 4), (5, 5), (7, 6)))
+    prompts = [tokenizer.encode(shots + f"Question: A shelf holds {a} jars and {b} more are added. How many jars are "
+                                "on the shelf?\nAnswer:") for a, b in ((9, 7), (12, 8))]
+    want = []
+    with torch.no_grad():
+        for prompt in prompts:
+            out = models["eager"].generate(torch.tensor([prompt]), max_new_tokens=16, do_sample=False,
+                                           pad_token_id=tokenizer.eos_token_id)
+            want.append(out[0, len(prompt):].tolist())
+    runs = {}
+    for drafts in (0, 2):
+        scorer = prefix_scorer.PrefixScorer.from_pretrained(CHECKPOINT, dtype="float32", max_draft_tokens=drafts)
+        got, stats = scorer.generate([{"prompt": p, "max_new_tokens": 16} for p in prompts])
+        assert [tokens for tokens, _, _ in got] == want, f"max_draft_tokens {drafts}"
+        runs[drafts] = stats
+    assert runs[0]["draft_tokens"] == 0
+    assert runs[2]["accepted_draft_tokens"] > 0
+    assert runs[2]["decode_forwards"] < runs[0]["decode_forwards"]

@@ -26,6 +26,9 @@ struct GenerationRun {
   int64_t prefill_tokens = 0;  // prompt tokens computed (prefixes included)
   int64_t decode_tokens = 0;   // tokens fed one a row per step (finished rows kept stepping included)
   int64_t generated = 0;       // tokens the requests wanted
+  int64_t decode_steps = 0;    // prefix mode: the running batch's steps, the draft tokens fed and those taken
+  int64_t draft_tokens = 0;
+  int64_t accepted_draft_tokens = 0;
   std::vector<TokenIds> tokens;
   double peak_rss_mib = -1;  // the process's peak resident memory while the mode ran
 };
@@ -84,6 +87,9 @@ GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::v
   run.prefill_tokens = result.stats.prefill_tokens + result.stats.prefix_tokens;
   run.decode_tokens = result.stats.generated_tokens - result.stats.requests;  // each row's first token is prefill's
   run.generated = result.stats.generated_tokens;
+  run.decode_steps = result.stats.decode_forwards;
+  run.draft_tokens = result.stats.draft_tokens;
+  run.accepted_draft_tokens = result.stats.accepted_draft_tokens;
   for (const Generation& g : result.generations) run.tokens.push_back(g.tokens);
   return run;
 }
@@ -191,6 +197,11 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
       const std::map<std::string, double> by_name = decode_ops_per_layer(model, requests, options);
       double ops = 0;
       for (const auto& [name, count] : by_name) ops += count;
+      line["decode_steps"] = run.decode_steps;
+      line["draft_tokens"] = run.draft_tokens;
+      line["accepted_draft_tokens"] = run.accepted_draft_tokens;
+      extra += fmt::format("; {} decode steps, {} draft tokens fed, {} taken", run.decode_steps, run.draft_tokens,
+                           run.accepted_draft_tokens);
       line["ops_per_decode_step_per_layer"] = ops;
       line["ops_per_decode_step_per_layer_by_name"] = by_name;
       extra += fmt::format("; {:.1f} top-level aten ops per decode step and layer", ops);

@@ -107,6 +107,10 @@ def test_generation_workload_gives_the_same_tokens_both_ways(bench, tmp_path, mo
     assert prefix["decode_tokens"] < naive["decode_tokens"]
     assert "over naive, same tokens as naive for 6/6 requests" in proc.stderr
     assert 20 < prefix["ops_per_decode_step_per_layer"] < 400  # counted (torch's op hooks reach the engine's ops)
+    # Greedy rows draft (prompt lookup): each step gives every running row its token and the draft tokens taken.
+    assert 0 <= prefix["accepted_draft_tokens"] <= prefix["draft_tokens"]
+    assert 0 < prefix["decode_steps"] <= prefix["generated_tokens"] - 6 - prefix["accepted_draft_tokens"]
+    assert f"{prefix['decode_steps']} decode steps, {prefix['draft_tokens']} draft tokens fed" in proc.stderr
 
 
 def test_generation_text_workload_is_encoded_and_gives_the_same_tokens_both_ways(bench, tmp_path):

@@ -586,6 +586,10 @@ TEST(PrefixScorerErrors, BadInputIsNamedAsOnThePlainPath) {
     set(options);
     EXPECT_THROW(PrefixScorer(model, options), std::invalid_argument);
   }
+  PrefixScorerOptions negative_drafts;
+  negative_drafts.max_draft_tokens = -1;
+  EXPECT_EQ(message_of<std::invalid_argument>([&] { PrefixScorer(model, negative_drafts); }),
+            "max_draft_tokens must be >= 0, got -1");
   EXPECT_THROW(PrefixScorer(nullptr), std::invalid_argument);
 }
 

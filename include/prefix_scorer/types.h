@@ -65,8 +65,8 @@ struct PrefixScorerOptions : ScoringOptions {
   // Generation: a greedy row feeds up to this many draft tokens after its last one in a decode step (where its last
   // tokens occurred before in its prompt or output, the tokens that followed them) and keeps those the model's own
   // choices agree with: the same tokens in fewer steps. 0: one token a step. Never for sampled rows, for models
-  // with recurrent layers or for LongRoPE.
-  int64_t max_draft_tokens = 2;
+  // with recurrent layers or for LongRoPE, and shortened where a step would feed more than 32 tokens in all.
+  int64_t max_draft_tokens = 3;
 };
 
 // Every option of PrefixScorerOptions (the progress hook aside) with its name and a one-line meaning: the one list

@@ -75,6 +75,10 @@ PrefixScorerOptions without_trees(PrefixScorerOptions options) {
   return options;
 }
 
+// The most tokens a decode step feeds in all with drafts: past it a step's matmuls cost about their width on the
+// CPU, so that rows gain more from their own tokens than from drafts (docs/performance.md, "Drafts by prompt lookup").
+constexpr int64_t kMostFedWithDrafts = 32;
+
 // Cascade over the shared prefixes where it gives the model's numbers and the options ask for it at the depth
 // of the call's prefixes; else each row gathers its prefix into its own cache.
 bool decode_by_cascade(const Model& model, const PrefixScorerOptions& options, const ScoringPlan& plan) {
@@ -237,11 +241,12 @@ class GenerationCall {
     batch.keep(going_on);
   }
 
-  // Each running row's draft (prompt_lookup.h): greedy rows only, of at most max_draft_tokens and of fewer than the
-  // tokens the row may still generate, none at all for a model whose layers keep a state or whose rope changes
-  // with the length. The slots a rejected draft leaves invalid stay in the cache: drafts are shortened (to none)
-  // where the step's wider forward, or the cache at the end of every row's remaining tokens, would no longer fit
-  // max_batch_bytes (counted as admit counts a running batch, its room doubled). Empty: no drafts.
+  // Each running row's draft (prompt_lookup.h): greedy rows only, of at most max_draft_tokens, of fewer than the
+  // tokens the row may still generate, and short enough that the step feeds at most kMostFedWithDrafts tokens; none
+  // at all for a model whose layers keep a state or whose rope changes with the length. The slots a rejected draft
+  // leaves invalid stay in the cache: drafts are shortened (to none) where the step's wider forward, or the cache at
+  // the end of every row's remaining tokens, would no longer fit max_batch_bytes (counted as admit counts a running
+  // batch, its room doubled). Empty: no drafts.
   std::vector<TokenIds> draft_tokens(const RunningBatch& batch) const {
     if (options_.max_draft_tokens < 1 || model_.spec().has_recurrent_layers() ||
         model_.config().rope.type == RopeType::kLongRope)
@@ -249,7 +254,7 @@ class GenerationCall {
     int64_t remaining = 0;
     for (const RunningRow& row : batch.rows()) remaining = std::max(remaining, still_to_generate(row));
     const int64_t rows = batch.cache().rows(), slots = batch.cache().slots();
-    int64_t most = options_.max_draft_tokens;
+    int64_t most = std::min(options_.max_draft_tokens, kMostFedWithDrafts / rows - 1);
     while (most > 0 && !within_memory(memory_, rows, 1 + most, 2 * (slots + most + remaining))) --most;
     if (most < 1) return {};
     std::vector<TokenIds> drafts;

@@ -372,6 +372,24 @@ TEST(GenerationSampling, SampledRowsNeverDraft) {
   EXPECT_GT(scorer.generate({greedy}).stats.draft_tokens, 0);
 }
 
+// Drafts fill a step up to 32 fed tokens in all: 4 greedy rows draft up to 3 tokens each, 16 rows one, 32 rows none.
+TEST(GenerationDrafts, AStepFeedsAtMost32TokensInAll) {
+  PrefixScorerOptions options;
+  options.max_draft_tokens = 3;
+  PrefixScorer scorer(tiny(), options);
+  GenerationRequest r;
+  r.prompt = {5, 6, 7, 5, 6, 7, 5, 6};  // a draft from the first step on
+  r.max_new_tokens = 12;
+  for (const int64_t rows : {4, 16, 32}) {
+    const GenerationResult result = scorer.generate(std::vector<GenerationRequest>(rows, r));
+    EXPECT_GT(result.stats.decode_forwards, 0) << rows << " rows";
+    EXPECT_EQ(result.stats.max_rows, rows);
+    EXPECT_LE(result.stats.draft_tokens, result.stats.decode_forwards * rows * std::min<int64_t>(3, 32 / rows - 1))
+        << rows << " rows";
+    EXPECT_EQ(result.stats.draft_tokens > 0, rows < 32) << rows << " rows";
+  }
+}
+
 TEST(GenerationSampling, TemperatureZeroIsGreedy) {
   const auto model = tiny();
   PrefixScorer scorer(model);

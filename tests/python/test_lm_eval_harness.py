@@ -301,6 +301,7 @@ def test_harness_speed_script_runs_both_backends(tmp_path, task, real, request):
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(report.read_text())
     assert figures["accuracies_equal"] and figures["ratio"] > 0  # speed is the script's to report, not a test's
+    assert figures["end_to_end_ratio"] > 0 and re.search(r"end to end \(load and evaluate\): [0-9.]+x", proc.stdout)
     assert figures["hf"]["results"][task] == figures["prefix-scorer"]["results"][task]
     assert re.search(rf"{task} (acc|exact_match)\S*: hf [0-9.]+, prefix-scorer [0-9.]+", proc.stdout)
     if task == "tiny_gsm8k":  # generated answers compared too

@@ -49,19 +49,35 @@ LayerCache stacked_layer(const Model& model, const PrefixStack& stack, int64_t l
   return join_rows(rows);
 }
 
-// The entries' distinct prefixes in `stack` (as it is when it holds the same ones, else anew, with its layers when
-// `with_layers`), and the stack index each row takes.
+int64_t longest_of(const std::vector<const PrefixEntry*>& prefixes) {
+  int64_t longest = 0;
+  for (const PrefixEntry* e : prefixes) longest = std::max(longest, e == nullptr ? 0 : e->depth());
+  return longest;
+}
+
+bool holds_all(const PrefixStack& stack, const std::vector<const PrefixEntry*>& prefixes) {
+  return std::all_of(prefixes.begin(), prefixes.end(), [&](const PrefixEntry* e) {
+    return std::find(stack.prefixes.begin(), stack.prefixes.end(), e) != stack.prefixes.end();
+  });
+}
+
+// Whether `stack` has its layers made and holds every one of `distinct` at their longest: rows can gather theirs
+// out of it (its other prefixes unread).
+bool gathers_from(const PrefixStack& stack, const std::vector<const PrefixEntry*>& distinct) {
+  return !stack.layers.empty() && stack.longest == longest_of(distinct) && holds_all(stack, distinct);
+}
+
+// The entries' distinct prefixes in `stack` (as it is when it holds the same ones, or more when `more_ok`; else
+// anew, with its layers when `with_layers`), and the stack index each row takes.
 std::vector<int64_t> stack_of(const Model& model, const std::vector<const PrefixEntry*>& entries, PrefixStack& stack,
-                              bool with_layers) {
+                              bool with_layers, bool more_ok = false) {
   std::vector<const PrefixEntry*> distinct = distinct_of(entries);
-  const bool same = distinct.size() == stack.prefixes.size() &&
-                    std::all_of(distinct.begin(), distinct.end(), [&](const PrefixEntry* e) {
-                      return std::find(stack.prefixes.begin(), stack.prefixes.end(), e) != stack.prefixes.end();
-                    });
+  const bool same = more_ok ? gathers_from(stack, distinct)
+                            : distinct.size() == stack.prefixes.size() && holds_all(stack, distinct);
   if (!same || (with_layers && stack.layers.empty() && stack.longest > 0)) {
     stack = {};  // the old one goes first; on a throw below it stays empty, never half made
     PrefixStack fresh{std::move(distinct), {}, 0};
-    for (const PrefixEntry* e : fresh.prefixes) fresh.longest = std::max(fresh.longest, e == nullptr ? 0 : e->depth());
+    fresh.longest = longest_of(fresh.prefixes);
     for (int64_t l = 0; with_layers && fresh.longest > 0 && l < model.config().num_layers; ++l)
       fresh.layers.push_back(stacked_layer(model, fresh, l));
     stack = std::move(fresh);
@@ -77,11 +93,14 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
   KvCache cache(model.config().num_layers);
   const auto b = static_cast<int64_t>(entries.size());
   // A kept stack holds every layer's prefixes at once, beside the rows gathered from it, which is all the forward
-  // budget counts: kept only where it is at most a quarter of those (few prefixes, many rows: MMLU's subjects);
-  // else each layer's stack is made, read and let go in turn.
+  // budget counts: made only where it is at most a quarter of those (few prefixes, many rows: MMLU's subjects),
+  // and read by any later forward whose rows' prefixes it holds; else each layer's stack is made, read and let go
+  // in turn.
   PrefixStack local;
-  PrefixStack& stack = kept != nullptr && 4 * static_cast<int64_t>(distinct_of(entries).size()) <= b ? *kept : local;
-  const std::vector<int64_t> picks = stack_of(model, entries, stack, &stack != &local);
+  const std::vector<const PrefixEntry*> distinct = distinct_of(entries);
+  const bool keep = kept != nullptr && (gathers_from(*kept, distinct) || 4 * static_cast<int64_t>(distinct.size()) <= b);
+  PrefixStack& stack = keep ? *kept : local;
+  const std::vector<int64_t> picks = stack_of(model, entries, stack, keep, /*more_ok=*/true);
   if (stack.longest == 0) return cache;
   const at::Tensor pick = at::tensor(picks, at::kLong);
   at::Tensor on_device;

@@ -76,7 +76,7 @@ PrefixScorerOptions without_trees(PrefixScorerOptions options) {
 }
 
 // The most tokens a decode step feeds in all with drafts: past it a step's matmuls cost about their width on the
-// CPU, so that rows gain more from their own tokens than from drafts (docs/performance.md, "Drafts by prompt lookup").
+// CPU, so that rows gain more from their own tokens than from drafts (docs/performance.md, "Drafts: 3 by default").
 constexpr int64_t kMostFedWithDrafts = 32;
 
 // Cascade over the shared prefixes where it gives the model's numbers and the options ask for it at the depth

@@ -1,11 +1,13 @@
 """prefix-scorer-bench's file mode against the golden fixtures, and its handling of bad input."""
 
 import json
+import re
 import subprocess
+import sys
 
 import pytest
 
-from conftest import DATA, FIXTURE_MODELS, assert_paired
+from conftest import DATA, FIXTURE_MODELS, ROOT, assert_paired
 
 
 def run(bench, *args):
@@ -361,3 +363,14 @@ def test_soak_scores_random_workloads_against_the_plain_path(bench):
     assert proc.returncode == 0, proc.stderr
     summary = proc.stderr.strip().splitlines()[-1]
     assert summary.startswith("soak: 6 workloads") and ": 0 mismatches" in summary
+
+
+def test_the_decode_matmul_cost_script_prints_a_row_per_width():
+    script = ROOT / "benchmarks" / "decode_matmul_cost.py"
+    proc = subprocess.run([sys.executable, str(script), "--hidden", "64", "--kv-width", "16", "--intermediate", "128",
+                           "--layers", "2", "--vocab", "100", "--widths", "1,16", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = re.findall(r"^\s+(\d+) \|\s+([0-9.]+) \|\s+([0-9.]+)$", proc.stdout, re.M)
+    assert [int(width) for width, _, _ in rows] == [1, 16]
+    assert all(float(step) > 0 for _, step, _ in rows)

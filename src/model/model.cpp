@@ -43,12 +43,13 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, const NormSpe
     if (w.dim() > 1) return at::rms_norm(x, {x.size(-1)}, std::nullopt, n.eps) * w;
     return at::rms_norm(x, {x.size(-1)}, w, n.eps);
   }
-  // Other dtypes as transformers: x * rsqrt(mean(x^2) + eps) in fp32 (torch's rms_norm, one op where the five
-  // it stands for are one launch each), then the weight as each family applies it.
+  // Other dtypes as transformers: x * rsqrt(mean(x^2) + eps) in fp32 (torch's rms_norm: one op where the five it
+  // stands for are a launch each), then the weight as each family applies it: most after rounding to x's dtype,
+  // which rms_norm of x itself does (computing in fp32, rounding once).
+  if (!n.plus_one && !n.weight_in_fp32) return weight * at::rms_norm(x, {x.size(-1)}, std::nullopt, n.eps);
   const at::Tensor normalized = at::rms_norm(cast(x, at::kFloat), {x.size(-1)}, std::nullopt, n.eps);
   if (n.plus_one) return cast(normalized * (cast(weight, at::kFloat) + 1), x.scalar_type());
-  if (n.weight_in_fp32) return cast(cast(weight, at::kFloat) * normalized, x.scalar_type());
-  return weight * cast(normalized, x.scalar_type());
+  return cast(cast(weight, at::kFloat) * normalized, x.scalar_type());
 }
 
 bool ends_with(const std::string& name, const std::string& suffix) {

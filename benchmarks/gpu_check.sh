@@ -58,6 +58,8 @@ benchmarks() {
     --cascade-min-prefix-len 0 --json "$LOG_DIR/bench-small-mmlu-cascade.json"
   step bench-small-hellaswag "$bench" --model "synthetic:$small" "${run[@]}" --workload hellaswag-shape --mode all \
     --json "$LOG_DIR/bench-small-hellaswag.json"
+  step bench-small-gsm8k "$bench" --model "synthetic:$small" "${run[@]}" --workload gsm8k-shape --mode all \
+    --json "$LOG_DIR/bench-small-gsm8k.json"
   step bench-big-mmlu "$bench" --model "synthetic:$big" "${run[@]}" --workload mmlu-shape --mode all \
     --json "$LOG_DIR/bench-big-mmlu.json"
   step compare-hf "$PYTHON" benchmarks/compare_hf.py --bench "$bench" --shape "$small" "${run[@]}" "${compare[@]}" \

@@ -17,7 +17,7 @@ def test_the_gpu_script_smoke_form_runs_every_step_and_transformers_agrees(tmp_p
     failed = [line.split(":")[0] for line in steps.splitlines() if "rc=0 " not in line]
     tails = {name: (logs / f"{name}.log").read_text()[-2000:] for name in failed}
     assert proc.returncode == 0 and not failed, (steps, tails)
-    assert len(steps.splitlines()) == 5, steps
+    assert len(steps.splitlines()) == 6, steps
     report = json.loads((logs / "compare-hf.json").read_text())
     assert report["device"] == "cpu" and report["dtype"] == "float32" and report["requests"] > 0
     for name in ("hf-lmeval", "hf-prefix"):  # fp32, same weights: within the fixtures' 1e-4

@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <ftw.h>
 
 namespace prefix_scorer::test {
 
@@ -63,9 +67,31 @@ std::vector<ExpectedScore> expected_scores(const std::string& model_name) {
   return rows;
 }
 
+namespace {
+
+// The folders make_temp_dir made, removed with everything in them after the last test. Through the C library:
+// the test program's std::filesystem::remove_all resolves to libtorch's copy, which crashes.
+class MadeFolders : public testing::Environment {
+ public:
+  std::vector<std::string> paths;
+  void TearDown() override {
+    for (const std::string& path : paths) {
+      nftw(path.c_str(), [](const char* entry, const struct stat*, int, struct FTW*) { return ::remove(entry); }, 16,
+           FTW_DEPTH | FTW_PHYS);
+    }
+    paths.clear();
+  }
+};
+
+// Registered before main, as GoogleTest allows (it owns the environment).
+MadeFolders* const made_folders = static_cast<MadeFolders*>(testing::AddGlobalTestEnvironment(new MadeFolders));
+
+}  // namespace
+
 std::string make_temp_dir(const std::string& tag) {
   std::string pattern = (std::filesystem::temp_directory_path() / ("prefix_scorer_" + tag + "_XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  made_folders->paths.push_back(pattern);
   return pattern;
 }
 

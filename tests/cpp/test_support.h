@@ -49,7 +49,7 @@ double bfloat16_argmax_floor(const std::string& model_name);
 // per continuation token, and the fixture's argmax on its 150-token sequence at bfloat16_argmax_floor or more.
 void expect_bfloat16_agrees_with_fixture(const Model& model, const std::string& model_name);
 
-// A fresh empty directory under the system's temporary folder.
+// A fresh empty directory under the system's temporary folder, removed after the last test.
 std::string make_temp_dir(const std::string& tag);
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);

@@ -266,8 +266,10 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
   // [b, h, queries, dim]: grouped heads as they are for the fused kernel, folded (h = kv_heads) for the matmul one
   const at::Tensor qf = kernel == CascadeKernel::kFusedCpu ? q : fold_groups(q, kv_heads);
   const int64_t h = qf.size(1), queries = qf.size(2);
-  auto merged = [&](const at::Tensor& out_p, const at::Tensor& lse_p, const at::Tensor& out_s, const at::Tensor& lse_s) {
-    const at::Tensor out = merge_attention_rows(out_p, lse_p, out_s, lse_s, q.scalar_type());
+  // The prefix part (by slots, row r's in slot_of_row[r] where defined) merged with the suffix part's rows.
+  auto merged = [&](const at::Tensor& out_p, const at::Tensor& lse_p, const at::Tensor& out_s, const at::Tensor& lse_s,
+                    const at::Tensor& slot_of_row = {}) {
+    const at::Tensor out = merge_attention_rows(out_p, lse_p, out_s, lse_s, q.scalar_type(), slot_of_row);
     return kernel == CascadeKernel::kFusedCpu ? out : unfold_groups(out, heads);
   };
 
@@ -299,21 +301,20 @@ at::Tensor attend_cascade(const at::Tensor& q, const at::Tensor& k, const at::Te
                     : in_slots.view({prefixes, n, h, queries, dim}).transpose(1, 2).reshape({prefixes, h, n * queries, dim});
   auto [out_p, lse_p] = partial_attention(qp, prefix_keys, prefix_values, groups.key_valid, groups.additive_key_valid,
                                           scale, kernel);
-  // [prefixes, h, n * queries, ...] -> [b, h, queries, ...], for out (a trailing dim) and lse (none)
-  auto back_to_rows = [&](const at::Tensor& t) {
+  // [prefixes, h, n * queries, ...] -> [prefixes * n, h, queries, ...] by slots, for out (a trailing dim) and lse
+  // (none); the merge reads each row's slot.
+  auto by_slot = [&](const at::Tensor& t) {
     at::Tensor slots = one_by_one(t, n);
-    if (!slots.defined()) {
-      std::vector<int64_t> split{prefixes, h, n, queries}, rows{prefixes * n, h, queries};
-      for (int64_t d = 3; d < t.dim(); ++d) {
-        split.push_back(t.size(d));
-        rows.push_back(t.size(d));
-      }
-      if (one_prefix) return t.view(at::IntArrayRef(split).slice(1)).transpose(0, 1);
-      slots = t.view(split).transpose(1, 2).reshape(rows);
+    if (slots.defined()) return slots;
+    std::vector<int64_t> split{prefixes, h, n, queries}, rows{prefixes * n, h, queries};
+    for (int64_t d = 3; d < t.dim(); ++d) {
+      split.push_back(t.size(d));
+      rows.push_back(t.size(d));
     }
-    return groups.rows_in_slots ? slots : slots.index_select(0, groups.row_slot);
+    if (one_prefix) return t.view(at::IntArrayRef(split).slice(1)).transpose(0, 1);
+    return t.view(split).transpose(1, 2).reshape(rows);
   };
-  return merged(back_to_rows(out_p), back_to_rows(lse_p), out_s, lse_s);
+  return merged(by_slot(out_p), by_slot(lse_p), out_s, lse_s, groups.rows_in_slots ? at::Tensor() : groups.row_slot);
 }
 
 }  // namespace prefix_scorer

@@ -17,10 +17,18 @@ at::Tensor merge_attention(const at::Tensor& out_a, const at::Tensor& lse_a, con
 at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
                                      const at::Tensor& lse_b, at::ScalarType dtype);
 
-// The same with each lse of out's shape less its last dimension, as attention kernels return it: CUDA's fused
-// kernel on CUDA, else one sigmoid and one lerp (the fewest ops a merge takes).
+// The same with each lse of out's shape less its last dimension, as attention kernels return it ([rows, heads,
+// queries, dim] and [rows, heads, queries]), where part a may be laid out by slots: row r's in slot
+// slot_of_row[r] (undefined: slot r). A fused loop on the CPU, CUDA's fused kernel on CUDA, else ATen's ops.
 at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
-                                const at::Tensor& lse_b, at::ScalarType dtype);
+                                const at::Tensor& lse_b, at::ScalarType dtype, const at::Tensor& slot_of_row = {});
+
+namespace cpu {
+// merge_attention_rows in one pass: parts fp32 on the CPU, each out's last dimension dense, slot_of_row (if any)
+// int64 on the CPU. The output runs token-major in memory ([rows, queries, heads, dim]), as attention kernels'.
+at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
+                                const at::Tensor& lse_b, at::ScalarType dtype, const at::Tensor& slot_of_row);
+}  // namespace cpu
 
 namespace cuda {
 // The fused kernel: all four inputs contiguous fp32 on one CUDA device.

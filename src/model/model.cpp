@@ -317,7 +317,6 @@ void keep_produced(LayerCache fresh, KvCache* cache, int64_t index, std::vector<
 at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                      const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
                      std::vector<LayerCache>& produced, bool read_later, const std::vector<at::Tensor>& state = {}) {
-  const int64_t b = h.size(0), t = h.size(1);
   const bool own_kv = a.kv_layer == index;
   Projections p = project(a, n, l, h, own_kv, in);
   if (in.query_scale.defined()) p.q = p.q * in.query_scale;

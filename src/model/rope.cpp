@@ -86,6 +86,7 @@ at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables, bool he
   const int64_t dim = tables.cos.size(-1);
   const at::Tensor& cos = head_major ? tables.cos_by_head : tables.cos;
   const at::Tensor& sin = head_major ? tables.sin_by_head : tables.sin_signed;
+  if (cpu::can_rotate(x, cos, sin)) return cpu::apply_rotary(x, cos, sin);
   auto rotate = [&](const at::Tensor& part) { return part * cos + at::roll(part, dim / 2, -1) * sin; };
   if (dim == x.size(-1)) return rotate(x);
   return at::cat({rotate(x.narrow(-1, 0, dim)), x.narrow(-1, dim, x.size(-1) - dim)}, -1);

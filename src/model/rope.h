@@ -32,4 +32,13 @@ RotaryTables rotary_tables(const at::Tensor& inv_freq, const at::Tensor& positio
 // roll(x, rotary_dim / 2) * sin_signed: the same products, negated alike, in one op instead of four.
 at::Tensor apply_rotary(const at::Tensor& x, const RotaryTables& tables, bool head_major = false);
 
+namespace cpu {
+// Whether the fused loop below takes x [b, n1, n2, head_dim] and its tables cos and sin_signed (each broadcast to x
+// but for its last dimension, rotary_dim): all on the CPU, in x's dtype, each last dimension dense.
+bool can_rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+// apply_rotary's result in one pass over x, bitwise the same, laid out in memory as x is.
+at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+}  // namespace cpu
+
 }  // namespace prefix_scorer

@@ -1,0 +1,81 @@
+// The fused CPU loops (src/model/cpu/) against the ATen ops they replace: the rotary embedding bitwise, in every
+// dtype and layout the layers hand it; the attention merge, by slots or by rows, against merge_attention_reference.
+
+#include "model/merge_attention.h"
+#include "model/rope.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+namespace prefix_scorer::test {
+namespace {
+
+// apply_rotary as ATen ops: x * cos + roll(x, rotary / 2) * sin_signed over the first rotary dimensions.
+at::Tensor rotary_by_ops(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t rotary = cos.size(-1);
+  const at::Tensor part = x.narrow(-1, 0, rotary);
+  const at::Tensor turned = part * cos + at::roll(part, rotary / 2, -1) * sin;
+  return rotary == x.size(-1) ? turned : at::cat({turned, x.narrow(-1, rotary, x.size(-1) - rotary)}, -1);
+}
+
+class FusedRotary : public testing::TestWithParam<at::ScalarType> {};
+
+TEST_P(FusedRotary, IsBitwiseTheOpsOnEveryLayout) {
+  const at::ScalarType dtype = GetParam();
+  const int64_t b = 3, t = 5, heads = 4, kv_heads = 2, dim = 16;
+  at::manual_seed(7);
+  // q and k as the stacked projection leaves them: head-major views of token-major memory, v's heads beside them
+  const at::Tensor qkv = at::randn({b, t, (heads + 2 * kv_heads) * dim}).to(dtype);
+  const at::Tensor by_head = qkv.view({b, t, heads + 2 * kv_heads, dim}).transpose(1, 2).narrow(1, 0, heads + kv_heads);
+  const at::Tensor positions = at::randint(0, 50, {b, t}, at::kLong);
+  for (const int64_t rotary : {dim, dim / 2}) {
+    RopeConfig rope;
+    const RotaryTables tables = rotary_tables(inverse_frequencies(rope, rotary), positions, dtype);
+    SCOPED_TRACE(rotary);
+    ASSERT_TRUE(cpu::can_rotate(by_head, tables.cos_by_head, tables.sin_by_head));
+    const at::Tensor fused = apply_rotary(by_head, tables, /*head_major=*/true);
+    EXPECT_TRUE(at::equal(fused, rotary_by_ops(by_head, tables.cos_by_head, tables.sin_by_head)));
+    EXPECT_EQ(fused.stride(2), (heads + kv_heads) * dim);  // token-major still: a row's heads side by side
+    // token-major x [b, t, heads, dim], and one table for every row (broadcast over the batch)
+    const at::Tensor x = at::randn({b, t, heads, dim}).to(dtype);
+    const RotaryTables shared = rotary_tables(inverse_frequencies(rope, rotary), positions.narrow(0, 0, 1), dtype);
+    EXPECT_TRUE(at::equal(apply_rotary(x, shared), rotary_by_ops(x, shared.cos, shared.sin_signed)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FusedRotary, testing::Values(at::kFloat, at::kBFloat16, at::kHalf));
+
+TEST(FusedRotary, LeavesWhatItCannotTakeToTheOps) {
+  const at::Tensor x = at::randn({2, 3, 4, 8});
+  const at::Tensor cos = at::randn({2, 3, 1, 8}), sin = at::randn({2, 3, 1, 8});
+  EXPECT_TRUE(cpu::can_rotate(x, cos, sin));
+  EXPECT_FALSE(cpu::can_rotate(x, cos.to(at::kBFloat16), sin));     // another dtype
+  EXPECT_FALSE(cpu::can_rotate(x.transpose(2, 3), cos, sin));      // the head dimension strided
+  EXPECT_FALSE(cpu::can_rotate(x, at::randn({2, 3, 1, 10}), sin));  // wider than the head
+}
+
+// Parts a by slots ([slots, h, q, dim]) and b by rows, merged where slot_of_row sends each row.
+TEST(FusedMerge, ReadsEachRowsSlotAndMatchesTheReference) {
+  const int64_t slots = 6, rows = 4, h = 3, q = 5, dim = 8;
+  at::manual_seed(11);
+  const at::Tensor out_a = at::randn({slots, h, q, dim}), lse_a = at::randn({slots, h, q}) * 4;
+  const at::Tensor out_b = at::randn({rows, h, q, dim}), lse_b = at::randn({rows, h, q}) * 4;
+  const at::Tensor slot_of_row = at::tensor({5, 0, 3, 3}, at::kLong);
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const at::Tensor merged = merge_attention_rows(out_a, lse_a, out_b, lse_b, dtype, slot_of_row);
+    const at::Tensor expected = merge_attention_reference(out_a.index_select(0, slot_of_row),
+                                                          lse_a.index_select(0, slot_of_row).unsqueeze(-1), out_b,
+                                                          lse_b.unsqueeze(-1), dtype);
+    EXPECT_EQ(merged.scalar_type(), dtype);
+    EXPECT_TRUE(at::allclose(merged.to(at::kFloat), expected.to(at::kFloat), 1e-5, dtype == at::kFloat ? 1e-6 : 1e-2));
+    EXPECT_EQ(merged.stride(2), h * dim);  // token-major, as attention kernels leave outputs
+  }
+  // without a map, row r is slot r
+  const at::Tensor first = out_a.narrow(0, 0, rows), first_lse = lse_a.narrow(0, 0, rows);
+  EXPECT_TRUE(at::allclose(merge_attention_rows(first, first_lse, out_b, lse_b, at::kFloat),
+                           merge_attention_reference(first, first_lse.unsqueeze(-1), out_b, lse_b.unsqueeze(-1), at::kFloat),
+                           1e-5, 1e-6));
+}
+
+}  // namespace
+}  // namespace prefix_scorer::test

@@ -67,11 +67,11 @@ bool gathers_from(const PrefixStack& stack, const std::vector<const PrefixEntry*
   return !stack.layers.empty() && stack.longest == longest_of(distinct) && holds_all(stack, distinct);
 }
 
-// The entries' distinct prefixes in `stack` (as it is when it holds the same ones, or more when `more_ok`; else
-// anew, with its layers when `with_layers`), and the stack index each row takes.
-std::vector<int64_t> stack_of(const Model& model, const std::vector<const PrefixEntry*>& entries, PrefixStack& stack,
-                              bool with_layers, bool more_ok = false) {
-  std::vector<const PrefixEntry*> distinct = distinct_of(entries);
+// The entries' distinct prefixes (`distinct`, distinct_of(entries)) in `stack` (as it is when it holds the same
+// ones, or more when `more_ok`; else anew, with its layers when `with_layers`), and the stack index each row takes.
+std::vector<int64_t> stack_of(const Model& model, const std::vector<const PrefixEntry*>& entries,
+                              std::vector<const PrefixEntry*> distinct, PrefixStack& stack, bool with_layers,
+                              bool more_ok = false) {
   const bool same = more_ok ? gathers_from(stack, distinct)
                             : distinct.size() == stack.prefixes.size() && holds_all(stack, distinct);
   if (!same || (with_layers && stack.layers.empty() && stack.longest > 0)) {
@@ -100,7 +100,7 @@ KvCache gather_prefix_kv(const Model& model, const std::vector<const PrefixEntry
   const std::vector<const PrefixEntry*> distinct = distinct_of(entries);
   const bool keep = kept != nullptr && (gathers_from(*kept, distinct) || 4 * static_cast<int64_t>(distinct.size()) <= b);
   PrefixStack& stack = keep ? *kept : local;
-  const std::vector<int64_t> picks = stack_of(model, entries, stack, keep, /*more_ok=*/true);
+  const std::vector<int64_t> picks = stack_of(model, entries, distinct, stack, keep, /*more_ok=*/true);
   if (stack.longest == 0) return cache;
   const at::Tensor pick = at::tensor(picks, at::kLong);
   at::Tensor on_device;
@@ -121,7 +121,7 @@ std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::
                                                  PrefixStack* kept) {
   PrefixStack local;
   PrefixStack& stack = kept != nullptr ? *kept : local;
-  const std::vector<int64_t> picks = stack_of(model, entries, stack, true);
+  const std::vector<int64_t> picks = stack_of(model, entries, distinct_of(entries), stack, true);
   if (stack.longest == 0) return std::nullopt;
   SharedPrefixes shared;
   shared.layers = stack.layers;

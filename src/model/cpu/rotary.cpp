@@ -6,29 +6,14 @@
 #include "model/rope.h"
 
 #include <ATen/Dispatch.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <array>
-#include <numeric>
 
 namespace prefix_scorer::cpu {
 namespace {
-
-// Strides of a dense tensor of x's sizes whose dimensions are laid out in the order of x's strides (largest
-// first), as ATen's elementwise ops lay out their results: a head-major view of token-major memory stays so.
-std::vector<int64_t> dense_strides_like(const at::Tensor& x) {
-  std::vector<int64_t> order(x.dim());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
-  std::vector<int64_t> strides(x.dim());
-  int64_t next = 1;
-  for (auto d = order.rbegin(); d != order.rend(); ++d) {
-    strides[*d] = next;
-    next *= x.size(*d);
-  }
-  return strides;
-}
 
 // The stride of `table` along dimension d when broadcast to x's sizes: 0 where it has one element.
 std::array<int64_t, 3> broadcast_strides(const at::Tensor& table) {
@@ -53,7 +38,9 @@ bool can_rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& si
 
 at::Tensor apply_rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t rotary = cos.size(3), half = rotary / 2, width = x.size(3);
-  at::Tensor out = at::empty_strided(x.sizes(), dense_strides_like(x), x.options());
+  // dense, its dimensions in the order of x's strides, as ATen's elementwise ops lay out their results: a head-major
+  // view of token-major memory stays so
+  at::Tensor out = at::empty_strided(x.sizes(), at::infer_dense_strides(x.sizes(), x.strides()), x.options());
   const std::array<int64_t, 3> cs = broadcast_strides(cos), ss = broadcast_strides(sin);
   const int64_t n1 = x.size(1), n2 = x.size(2), vectors = x.size(0) * n1 * n2;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, x.scalar_type(), "apply_rotary", [&] {

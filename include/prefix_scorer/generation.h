@@ -40,8 +40,10 @@ struct Generation {
 
 struct GenerationStats {
   int64_t requests = 0;
-  int64_t prefill_forwards = 0;  // forwards that prefilled prompts' tails (their shared prefixes: prefix_prefills)
-  int64_t decode_forwards = 0;   // steps of the running batch (a row's last token, and its draft where it has one)
+  int64_t prefill_forwards = 0;  // forwards that prefilled prompts' tails, alone or in a step of the running rows
+                                 // (their shared prefixes: prefix_prefills)
+  int64_t decode_forwards = 0;   // the other steps of the running batch (a row's last token, and its draft where it
+                                 // has one)
   int64_t prefill_tokens = 0;    // prompt tokens computed after their shared prefixes
   int64_t prefix_tokens = 0;     // prompt tokens prefilled once into shared prefixes (cache misses only)
   int64_t generated_tokens = 0;
@@ -51,6 +53,7 @@ struct GenerationStats {
   int64_t bytes_to_host = 0;     // and back: a decode step's chosen tokens and their log-probabilities
   int64_t draft_tokens = 0;      // draft tokens fed after greedy rows' last tokens (prompt lookup) ...
   int64_t accepted_draft_tokens = 0;  // ... and those the model's own choices agreed with
+  int64_t joined_in_steps = 0;   // prompts prefilled in a step of the running rows (no forward of their own)
 };
 
 // Every counter of GenerationStats with its name, for totals and bindings; `peak` ones combine by the largest,

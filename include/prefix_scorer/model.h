@@ -49,6 +49,7 @@ struct ModelWeights;    // the tensors, per layer on the layer's device (interna
 struct ModelSpec;       // the layer specs the forward walks (internal)
 class KvCache;          // what each layer keeps of the tokens seen so far (internal: src/model/kv_cache.h)
 struct SharedPrefixes;  // shared prefixes for cascade attention (internal, beside KvCache)
+struct ForwardPart;     // one of the batches a forward runs together (internal: src/model/forward_batch.h)
 
 class Model {
  public:
@@ -69,6 +70,9 @@ class Model {
   c10::Device layer_device(int64_t layer) const;
   // Whether any layer runs on CUDA.
   bool on_cuda() const;
+  // Whether a forward whose batch is mostly padding runs its token-wise ops (projections, norms, MLPs) on the real
+  // tokens alone, attention on the padded rows (internal: ModelSpec::token_wise, and no learned positions).
+  bool packs_real_tokens() const;
   // The attention kernels this model's forwards take, in words (the benchmark reports them).
   std::string attention_kernels() const;
   // The number of weights a checkpoint of this config holds (tied embeddings once), as transformers counts them: a
@@ -83,10 +87,13 @@ class Model {
   // continue the prefix's). Torch errors (out of memory among them) propagate with the batch's shape added.
   at::Tensor forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
                      const SharedPrefixes* shared = nullptr) const;
+  // Internal: several batches in one forward, each over its own cache and shared prefixes, attending within
+  // itself; their token-wise ops run on all their real tokens at once (more than one part: packs_real_tokens
+  // models only, scored positions on the CPU and real). Returns each part's log-probabilities, as forward would.
+  std::vector<at::Tensor> forward_together(const std::vector<ForwardPart>& parts) const;
 
  private:
-  at::Tensor run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
-                         const SharedPrefixes* shared) const;
+  std::vector<at::Tensor> run_forward(const std::vector<ForwardPart>& parts) const;
   // gpt2's learned position embeddings of the valid `positions` (CPU) on `device`; throws std::invalid_argument
   // for a position past the table.
   at::Tensor position_embeddings(const at::Tensor& positions, const at::Tensor& valid, c10::Device device) const;

@@ -33,6 +33,7 @@ const std::vector<GenerationStatsField>& generation_stats_fields() {
       {"bytes_to_host", &GenerationStats::bytes_to_host, false},
       {"draft_tokens", &GenerationStats::draft_tokens, false},
       {"accepted_draft_tokens", &GenerationStats::accepted_draft_tokens, false},
+      {"joined_in_steps", &GenerationStats::joined_in_steps, false},
   };
   return fields;
 }

@@ -145,29 +145,43 @@ class GenerationCall {
     prefixes_.prepare(joining, next_ + joining.size());
     next_ += joining.size();
 
-    std::vector<EntryPtr> prefixes;
-    std::vector<TokenIds> tails;
-    std::vector<int64_t> starts, variants;
+    PromptTails prompts;
     for (size_t k : joining) {
-      variants.push_back(rows_[plan_.order[k].row].rope_variant);
+      prompts.rope_variants.push_back(rows_[plan_.order[k].row].rope_variant);
       const int64_t e = prefixes_.deepest_live(plan_.order[k].entry);  // the cache may not hold the whole chain
-      prefixes.push_back(e < 0 ? nullptr : prefixes_.live().held(e));
+      prompts.prefixes.push_back(e < 0 ? nullptr : prefixes_.live().held(e));
       const TokenIds& prompt = rows_[plan_.order[k].row].input;
-      starts.push_back(prefixes_.live().depth(e));
-      tails.emplace_back(prompt.begin() + starts.back(), prompt.end());
-      result_.stats.prefill_tokens += static_cast<int64_t>(tails.back().size());
+      prompts.starts.push_back(prefixes_.live().depth(e));
+      prompts.tails.emplace_back(prompt.begin() + prompts.starts.back(), prompt.end());
+      result_.stats.prefill_tokens += static_cast<int64_t>(prompts.tails.back().size());
     }
-    JoiningRows joined = running_.prefill(prefixes, tails, starts, variants);
+    // With the running rows' next step where it can: a step's matmuls cost about their weights' reading on the
+    // CPU, and the tails' share it (docs/performance.md, "Prompts join in a step").
+    JoiningRows joined{at::Tensor(), KvCache(model_.config().num_layers)};
+    if (running_.prefills_in_step()) {
+      result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_rows()));
+      step(running_, &prompts, &joined);
+      result_.stats.joined_in_steps += static_cast<int64_t>(joining.size());
+    } else {
+      joined = running_.prefill(prompts);
+      count_forward(result_.stats.prefill_forwards, running_.cascade());
+    }
     prefixes_.release(joining);
 
     std::vector<RunningRow> rows;
     for (size_t i = 0; i < joining.size(); ++i) {
       const size_t request = plan_.order[joining[i]].row;
       rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0, at::Generator(),
-                      running_.cascade() ? prefixes[i] : nullptr, variants[i]});
+                      running_.cascade() ? prompts.prefixes[i] : nullptr, prompts.rope_variants[i]});
     }
-    join(joined, std::move(rows), running_.cascade());
+    join(joined, std::move(rows));
     switch_to_long_factors();
+  }
+
+  // Counts a forward by its kind, and as a cascade forward where it attended to shared prefixes by cascade.
+  void count_forward(int64_t& kind, bool by_cascade) {
+    ++kind;
+    if (by_cascade) ++result_.stats.cascade_forwards;
   }
 
   // The longest sequence a running row may grow to.
@@ -177,11 +191,8 @@ class GenerationCall {
     return longest;
   }
 
-  // Picks each prefilled row's next token and adds the rows that go on to the running batch; the prefill forward
-  // counts as a cascade forward when it attended to shared prefixes by cascade.
-  void join(JoiningRows& joined, std::vector<RunningRow> rows, bool by_cascade) {
-    ++result_.stats.prefill_forwards;
-    if (by_cascade) ++result_.stats.cascade_forwards;
+  // Picks each prefilled row's next token and adds the rows that go on to the running batch.
+  void join(JoiningRows& joined, std::vector<RunningRow> rows) {
     std::vector<int64_t> going_on;
     std::vector<RunningRow> staying;
     const std::vector<TokenChoice> chosen = choose_tokens(joined.logprobs, samplers(rows));
@@ -205,17 +216,17 @@ class GenerationCall {
   }
 
   // One step of every running row: its last token, and its draft where it has one; each row keeps the tokens the
-  // model chose while its draft agreed with them, and the rows that stop leave.
-  void step(RunningBatch& batch) {
+  // model chose while its draft agreed with them, and the rows that stop leave. With `joining`, those prompts'
+  // prefill runs in the step's forward (a prefill forward then), into `joined`.
+  void step(RunningBatch& batch, const PromptTails* joining = nullptr, JoiningRows* joined = nullptr) {
     if (batch.empty()) return;
     const std::vector<TokenIds> drafts = draft_tokens(batch);
     const std::vector<RowSampler> by_row = samplers(batch.rows());
     std::vector<RowSampler> per_position;  // a row's sampler for each token it feeds (only greedy rows have drafts)
     for (size_t i = 0; i < batch.size(); ++i)
       per_position.insert(per_position.end(), 1 + (drafts.empty() ? 0 : drafts[i].size()), by_row[i]);
-    const std::vector<TokenChoice> chosen = choose_tokens(batch.step(drafts), per_position);
-    ++result_.stats.decode_forwards;
-    if (batch.cascade()) ++result_.stats.cascade_forwards;
+    const std::vector<TokenChoice> chosen = choose_tokens(batch.step(drafts, joining, joined), per_position);
+    count_forward(joining != nullptr ? result_.stats.prefill_forwards : result_.stats.decode_forwards, batch.cascade());
     std::vector<int64_t> going_on;
     size_t first = 0;  // row i's first chosen token
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -312,9 +323,10 @@ class GenerationCall {
       const std::vector<TokenIds> part(sequences.begin() + begin, sequences.begin() + end);
       std::vector<RunningRow> rows(std::make_move_iterator(crossing.begin() + begin),
                                    std::make_move_iterator(crossing.begin() + end));
-      JoiningRows joined = running_.prefill(std::vector<EntryPtr>(part.size()), part,
-                                            std::vector<int64_t>(part.size(), 0), std::vector<int64_t>(part.size(), 1));
-      join(joined, std::move(rows), /*by_cascade=*/false);
+      JoiningRows joined = running_.prefill({std::vector<EntryPtr>(part.size()), part,
+                                             std::vector<int64_t>(part.size(), 0), std::vector<int64_t>(part.size(), 1)});
+      count_forward(result_.stats.prefill_forwards, /*by_cascade=*/false);
+      join(joined, std::move(rows));
       begin = end;
     }
   }

@@ -24,25 +24,28 @@ RunningBatch::RunningBatch(const Model& model, bool cascade)
   cache_.grow_in_place();
 }
 
-JoiningRows RunningBatch::prefill(const std::vector<EntryPtr>& prefixes, const std::vector<TokenIds>& tails,
-                                  const std::vector<int64_t>& starts, const std::vector<int64_t>& rope_variants) const {
+RunningBatch::PrefillForward RunningBatch::prefill_forward(const PromptTails& prompts) const {
   std::vector<const TokenIds*> rows;
-  for (const TokenIds& t : tails) rows.push_back(&t);
-  const ForwardBatch batch = make_batch(rows, starts, rope_variants);
+  for (const TokenIds& t : prompts.tails) rows.push_back(&t);
+  PrefillForward f{make_batch(rows, prompts.starts, prompts.rope_variants), {}, KvCache(model_.config().num_layers), {}};
   std::vector<int64_t> last;
-  for (size_t i = 0; i < tails.size(); ++i)
-    last.push_back(static_cast<int64_t>(i) * batch.tokens.size(1) + static_cast<int64_t>(tails[i].size()) - 1);
-  const at::Tensor score_rows = at::tensor(last, at::kLong);
-  if (cascade_) {
-    KvCache own(model_.config().num_layers);
-    const std::optional<SharedPrefixes> shared = distinct_prefix_kv(model_, pointers(prefixes));
-    at::Tensor logprobs = model_.forward(batch, &own, score_rows, shared ? &*shared : nullptr);
-    return {std::move(logprobs), std::move(own)};
-  }
-  KvCache gathered = gather_prefix_kv(model_, pointers(prefixes));
-  at::Tensor logprobs = model_.forward(batch, &gathered, score_rows);
-  return {std::move(logprobs), std::move(gathered)};
+  for (size_t i = 0; i < prompts.tails.size(); ++i)
+    last.push_back(static_cast<int64_t>(i) * f.batch.tokens.size(1) + static_cast<int64_t>(prompts.tails[i].size()) - 1);
+  f.score_rows = at::tensor(last, at::kLong);
+  if (cascade_)
+    f.shared = distinct_prefix_kv(model_, pointers(prompts.prefixes));
+  else
+    f.cache = gather_prefix_kv(model_, pointers(prompts.prefixes));
+  return f;
 }
+
+JoiningRows RunningBatch::prefill(const PromptTails& prompts) const {
+  PrefillForward f = prefill_forward(prompts);
+  at::Tensor logprobs = model_.forward(f.batch, &f.cache, f.score_rows, f.shared ? &*f.shared : nullptr);
+  return {std::move(logprobs), std::move(f.cache)};
+}
+
+bool RunningBatch::prefills_in_step() const { return !rows_.empty() && model_.packs_real_tokens(); }
 
 void RunningBatch::add(const KvCache& cache, std::vector<RunningRow> rows) {
   if (rows.empty()) return;
@@ -89,7 +92,7 @@ void RunningBatch::compact() {
   vacant_.clear();
 }
 
-at::Tensor RunningBatch::step(const std::vector<TokenIds>& drafts) {
+at::Tensor RunningBatch::step(const std::vector<TokenIds>& drafts, const PromptTails* joining, JoiningRows* joined) {
   // Every cache row steps; a vacant one, and the slots a shorter draft leaves, on token 0 at position 0, as padding.
   if (!drafts.empty() && model_.spec().has_recurrent_layers())
     throw std::logic_error("RunningBatch::step: drafts for a model whose layers keep a state, which cannot take them back");
@@ -117,7 +120,14 @@ at::Tensor RunningBatch::step(const std::vector<TokenIds>& drafts) {
   batch.valid = all_valid ? at::ones({b, width}, at::kBool) : at::tensor(valid, at::kByte).view({b, width}).to(at::kBool);
   if (std::any_of(variants.begin(), variants.end(), [](int64_t v) { return v != 0; }))
     batch.rope_variant = at::tensor(variants, at::kLong);
-  return model_.forward(batch, &cache_, at::tensor(scored, at::kLong), shared_ ? &*shared_ : nullptr);
+  const at::Tensor score_rows = at::tensor(scored, at::kLong);
+  if (joining == nullptr) return model_.forward(batch, &cache_, score_rows, shared_ ? &*shared_ : nullptr);
+  if (!prefills_in_step()) throw std::logic_error("RunningBatch::step: a prefill in a step this batch cannot take");
+  PrefillForward f = prefill_forward(*joining);
+  std::vector<at::Tensor> out = model_.forward_together(
+      {{&batch, &cache_, score_rows, shared_ ? &*shared_ : nullptr}, {&f.batch, &f.cache, f.score_rows, f.shared ? &*f.shared : nullptr}});
+  *joined = {std::move(out[1]), std::move(f.cache)};
+  return std::move(out[0]);
 }
 
 void RunningBatch::keep_fed(size_t i, int64_t kept) { cache_.invalidate_last_slots(cache_row_[i], step_width_ - kept); }

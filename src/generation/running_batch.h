@@ -25,6 +25,14 @@ struct RunningRow {
   int64_t rope_variant = 0;  // the rope variant its tokens rotate by (ForwardBatch::rope_variant)
 };
 
+// Prompts about to join: the rest of each after the prefix it continues (null: none), from `starts` on, each on
+// its rope variant (ForwardBatch::rope_variant).
+struct PromptTails {
+  std::vector<EntryPtr> prefixes;
+  std::vector<TokenIds> tails;
+  std::vector<int64_t> starts, rope_variants;
+};
+
 // Rows about to join: the log-probabilities after their prompts, and their own keys and values, row for row.
 struct JoiningRows {
   at::Tensor logprobs;  // [rows, vocab] float32 on the device that computed them
@@ -41,18 +49,22 @@ class RunningBatch {
   std::vector<RunningRow>& rows() { return rows_; }
   const std::vector<RunningRow>& rows() const { return rows_; }
 
-  // Runs the tails of prompts that continue `prefixes` (null: none), from `starts` on, each on its rope variant,
-  // in one forward: by cascade over the distinct prefixes, or after each prefix gathered into the row's own cache.
-  JoiningRows prefill(const std::vector<EntryPtr>& prefixes, const std::vector<TokenIds>& tails,
-                      const std::vector<int64_t>& starts, const std::vector<int64_t>& rope_variants) const;
+  // Runs the prompts' tails in one forward: by cascade over the distinct prefixes, or after each prefix gathered
+  // into the row's own cache.
+  JoiningRows prefill(const PromptTails& prompts) const;
+  // Whether a step may run a prefill in its forward (step's `joining`): rows to step, and a model whose layers
+  // are token-wise (Model::packs_real_tokens).
+  bool prefills_in_step() const;
   // Adds rows: `cache`'s rows are their own keys and values, `rows` their states, in the same order.
   void add(const KvCache& cache, std::vector<RunningRow> rows);
   // Keeps the rows listed in `going_on`, in order.
   void keep(const std::vector<int64_t>& going_on);
   // One step of every row: its last token in, then its draft (none: one token), each row's drafts[i] in running
   // order (empty: none for any row); out, the [sum of (1 + draft length), vocab] float32 log-probabilities on the
-  // device, row after row, of the position after each token fed.
-  at::Tensor step(const std::vector<TokenIds>& drafts = {});
+  // device, row after row, of the position after each token fed. With `joining` (prefills_in_step), the prefill of
+  // those prompts runs in the same forward, its matmuls shared with the step's, into `joined`.
+  at::Tensor step(const std::vector<TokenIds>& drafts = {}, const PromptTails* joining = nullptr,
+                  JoiningRows* joined = nullptr);
   // Keeps the first `kept` tokens row i fed in the last step (its last token and the draft tokens the model agreed
   // with); the slots of the others become invalid, never attended to again.
   void keep_fed(size_t i, int64_t kept);
@@ -61,6 +73,15 @@ class RunningBatch {
   const std::vector<int64_t>& cache_rows() const { return cache_row_; }
 
  private:
+  // A prefill's forward: its batch, the positions it scores, its rows' own cache and the prefixes they share.
+  struct PrefillForward {
+    ForwardBatch batch;
+    at::Tensor score_rows;
+    KvCache cache;
+    std::optional<SharedPrefixes> shared;
+  };
+  PrefillForward prefill_forward(const PromptTails& prompts) const;
+
   // The shared prefixes of the rows by cascade, rebuilt only when the set of distinct prefixes changes.
   void update_shared();
 

@@ -5,6 +5,9 @@
 
 namespace prefix_scorer {
 
+class KvCache;
+struct SharedPrefixes;
+
 // Token ids of a right-padded batch and where each token sits.
 struct ForwardBatch {
   at::Tensor tokens;     // [batch, len] int64
@@ -20,6 +23,15 @@ struct ForwardBatch {
   // Optional: [batch] int64, the rope variant each row's tokens rotate by (ModelConfig::rope_variant): 0 the rope
   // as configured, 1 longrope's long factors. Undefined: 0 for every row.
   at::Tensor rope_variant;
+};
+
+// One of the batches a forward runs together (Model::forward_together): its tokens, its cache (null: none), the
+// flat positions it scores, and the shared prefixes its rows attend to by cascade (null: none).
+struct ForwardPart {
+  const ForwardBatch* batch = nullptr;
+  KvCache* cache = nullptr;
+  at::Tensor score_rows;
+  const SharedPrefixes* shared = nullptr;
 };
 
 }  // namespace prefix_scorer

@@ -190,4 +190,11 @@ bool ModelSpec::has_recurrent_layers() const {
   });
 }
 
+bool ModelSpec::token_wise() const {
+  return per_layer_input_size == 0 && std::all_of(layers.begin(), layers.end(), [](const LayerSpec& l) {
+    return (l.mixer == MixerKind::kAttention || l.mixer == MixerKind::kNone) && !l.mamba_beside &&
+           !l.per_layer_input && !l.attention.head_gate;
+  });
+}
+
 }  // namespace prefix_scorer

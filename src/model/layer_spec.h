@@ -187,6 +187,9 @@ struct ModelSpec {
   int64_t state_bytes(int64_t layer, int64_t dtype_bytes) const;
   // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet, short convolution, Mamba2).
   bool has_recurrent_layers() const;
+  // Whether every op of every layer but attention's core acts on each token alone (no recurrent state, latent
+  // attention, head gate or per-layer input), so that a forward may run them on its real tokens only.
+  bool token_wise() const;
 };
 
 // The layer specs of `config`.

@@ -145,6 +145,12 @@ struct DeviceInputs {
   // What a recurrent layer takes in of right-padded rows: [b, t] fp32, 1 at a real token, and [b] int64, the real
   // tokens of each row (both undefined when every token is real); each row's shared prefix ([b] int64, with them).
   at::Tensor token_valid, row_lengths, row_prefix;
+  // Where the forward runs its token-wise ops on its real tokens only (packed as [1, n, width]): their indexes in
+  // the flat [rows * len] batch ([n] int64); attention's core takes them padded back to [rows, len]. Undefined: the
+  // forward runs every op on the whole batch.
+  at::Tensor real_tokens;
+  int64_t rows = 0, len = 0;
+  int64_t first = 0, real_count = 0;  // where the part's real tokens sit among the forward's packed ones
 
   const FoldedMask& mask(int64_t window, int64_t group) const {
     for (const Mask& m : masks)
@@ -157,6 +163,32 @@ struct DeviceInputs {
     throw std::logic_error(fmt::format("forward: no mask was built for window {}", window));
   }
 };
+
+// One part of a forward (Model::forward_together) as a layer sees it: its inputs on the layer's device, its cache,
+// its rows' shared prefixes, and the keys and values its layers produced.
+struct PartContext {
+  const DeviceInputs* in;
+  KvCache* cache;
+  const SharedPrefixes* shared;
+  std::vector<LayerCache>* produced;
+};
+
+// A token-wise op's output [.., width] as attention takes it, [rows, len, width]: where the forward packs its real
+// tokens, scattered to their places with zeros at padding (never attended to, their outputs never read).
+at::Tensor padded(const at::Tensor& x, const DeviceInputs& in) {
+  if (!in.real_tokens.defined()) return x;
+  const int64_t width = x.size(-1);
+  return at::zeros({in.rows * in.len, width}, x.options())
+      .index_copy_(0, in.real_tokens, x.reshape({-1, width}))
+      .view({in.rows, in.len, width});
+}
+
+// Attention's output [rows, len, width] as the token-wise ops after it take it: the real tokens alone, [1, n,
+// width], where the forward packs them.
+at::Tensor real_only(const at::Tensor& x, const DeviceInputs& in) {
+  if (!in.real_tokens.defined()) return x;
+  return x.reshape({-1, x.size(-1)}).index_select(0, in.real_tokens).unsqueeze(0);
+}
 
 // Llama 4's query scale as transformers computes it, in fp32 then the model dtype: 1 + beta ln(1 + floor(p / n)).
 at::Tensor llama4_query_scale(const RopeConfig& rope, const at::Tensor& positions, at::ScalarType dtype) {
@@ -220,9 +252,10 @@ struct Projections {
   at::Tensor q, k, v;
 };
 
-Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+// `projected` is [b, t, width], the input's projection by l.qkv (l.q for a layer that projects q alone).
+Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& projected,
                     bool own_kv, const DeviceInputs& in) {
-  const int64_t b = h.size(0), t = h.size(1);
+  const int64_t b = projected.size(0), t = projected.size(1);
   // layers without rope (smollm3's, gpt2's) attend without rotated positions
   auto rotate = [&](const at::Tensor& x) { return a.rope >= 0 ? apply_rotary(x, in.rotary.at(a.rope)) : x; };
   auto heads = [&](const at::Tensor& x, int64_t count) { return x.view({b, t, count, a.head_dim}); };
@@ -234,7 +267,7 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   const bool per_head_norm_before = a.qk_norm == QkNorm::kPerHead && !a.qk_norm_after_rope;
   const bool per_head_norm_after = a.qk_norm == QkNorm::kPerHead && a.qk_norm_after_rope;
   if (!own_kv) {
-    at::Tensor q = at::linear(h, l.q, l.q_bias);
+    at::Tensor q = projected;
     if (a.qk_norm == QkNorm::kFullWidth) q = rms_norm(q, l.q_norm, n);
     q = heads(q, a.heads);
     if (per_head_norm_before) q = rms_norm(q, l.q_norm, n);
@@ -242,8 +275,8 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     if (per_head_norm_after) q = rms_norm(q, l.q_norm, n);
     return {head_major(q, a.heads), {}, {}};
   }
-  at::Tensor qkv = at::linear(h, l.qkv, l.qkv_bias);
-  if (l.qkv_scale.defined()) qkv = (qkv * l.qkv_scale).to(h.scalar_type());  // the keys times their multiplier
+  at::Tensor qkv = projected;
+  if (l.qkv_scale.defined()) qkv = (qkv * l.qkv_scale).to(projected.scalar_type());  // the keys times their multiplier
   if (a.qk_norm == QkNorm::kFullWidth) {
     const std::vector<at::Tensor> parts = qkv.split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1);
     const at::Tensor q = heads(rms_norm(parts[0], l.q_norm, n), a.heads);
@@ -310,21 +343,44 @@ void keep_produced(LayerCache fresh, KvCache* cache, int64_t index, std::vector<
   produced[index] = cache->layer(index);
 }
 
-// Self-attention of one layer over its normed input `h` [b, t, hidden]: returns the output projection's result. A
-// layer with keys and values of its own computes them (after the cache's, when there is one) into produced[index];
-// a KV-shared layer takes those of its kv_layer from there, and from the shared prefixes at that layer. They are
-// kept there only while a later layer reads them (`read_later`).
-at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
-                     const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
-                     std::vector<LayerCache>& produced, bool read_later, const std::vector<at::Tensor>& state = {}) {
+// The attention heads of one part of a forward, token-major [.., heads * head_dim] (its real tokens alone where the
+// forward packs them), from `projected`, its tokens' share of the layer's projection. A layer with keys and values
+// of its own computes them (after the cache's, when there is one) into produced[index]; a KV-shared layer takes
+// those of its kv_layer from there, and from the shared prefixes at that layer. They are kept there only while a
+// later layer reads them (`read_later`).
+at::Tensor attend_part(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                       const at::Tensor& projected, const PartContext& part, int64_t index, bool read_later,
+                       const std::vector<at::Tensor>& state) {
+  const DeviceInputs& in = *part.in;
   const bool own_kv = a.kv_layer == index;
-  Projections p = project(a, n, l, h, own_kv, in);
+  Projections p = project(a, n, l, padded(projected, in), own_kv, in);
   if (in.query_scale.defined()) p.q = p.q * in.query_scale;
-  if (own_kv) keep_produced({{p.k, p.v}, state}, cache, index, produced);
-  at::Tensor heads = attend_cached(a, p.q, produced.at(a.kv_layer), shared_prefix(shared, a.kv_layer), in, l.sinks);
-  if (own_kv && !read_later) produced[index] = {};
+  if (own_kv) keep_produced({{p.k, p.v}, state}, part.cache, index, *part.produced);
+  at::Tensor heads =
+      attend_cached(a, p.q, part.produced->at(a.kv_layer), shared_prefix(part.shared, a.kv_layer), in, l.sinks);
+  if (own_kv && !read_later) (*part.produced)[index] = {};
+  // (a head-gated model never packs its tokens: h is [b, t, hidden] here)
   if (a.head_gate) heads = heads * at::sigmoid(at::linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
-  at::Tensor by_token = token_major(heads);
+  return real_only(token_major(heads), in);
+}
+
+// Self-attention of one layer over its normed input `h` ([b, t, hidden], or [1, n, hidden] packed): q, k and v
+// projected together for every part of the forward, each part attending within itself; returns the output
+// projection's result.
+at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                     const std::vector<PartContext>& parts, int64_t index, bool read_later,
+                     const std::vector<at::Tensor>& state = {}) {
+  const at::Tensor projected = a.kv_layer == index ? at::linear(h, l.qkv, l.qkv_bias) : at::linear(h, l.q, l.q_bias);
+  at::Tensor by_token;
+  if (parts.size() == 1) {
+    by_token = attend_part(a, n, l, h, projected, parts.front(), index, read_later, state);
+  } else {
+    std::vector<at::Tensor> each;
+    for (const PartContext& part : parts)
+      each.push_back(attend_part(a, n, l, h, projected.narrow(1, part.in->first, part.in->real_count), part, index,
+                                 read_later, state));
+    by_token = at::cat(each, 1);
+  }
   if (a.output_gate) by_token = by_token * at::sigmoid(at::linear(h, l.attn_gate, l.attn_gate_bias));
   return at::linear(by_token, l.o, l.o_bias);
 }
@@ -545,8 +601,8 @@ at::Tensor attention_and_mamba2(const LayerSpec& s, const NormSpec& n, const Lay
   LayerCache after;
   const at::Tensor mamba = mamba2(s.mamba, l, h, in, state_before(in, cache, shared, index), after);
   const at::Tensor attention_in = s.attention_in_multiplier != 1 ? h * s.attention_in_multiplier : h;
-  const at::Tensor attended =
-      attention(s.attention, n, l, attention_in, in, cache, shared, index, produced, read_later, after.state);
+  const at::Tensor attended = attention(s.attention, n, l, attention_in, {{&in, cache, shared, &produced}}, index,
+                                       read_later, after.state);
   return mamba * s.mamba_out_multiplier + attended * s.attention_out_multiplier;
 }
 
@@ -677,17 +733,22 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
 
 // One decoder layer: each block's input normed first (all but olmo2), its output normed (gemma2/3, olmo2),
 // scaled (granite) and added to the residual; or both blocks on one normed input, added together (phi).
+// Mixers other than attention run a forward of one part (the others are not token-wise: ModelSpec::token_wise).
 at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& x,
-                         const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared, int64_t index,
-                         std::vector<LayerCache>& produced, bool read_later, const at::Tensor& per_layer_input) {
+                         const std::vector<PartContext>& parts, int64_t index, bool read_later,
+                         const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   if (s.mixer == MixerKind::kNone) return x + mlp(s.mlp, l, normed, n);  // a layer of its MLP alone, on its one norm
+  const DeviceInputs& in = *parts.front().in;
+  KvCache* cache = parts.front().cache;
+  const SharedPrefixes* shared = parts.front().shared;
+  std::vector<LayerCache>& produced = *parts.front().produced;
   const at::Tensor attn = s.mamba_beside ? attention_and_mamba2(s, n, l, normed, in, cache, shared, index, produced, read_later)
                           : s.mixer == MixerKind::kLatentAttention
                               ? latent_attention(s, l, normed, in, cache, shared, index, produced)
                           : s.mixer != MixerKind::kAttention
                               ? recurrent_layer(s, l, normed, in, cache, shared, index)
-                              : attention(s.attention, n, l, normed, in, cache, shared, index, produced, read_later);
+                              : attention(s.attention, n, l, normed, parts, index, read_later);
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
     return attn + mlp(s.mlp, l, mlp_in, n) + x;
@@ -787,6 +848,8 @@ int64_t Model::num_parameters() const {
   return total + weights_->unloaded_parameters;
 }
 
+bool Model::packs_real_tokens() const { return spec_->token_wise() && !config_->learned_positions; }
+
 std::string Model::attention_kernels() const {
   if (on_cuda())
     return "torch SDPA, flash or memory-efficient (cuDNN attention off for these forwards); cascade parts by matmuls "
@@ -829,13 +892,22 @@ Model Model::open(const std::string& spec, const ModelOptions& options) {
 
 at::Tensor Model::forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
                           const SharedPrefixes* shared) const {
+  return forward_together({{&batch, cache, score_rows, shared}}).front();
+}
+
+std::vector<at::Tensor> Model::forward_together(const std::vector<ForwardPart>& parts) const {
   try {
     testing::forward_fault_point();
-    return run_forward(batch, cache, score_rows, shared);
+    return run_forward(parts);
   } catch (c10::Error& e) {  // out of memory among them: say which forward, keep the type
-    e.add_context(fmt::format("in a forward of {} rows x {} tokens after {} cached slots, scoring {} positions",
-                              batch.tokens.size(0), batch.tokens.dim() > 1 ? batch.tokens.size(1) : 0,
-                              cache == nullptr ? 0 : cache->slots(), score_rows.numel()));
+    std::vector<std::string> shapes;
+    for (const ForwardPart& p : parts) {
+      const ForwardBatch& batch = *p.batch;
+      shapes.push_back(fmt::format("{} rows x {} tokens after {} cached slots, scoring {} positions",
+                                   batch.tokens.size(0), batch.tokens.dim() > 1 ? batch.tokens.size(1) : 0,
+                                   p.cache == nullptr ? 0 : p.cache->slots(), p.score_rows.numel()));
+    }
+    e.add_context(fmt::format("in a forward of {}", fmt::join(shapes, ", with ")));
     throw;
   }
 }
@@ -851,86 +923,133 @@ at::Tensor Model::position_embeddings(const at::Tensor& positions, const at::Ten
   return weights_->position_embed.index_select(0, upload(positions.masked_fill(valid.logical_not(), 0).reshape({-1}), device));
 }
 
-at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const at::Tensor& score_rows,
-                              const SharedPrefixes* shared) const {
+std::vector<at::Tensor> Model::run_forward(const std::vector<ForwardPart>& parts) const {
   c10::InferenceMode inference;
   const WithoutCuDNNAttention attention_kernels(on_cuda());
-  if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
-      batch.valid.sizes() != batch.tokens.sizes())
-    throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
-  const int64_t b = batch.tokens.size(0), t = batch.tokens.size(1);
-  if (cache != nullptr && cache->num_layers() != config_->num_layers)
-    throw std::invalid_argument(fmt::format("forward: cache has {} layers, model has {}", cache->num_layers(),
-                                            config_->num_layers));
-  if (cache != nullptr && cache->slots() > 0 && cache->positions().size(0) != b)
-    throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
-                                            cache->positions().size(0), b));
+  if (parts.empty()) throw std::invalid_argument("forward: no batch to run");
+  const bool together = parts.size() > 1;
+  if (together && !packs_real_tokens())
+    throw std::invalid_argument("forward: batches run together need a model whose layers are token-wise");
 
-  for (const at::Tensor* part : {&batch.segment, &batch.branch}) {
-    if (part->defined() && part->sizes() != batch.tokens.sizes())
-      throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
-  }
-  const bool packed = batch.segment.defined() || batch.branch.defined();
-  at::Tensor state_valid, state_lengths;  // what recurrent layers take in of the rows (DeviceInputs)
-  if (spec_->has_recurrent_layers()) std::tie(state_valid, state_lengths) = recurrent_rows(batch, config_->model_type);
-  at::Tensor variants;  // [b] int64 on the CPU; undefined: every row takes variant 0
-  if (batch.rope_variant.defined()) {
-    variants = batch.rope_variant.to(at::kCPU, at::kLong);
-    if (variants.dim() != 1 || variants.size(0) != b)
-      throw std::invalid_argument("forward: rope_variant must be a [batch] tensor");
-    if (b > 0 && (variants.min().item<int64_t>() < 0 || variants.max().item<int64_t>() >= rope_variants_))
-      throw std::invalid_argument(fmt::format("forward: rope variant {} of a model with {} (longrope has 2)",
-                                              variants.max().item<int64_t>(), rope_variants_));
-  }
-  const at::Tensor positions = on_host(batch.positions), valid = on_host(batch.valid);
-  PackedKeys keys;
-  if (batch.segment.defined()) keys.query_segment = keys.key_segment = on_host(batch.segment);
-  if (batch.branch.defined()) keys.query_branch = keys.key_branch = on_host(batch.branch);
-  at::Tensor key_positions = positions, key_valid = valid;
-  if (cache != nullptr && cache->slots() > 0) {
-    key_positions = at::cat({cache->positions(), positions}, 1);
-    key_valid = at::cat({cache->valid(), valid}, 1);
-    const at::Tensor cached = at::zeros_like(cache->positions());
-    if (keys.key_segment.defined()) keys.key_segment = at::cat({cached - 1, keys.query_segment}, 1);
-    if (keys.key_branch.defined()) keys.key_branch = at::cat({cached, keys.query_branch}, 1);
-  }
-  // A batch of whole unpadded sequences needs no mask in full-attention layers: plain causal attention, on torch's
-  // fastest kernels. Sliding-window layers always need theirs.
-  const bool causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !packed &&
-                      valid.all().item<bool>();
-  PrefixGroups groups;
-  if (shared != nullptr) {
-    if (!config_->cascade_exact())
-      throw std::invalid_argument(
-          "forward: cascade attention does not support this model (a sliding window or soft-capping)");
-    if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_->num_layers)
-      throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
-    int64_t stacked = 0;  // the prefixes' slots, in the layers that keep slots
-    for (const LayerCache& layer : shared->layers) stacked = std::max(stacked, layer.slots());
-    groups = prefix_groups(shared->lengths, shared->row_prefix, stacked);
+  // What the forward takes in of one part, on the host; and on each device, its DeviceInputs, made when a layer
+  // there first asks.
+  struct Part {
+    const ForwardPart* in = nullptr;
+    int64_t b = 0, t = 0;
+    at::Tensor positions, valid, key_positions, key_valid, variants, state_valid, state_lengths;
+    PackedKeys keys;
+    PrefixGroups groups;
+    bool packed = false, causal = false;
+    at::Tensor real_index;  // the real tokens' flat indexes where the part packs them, else undefined
+    at::Tensor scored;      // the scored positions, among the real tokens where the part packs them
+    int64_t first = 0;      // its first token's place among the forward's packed tokens
+    std::vector<DeviceInputs> per_device;
+    std::vector<LayerCache> produced;  // each layer's keys and values (after the cache's), held while read
+  };
+  std::vector<Part> prepared(parts.size());
+  int64_t packed_tokens = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    Part& p = prepared[k];
+    p.in = &parts[k];
+    const ForwardBatch& batch = *parts[k].batch;
+    KvCache* cache = parts[k].cache;
+    const SharedPrefixes* shared = parts[k].shared;
+    if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
+        batch.valid.sizes() != batch.tokens.sizes())
+      throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
+    const int64_t b = batch.tokens.size(0), t = batch.tokens.size(1);
+    p.b = b;
+    p.t = t;
+    if (cache != nullptr && cache->num_layers() != config_->num_layers)
+      throw std::invalid_argument(fmt::format("forward: cache has {} layers, model has {}", cache->num_layers(),
+                                              config_->num_layers));
+    if (cache != nullptr && cache->slots() > 0 && cache->positions().size(0) != b)
+      throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
+                                              cache->positions().size(0), b));
+    for (const at::Tensor* packing : {&batch.segment, &batch.branch}) {
+      if (packing->defined() && packing->sizes() != batch.tokens.sizes())
+        throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
+    }
+    p.packed = batch.segment.defined() || batch.branch.defined();
+    if (spec_->has_recurrent_layers())
+      std::tie(p.state_valid, p.state_lengths) = recurrent_rows(batch, config_->model_type);
+    if (batch.rope_variant.defined()) {  // [b] int64 on the CPU; undefined: every row takes variant 0
+      p.variants = batch.rope_variant.to(at::kCPU, at::kLong);
+      if (p.variants.dim() != 1 || p.variants.size(0) != b)
+        throw std::invalid_argument("forward: rope_variant must be a [batch] tensor");
+      if (b > 0 && (p.variants.min().item<int64_t>() < 0 || p.variants.max().item<int64_t>() >= rope_variants_))
+        throw std::invalid_argument(fmt::format("forward: rope variant {} of a model with {} (longrope has 2)",
+                                                p.variants.max().item<int64_t>(), rope_variants_));
+    }
+    p.positions = on_host(batch.positions);
+    p.valid = on_host(batch.valid);
+    if (batch.segment.defined()) p.keys.query_segment = p.keys.key_segment = on_host(batch.segment);
+    if (batch.branch.defined()) p.keys.query_branch = p.keys.key_branch = on_host(batch.branch);
+    p.key_positions = p.positions;
+    p.key_valid = p.valid;
+    if (cache != nullptr && cache->slots() > 0) {
+      p.key_positions = at::cat({cache->positions(), p.positions}, 1);
+      p.key_valid = at::cat({cache->valid(), p.valid}, 1);
+      const at::Tensor cached = at::zeros_like(cache->positions());
+      if (p.keys.key_segment.defined()) p.keys.key_segment = at::cat({cached - 1, p.keys.query_segment}, 1);
+      if (p.keys.key_branch.defined()) p.keys.key_branch = at::cat({cached, p.keys.query_branch}, 1);
+    }
+    // A batch of whole unpadded sequences needs no mask in full-attention layers: plain causal attention, on
+    // torch's fastest kernels. Sliding-window layers always need theirs.
+    const bool all_real = p.valid.all().item<bool>();
+    p.causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !p.packed && all_real;
+    // Where padding is most of the batch (rows of very different lengths), or parts run together, the token-wise
+    // ops run on the real tokens alone: the scored positions among them.
+    p.scored = parts[k].score_rows;
+    if ((together || (!all_real && packs_real_tokens())) && p.scored.device().is_cpu()) {
+      const at::Tensor flat_valid = p.valid.reshape({-1});
+      const at::Tensor scored_rows = p.scored.to(at::kLong);
+      const bool scores_real = flat_valid.index_select(0, scored_rows).all().item<bool>();
+      if (together && !scores_real) throw std::invalid_argument("forward: a batch run together scores a padding token");
+      if (scores_real && (together || 2 * flat_valid.sum().item<int64_t>() <= b * t)) {
+        p.real_index = flat_valid.nonzero().squeeze(1);
+        p.scored = (flat_valid.to(at::kLong).cumsum(0) - 1).index_select(0, scored_rows);
+      }
+    }
+    if (together && !p.real_index.defined())
+      throw std::invalid_argument("forward: batches run together must give their scored positions on the CPU");
+    p.first = packed_tokens;
+    packed_tokens += p.real_index.defined() ? p.real_index.numel() : b * t;
+    if (shared != nullptr) {
+      if (!config_->cascade_exact())
+        throw std::invalid_argument(
+            "forward: cascade attention does not support this model (a sliding window or soft-capping)");
+      if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_->num_layers)
+        throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
+      int64_t stacked = 0;  // the prefixes' slots, in the layers that keep slots
+      for (const LayerCache& layer : shared->layers) stacked = std::max(stacked, layer.slots());
+      p.groups = prefix_groups(shared->lengths, shared->row_prefix, stacked);
+    }
+    p.per_device.reserve(config_->num_layers);
+    p.produced.resize(config_->num_layers);
   }
 
-  // Per device, once a forward: the positions, validity, segments and prefix groups in one copy, the masks built
-  // from them there (never a mask built on the host and copied), the rotary tables.
-  std::vector<DeviceInputs> per_device;
-  per_device.reserve(config_->num_layers);
-  auto inputs_on = [&](c10::Device device) -> const DeviceInputs& {
-    for (const auto& in : per_device) {
+  // Per device, once a forward: a part's positions, validity, segments and prefix groups in one copy, the masks
+  // built from them there (never a mask built on the host and copied), the rotary tables.
+  auto inputs_on = [&](Part& p, c10::Device device) -> const DeviceInputs& {
+    for (const auto& in : p.per_device) {
       if (in.device == device) return in;
     }
+    const SharedPrefixes* shared = p.in->shared;
     // one dtype for one copy to a device (on the CPU they stay as they are)
     auto as_long = [&](const at::Tensor& t) { return t.defined() && !device.is_cpu() ? cast(t, at::kLong) : t; };
     const std::vector<at::Tensor> on = upload_together(
-        {positions, key_positions, as_long(key_valid), keys.query_segment, keys.key_segment, keys.query_branch,
-         keys.key_branch, groups.slot_rows, groups.row_slot, as_long(groups.key_valid), variants, state_valid,
-         state_lengths, shared == nullptr ? at::Tensor() : shared->row_prefix},
+        {p.positions, p.key_positions, as_long(p.key_valid), p.keys.query_segment, p.keys.key_segment,
+         p.keys.query_branch, p.keys.key_branch, p.groups.slot_rows, p.groups.row_slot, as_long(p.groups.key_valid),
+         p.variants, p.state_valid, p.state_lengths, shared == nullptr ? at::Tensor() : shared->row_prefix,
+         p.real_index},
         device);
     const at::Tensor& device_positions = on[0];
     const at::Tensor device_key_valid = cast(on[2], at::kBool);
     const PackedKeys device_keys{on[3], on[4], on[5], on[6]};
     auto mask_for = [&](int64_t window) {
-      if (packed) return packed_attention_mask(device_positions, on[1], device_key_valid, window, device_keys);
-      if (causal && window == 0) return at::Tensor();
+      if (p.packed) return packed_attention_mask(device_positions, on[1], device_key_valid, window, device_keys);
+      if (p.causal && window == 0) return at::Tensor();
       return attention_mask(device_positions, on[1], device_key_valid, window);
     };
     DeviceInputs in;
@@ -939,6 +1058,11 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     in.token_valid = on[11].defined() ? cast(on[11], at::kFloat) : on[11];
     in.row_lengths = on[12];
     in.row_prefix = on[13];
+    in.real_tokens = on[14];
+    in.rows = p.b;
+    in.len = p.t;
+    in.first = p.first;
+    in.real_count = p.real_index.defined() ? p.real_index.numel() : p.b * p.t;
     in.rotary.resize(spec_->ropes.size());
     const std::vector<at::Tensor> inv_freqs = upload_together(inv_freqs_, device);  // every rope's, in one copy
     for (const LayerSpec& layer : spec_->layers) {
@@ -957,22 +1081,30 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     if (shared != nullptr) {
       const at::Tensor key_valid = cast(on[9], at::kBool);
       const at::Tensor additive = device.is_cpu() ? additive_mask(key_valid, dtype_) : at::Tensor();
-      in.groups = {groups.rows_per_prefix, on[7], on[8], key_valid, additive, groups.rows_in_slots};
+      in.groups = {p.groups.rows_per_prefix, on[7], on[8], key_valid, additive, p.groups.rows_in_slots};
     }
-    per_device.push_back(std::move(in));
-    return per_device.back();
+    p.per_device.push_back(std::move(in));
+    return p.per_device.back();
   };
 
   const LayerWeights& first = weights_->layers.front();
-  const at::Tensor token_ids = upload(on_host(batch.tokens).reshape({-1}), first.device);
-  at::Tensor x = weights_->embed.index_select(0, token_ids).view({b, t, config_->hidden_size});
+  std::vector<at::Tensor> ids;  // every part's tokens, the real ones alone where it packs them
+  for (const Part& p : prepared) {
+    const at::Tensor all_ids = on_host(p.in->batch->tokens).reshape({-1});
+    ids.push_back(p.real_index.defined() ? all_ids.index_select(0, p.real_index) : all_ids);
+  }
+  const at::Tensor token_ids = upload(together ? at::cat(ids) : ids.front(), first.device);
+  const Part& only = prepared.front();  // (what only one part may have: per-layer inputs, learned positions)
+  const bool packed_tokens_only = only.real_index.defined();
+  at::Tensor x = weights_->embed.index_select(0, token_ids);
+  x = packed_tokens_only ? x.unsqueeze(0) : x.view({only.b, only.t, config_->hidden_size});
   if (config_->scale_embeddings) x = x * scale_in_dtype(std::sqrt(static_cast<double>(config_->hidden_size)), x);
   const at::Tensor by_layer =
       spec_->per_layer_input_size > 0 ? per_layer_inputs(*weights_, *spec_, spec_->norm, token_ids, x) : at::Tensor();
   if (config_->embedding_multiplier != 1) x = x * config_->embedding_multiplier;
-  if (config_->learned_positions) x = x + position_embeddings(positions, valid, first.device).view(x.sizes());
-  // Each layer's keys and values (after the cache's), held while a KV-shared layer still reads them.
-  std::vector<LayerCache> produced(config_->num_layers);
+  if (config_->learned_positions)
+    x = x + position_embeddings(only.positions, only.valid, first.device).view(x.sizes());
+  // Which layers' keys and values a later (KV-shared) layer reads.
   std::vector<bool> read_later(config_->num_layers, false);
   for (int64_t i = 0; i < config_->num_layers; ++i) {
     const int64_t source = spec_->layers[i].attention.kv_layer;
@@ -982,27 +1114,37 @@ at::Tensor Model::run_forward(const ForwardBatch& batch, KvCache* cache, const a
     const LayerWeights& layer = weights_->layers[i];
     if (x.device() != layer.device) x = x.to(layer.device);
     const at::Tensor per_layer_input = by_layer.defined() ? by_layer.select(2, i).to(layer.device) : by_layer;
-    x = layer_forward(spec_->layers[i], spec_->norm, layer, x, inputs_on(layer.device), cache, shared, i, produced,
-                      read_later[i], per_layer_input);
+    std::vector<PartContext> contexts;
+    for (Part& p : prepared)
+      contexts.push_back({&inputs_on(p, layer.device), p.in->cache, p.in->shared, &p.produced});
+    x = layer_forward(spec_->layers[i], spec_->norm, layer, x, contexts, i, read_later[i], per_layer_input);
   }
-  // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
-  if (cache != nullptr) {
-    at::Tensor reachable = valid;
-    if (keys.query_segment.defined()) reachable = reachable.logical_and(keys.query_segment.eq(0));
-    if (keys.query_branch.defined()) reachable = reachable.logical_and(keys.query_branch.eq(0));
-    cache->append_slots(positions, reachable);
+  std::vector<at::Tensor> scored;
+  std::vector<int64_t> counts;
+  for (const Part& p : prepared) {
+    // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
+    if (p.in->cache != nullptr) {
+      at::Tensor reachable = p.valid;
+      if (p.keys.query_segment.defined()) reachable = reachable.logical_and(p.keys.query_segment.eq(0));
+      if (p.keys.query_branch.defined()) reachable = reachable.logical_and(p.keys.query_branch.eq(0));
+      p.in->cache->append_slots(p.positions, reachable);
+    }
+    scored.push_back(together ? p.scored.to(at::kLong) + p.first : p.scored);
+    counts.push_back(p.scored.numel());
   }
-
-  const at::Tensor rows = x.reshape({b * t, config_->hidden_size})
-                             .index_select(0, score_rows.device().is_cpu() ? upload(score_rows, x.device())
-                                                                           : score_rows.to(x.device()));
+  const at::Tensor score_index = together ? at::cat(scored) : scored.front();
+  const at::Tensor rows = x.reshape({-1, config_->hidden_size})
+                             .index_select(0, score_index.device().is_cpu() ? upload(score_index, x.device())
+                                                                            : score_index.to(x.device()));
   at::Tensor logits =
       at::linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head,
                  weights_->lm_head_bias);
   if (config_->logits_scaling != 1) logits = logits / config_->logits_scaling;
   if (config_->lm_head_multiplier != 1) logits = logits * config_->lm_head_multiplier;
   logits = soft_cap(logits, config_->final_softcap);
-  return at::log_softmax(cast(logits, at::kFloat), -1);
+  const at::Tensor logprobs = at::log_softmax(cast(logits, at::kFloat), -1);
+  if (!together) return {logprobs};
+  return logprobs.split_with_sizes(counts);
 }
 
 }  // namespace prefix_scorer

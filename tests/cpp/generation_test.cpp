@@ -74,8 +74,8 @@ TEST_P(RunningRows, LeaveAndJoinWithoutCopyingTheOthers) {
   RunningBatch batch(model, /*cascade=*/false);
   std::vector<TokenIds> sequences;
   auto join = [&](const std::vector<TokenIds>& prompts) {
-    const JoiningRows joined = batch.prefill(std::vector<EntryPtr>(prompts.size()), prompts,
-                                             std::vector<int64_t>(prompts.size(), 0), std::vector<int64_t>(prompts.size(), 0));
+    const JoiningRows joined = batch.prefill({std::vector<EntryPtr>(prompts.size()), prompts,
+                                              std::vector<int64_t>(prompts.size(), 0), std::vector<int64_t>(prompts.size(), 0)});
     std::vector<RunningRow> rows;
     for (const TokenIds& p : prompts) {
       rows.push_back({sequences.size(), static_cast<int64_t>(p.size()) - 1, p.back(), at::Generator(), nullptr, 0});
@@ -212,6 +212,18 @@ TEST_P(Generation, DraftsGiveTheTokensOfOneTokenSteps) {
   const bool drafts = !model->spec().has_recurrent_layers() && model->config().rope.type != RopeType::kLongRope;
   EXPECT_EQ(result.stats.draft_tokens > 0, drafts);
   EXPECT_LE(result.stats.accepted_draft_tokens, result.stats.draft_tokens);
+}
+
+// Prompts that join running rows are prefilled in the rows' next step (one forward for both) where the model's
+// layers are token-wise, else in a forward of their own; their tokens are those of each prompt alone either way
+// (GreedyTokensEqualThePlainPathPromptByPrompt runs the same calls).
+TEST_P(Generation, PromptsJoinInTheRunningRowsStepWhereTheLayersAreTokenWise) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
+  const std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());
+  PrefixScorer scorer(model, small_batches());
+  const GenerationResult result = scorer.generate(requests);
+  EXPECT_EQ(result.stats.joined_in_steps > 0, model->packs_real_tokens());
+  EXPECT_LE(result.stats.joined_in_steps + 3, static_cast<int64_t>(requests.size()));  // the first three run at once
 }
 
 TEST_P(Generation, AStopIdEndsItsRowAndOnlyItsRow) {

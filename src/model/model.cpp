@@ -173,6 +173,25 @@ struct PartContext {
   std::vector<LayerCache>* produced;
 };
 
+// A forward's real tokens, read on the host without an op: their flat indexes, and each flat position's place among
+// them (-1 at padding).
+struct RealTokens {
+  std::vector<int64_t> index, place;
+};
+
+RealTokens real_tokens_of(const at::Tensor& valid) {
+  const at::Tensor flat = (valid.scalar_type() == at::kBool ? valid : valid.to(at::kBool)).contiguous();
+  const bool* is_real = flat.data_ptr<bool>();
+  RealTokens real;
+  real.place.resize(flat.numel(), -1);
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    if (!is_real[i]) continue;
+    real.place[i] = static_cast<int64_t>(real.index.size());
+    real.index.push_back(i);
+  }
+  return real;
+}
+
 // A token-wise op's output [.., width] as attention takes it, [rows, len, width]: where the forward packs its real
 // tokens, scattered to their places with zeros at padding (never attended to, their outputs never read).
 at::Tensor padded(const at::Tensor& x, const DeviceInputs& in) {
@@ -996,23 +1015,30 @@ std::vector<at::Tensor> Model::run_forward(const std::vector<ForwardPart>& parts
     }
     // A batch of whole unpadded sequences needs no mask in full-attention layers: plain causal attention, on
     // torch's fastest kernels. Sliding-window layers always need theirs.
-    const bool all_real = p.valid.all().item<bool>();
+    const RealTokens real = real_tokens_of(p.valid);
+    const auto real_count = static_cast<int64_t>(real.index.size());
+    const bool all_real = real_count == b * t;
     p.causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !p.packed && all_real;
     // Where padding is most of the batch (rows of very different lengths), or parts run together, the token-wise
     // ops run on the real tokens alone: the scored positions among them.
     p.scored = parts[k].score_rows;
-    if ((together || (!all_real && packs_real_tokens())) && p.scored.device().is_cpu()) {
-      const at::Tensor flat_valid = p.valid.reshape({-1});
-      const at::Tensor scored_rows = p.scored.to(at::kLong);
-      const bool scores_real = flat_valid.index_select(0, scored_rows).all().item<bool>();
+    if ((together || (!all_real && 2 * real_count <= b * t && packs_real_tokens())) && p.scored.device().is_cpu() &&
+        p.scored.scalar_type() == at::kLong) {
+      const at::Tensor scored_rows = p.scored.contiguous();
+      std::vector<int64_t> places;
+      for (int64_t j = 0; j < scored_rows.numel(); ++j) {
+        const int64_t at_row = scored_rows.data_ptr<int64_t>()[j];
+        places.push_back(at_row >= 0 && at_row < b * t ? real.place[at_row] : -1);
+      }
+      const bool scores_real = std::all_of(places.begin(), places.end(), [](int64_t place) { return place >= 0; });
       if (together && !scores_real) throw std::invalid_argument("forward: a batch run together scores a padding token");
-      if (scores_real && (together || 2 * flat_valid.sum().item<int64_t>() <= b * t)) {
-        p.real_index = flat_valid.nonzero().squeeze(1);
-        p.scored = (flat_valid.to(at::kLong).cumsum(0) - 1).index_select(0, scored_rows);
+      if (scores_real) {
+        p.real_index = at::tensor(real.index, at::kLong);
+        p.scored = at::tensor(places, at::kLong);
       }
     }
     if (together && !p.real_index.defined())
-      throw std::invalid_argument("forward: batches run together must give their scored positions on the CPU");
+      throw std::invalid_argument("forward: batches run together must give their scored positions on the CPU, as int64");
     p.first = packed_tokens;
     packed_tokens += p.real_index.defined() ? p.real_index.numel() : b * t;
     if (shared != nullptr) {

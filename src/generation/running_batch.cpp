@@ -124,8 +124,9 @@ at::Tensor RunningBatch::step(const std::vector<TokenIds>& drafts, const PromptT
   if (joining == nullptr) return model_.forward(batch, &cache_, score_rows, shared_ ? &*shared_ : nullptr);
   if (!prefills_in_step()) throw std::logic_error("RunningBatch::step: a prefill in a step this batch cannot take");
   PrefillForward f = prefill_forward(*joining);
-  std::vector<at::Tensor> out = model_.forward_together(
-      {{&batch, &cache_, score_rows, shared_ ? &*shared_ : nullptr}, {&f.batch, &f.cache, f.score_rows, f.shared ? &*f.shared : nullptr}});
+  std::vector<at::Tensor> out =
+      model_.forward_together({{&batch, &cache_, score_rows, shared_ ? &*shared_ : nullptr},
+                               {&f.batch, &f.cache, f.score_rows, f.shared ? &*f.shared : nullptr}});
   *joined = {std::move(out[1]), std::move(f.cache)};
   return std::move(out[0]);
 }

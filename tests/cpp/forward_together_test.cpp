@@ -16,12 +16,6 @@
 namespace prefix_scorer::test {
 namespace {
 
-TokenIds random_tokens(std::mt19937& rng, int64_t n) {
-  TokenIds ids(n);
-  for (auto& id : ids) id = std::uniform_int_distribution<int64_t>(0, 499)(rng);
-  return ids;
-}
-
 // The flat positions of each row's last token in make_batch's layout.
 at::Tensor last_positions(const std::vector<TokenIds>& rows, int64_t width) {
   std::vector<int64_t> last;

@@ -12,12 +12,6 @@
 namespace prefix_scorer::test {
 namespace {
 
-TokenIds random_tokens(std::mt19937& rng, int64_t n) {
-  TokenIds ids(n);
-  for (auto& id : ids) id = std::uniform_int_distribution<int64_t>(0, 499)(rng);
-  return ids;
-}
-
 // A segment: its trunk, then branches continuing it (none: a plain sequence).
 struct Tree {
   TokenIds trunk;

@@ -153,6 +153,12 @@ at::Tensor full_logprobs(const Model& model, const TokenIds& tokens) {
   return model.forward(batch, nullptr, at::arange(len, at::kLong));
 }
 
+TokenIds random_tokens(std::mt19937& rng, int64_t n) {
+  TokenIds ids(n);
+  for (auto& id : ids) id = std::uniform_int_distribution<int64_t>(0, 499)(rng);
+  return ids;
+}
+
 EntryPtr prefilled(const Model& model, const TokenIds& tokens) {
   KvCache cache(model.config().num_layers);
   model.forward(make_batch({&tokens}, {0}), &cache, at::zeros({0}, at::kLong));

@@ -20,6 +20,7 @@
 #include "model/weights.h"
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>&
 // Log-probabilities [len, vocab] of every position of one sequence, by one forward without a cache (longrope:
 // with the factors transformers picks for its length).
 at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);
+
+// `n` token ids drawn uniformly from [0, 500) (every fixture's vocabulary holds them).
+TokenIds random_tokens(std::mt19937& rng, int64_t n);
 
 // A cache entry of `tokens` (from position 0), its keys and values made by a forward.
 EntryPtr prefilled(const Model& model, const TokenIds& tokens);

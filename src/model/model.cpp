@@ -7,6 +7,7 @@
 #include "model/checkpoint_weights.h"
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
+#include "model/forward_inputs.h"
 #include "model/gated_delta_rule.h"
 #include "model/mamba2_scan.h"
 #include "model/host_transfers.h"
@@ -126,95 +127,6 @@ at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multi
 
 // cap * tanh(x / cap), or x for cap 0.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
-
-// What every layer on one device shares during a forward: the attention masks (one per window the layers use, each
-// folded and made additive once per query-group size, when a layer first asks for it), the rotary tables (one per
-// rope of the model's), and the rows' prefix groups for cascade attention.
-struct DeviceInputs {
-  struct Mask {
-    int64_t window = 0, group = 1;
-    FoldedMask mask;
-  };
-  c10::Device device = c10::kCPU;
-  at::ScalarType dtype = at::kFloat;
-  std::vector<std::pair<int64_t, at::Tensor>> plain_masks;  // (window, mask before folding)
-  mutable std::deque<Mask> masks;  // a deque: a mask handed out stays where it is when another is folded
-  std::vector<RotaryTables> rotary;  // by ModelSpec::ropes' index
-  at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
-  PrefixGroups groups;
-  // What a recurrent layer takes in of right-padded rows: [b, t] fp32, 1 at a real token, and [b] int64, the real
-  // tokens of each row (both undefined when every token is real); each row's shared prefix ([b] int64, with them).
-  at::Tensor token_valid, row_lengths, row_prefix;
-  // Where the forward runs its token-wise ops on its real tokens only (packed as [1, n, width]): their indexes in
-  // the flat [rows * len] batch ([n] int64); attention's core takes them padded back to [rows, len]. Undefined: the
-  // forward runs every op on the whole batch.
-  at::Tensor real_tokens;
-  int64_t rows = 0, len = 0;
-  int64_t first = 0, real_count = 0;  // where the part's real tokens sit among the forward's packed ones
-
-  const FoldedMask& mask(int64_t window, int64_t group) const {
-    for (const Mask& m : masks)
-      if (m.window == window && m.group == group) return m.mask;
-    for (const auto& [w, plain] : plain_masks) {
-      if (w != window) continue;
-      masks.push_back({window, group, fold_mask(plain, group, dtype)});
-      return masks.back().mask;
-    }
-    throw std::logic_error(fmt::format("forward: no mask was built for window {}", window));
-  }
-};
-
-// One part of a forward (Model::forward_together) as a layer sees it: its inputs on the layer's device, its cache,
-// its rows' shared prefixes, and the keys and values its layers produced.
-struct PartContext {
-  const DeviceInputs* in;
-  KvCache* cache;
-  const SharedPrefixes* shared;
-  std::vector<LayerCache>* produced;
-};
-
-// A forward's real tokens, read on the host without an op: their flat indexes, and each flat position's place among
-// them (-1 at padding).
-struct RealTokens {
-  std::vector<int64_t> index, place;
-};
-
-RealTokens real_tokens_of(const at::Tensor& valid) {
-  const at::Tensor flat = (valid.scalar_type() == at::kBool ? valid : valid.to(at::kBool)).contiguous();
-  const bool* is_real = flat.data_ptr<bool>();
-  RealTokens real;
-  real.place.resize(flat.numel(), -1);
-  for (int64_t i = 0; i < flat.numel(); ++i) {
-    if (!is_real[i]) continue;
-    real.place[i] = static_cast<int64_t>(real.index.size());
-    real.index.push_back(i);
-  }
-  return real;
-}
-
-// A token-wise op's output [.., width] as attention takes it, [rows, len, width]: where the forward packs its real
-// tokens, scattered to their places with zeros at padding (never attended to, their outputs never read).
-at::Tensor padded(const at::Tensor& x, const DeviceInputs& in) {
-  if (!in.real_tokens.defined()) return x;
-  const int64_t width = x.size(-1);
-  return at::zeros({in.rows * in.len, width}, x.options())
-      .index_copy_(0, in.real_tokens, x.reshape({-1, width}))
-      .view({in.rows, in.len, width});
-}
-
-// Attention's output [rows, len, width] as the token-wise ops after it take it: the real tokens alone, [1, n,
-// width], where the forward packs them.
-at::Tensor real_only(const at::Tensor& x, const DeviceInputs& in) {
-  if (!in.real_tokens.defined()) return x;
-  return x.reshape({-1, x.size(-1)}).index_select(0, in.real_tokens).unsqueeze(0);
-}
-
-// Llama 4's query scale as transformers computes it, in fp32 then the model dtype: 1 + beta ln(1 + floor(p / n)).
-at::Tensor llama4_query_scale(const RopeConfig& rope, const at::Tensor& positions, at::ScalarType dtype) {
-  const at::Tensor p = positions.clamp_min(0).to(at::kFloat);  // padding's positions may be negative
-  const at::Tensor steps = at::floor(p / static_cast<double>(rope.original_max_position_embeddings));
-  return (at::log(steps + 1) * rope.llama4_scaling_beta + 1).to(dtype).unsqueeze(1).unsqueeze(-1);
-}
 
 std::vector<c10::Device> layer_placement(const ModelOptions& options, const ModelConfig& config,
                                          at::ScalarType dtype) {
@@ -801,35 +713,6 @@ at::Tensor per_layer_inputs(const ModelWeights& w, const ModelSpec& spec, const 
   return (rms_norm(projected, w.per_layer_projection_norm, n) + by_token) * std::pow(2.0, -0.5);
 }
 
-// The rows' real tokens as recurrent layers take them: valid [b, t] (int64, 1 at a real token) and lengths [b], both
-// undefined when every token is real. A state runs along a whole row, so a row holds one sequence, padded at its end.
-std::pair<at::Tensor, at::Tensor> recurrent_rows(const ForwardBatch& batch, const std::string& model_type) {
-  if (batch.segment.defined() || batch.branch.defined())
-    throw std::invalid_argument(fmt::format(
-        "forward: {}'s recurrent layers take one sequence a row: a batch of packed segments or branches would carry "
-        "one state across them", model_type));
-  const at::Tensor valid = batch.valid.to(at::kCPU, at::kLong);
-  const int64_t t = valid.size(1);
-  const at::Tensor steps = at::arange(t, at::kLong).unsqueeze(0);
-  at::Tensor lengths = valid.sum(1);
-  if (!valid.equal(steps.lt(lengths.unsqueeze(1)).to(at::kLong)))
-    throw std::invalid_argument(fmt::format(
-        "forward: {}'s recurrent layers need each row's padding at its end; a row has padding before a real token",
-        model_type));
-  switch (testing::state_fault()) {
-    case testing::StateFault::kOneTokenLate:
-      lengths = (lengths + 1).clamp_max(t);
-      break;
-    case testing::StateFault::kPaddingLetIn:
-      lengths.fill_(t);
-      break;
-    case testing::StateFault::kNone:
-      break;
-  }
-  if (lengths.eq(t).all().item<bool>()) return {};
-  return {steps.lt(lengths.unsqueeze(1)).to(at::kLong), lengths};
-}
-
 }  // namespace
 
 Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype)
@@ -950,186 +833,29 @@ std::vector<at::Tensor> Model::run_forward(const std::vector<ForwardPart>& parts
   if (together && !packs_real_tokens())
     throw std::invalid_argument("forward: batches run together need a model whose layers are token-wise");
 
-  // What the forward takes in of one part, on the host; and on each device, its DeviceInputs, made when a layer
-  // there first asks.
-  struct Part {
-    const ForwardPart* in = nullptr;
-    int64_t b = 0, t = 0;
-    at::Tensor positions, valid, key_positions, key_valid, variants, state_valid, state_lengths;
-    PackedKeys keys;
-    PrefixGroups groups;
-    bool packed = false, causal = false;
-    at::Tensor real_index;  // the real tokens' flat indexes where the part packs them, else undefined
-    at::Tensor scored;      // the scored positions, among the real tokens where the part packs them
-    int64_t first = 0;      // its first token's place among the forward's packed tokens
-    std::vector<DeviceInputs> per_device;
-    std::vector<LayerCache> produced;  // each layer's keys and values (after the cache's), held while read
-  };
-  std::vector<Part> prepared(parts.size());
+  std::deque<PartInputs> prepared;  // a deque: parts stay where they are as more are made
   int64_t packed_tokens = 0;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    Part& p = prepared[k];
-    p.in = &parts[k];
-    const ForwardBatch& batch = *parts[k].batch;
-    KvCache* cache = parts[k].cache;
-    const SharedPrefixes* shared = parts[k].shared;
-    if (batch.tokens.dim() != 2 || batch.positions.sizes() != batch.tokens.sizes() ||
-        batch.valid.sizes() != batch.tokens.sizes())
-      throw std::invalid_argument("forward: tokens, positions and valid must be [batch, len] tensors of one shape");
-    const int64_t b = batch.tokens.size(0), t = batch.tokens.size(1);
-    p.b = b;
-    p.t = t;
-    if (cache != nullptr && cache->num_layers() != config_->num_layers)
-      throw std::invalid_argument(fmt::format("forward: cache has {} layers, model has {}", cache->num_layers(),
-                                              config_->num_layers));
-    if (cache != nullptr && cache->slots() > 0 && cache->positions().size(0) != b)
-      throw std::invalid_argument(fmt::format("forward: cache holds {} rows, batch has {}",
-                                              cache->positions().size(0), b));
-    for (const at::Tensor* packing : {&batch.segment, &batch.branch}) {
-      if (packing->defined() && packing->sizes() != batch.tokens.sizes())
-        throw std::invalid_argument("forward: segment and branch must be [batch, len] tensors of the tokens' shape");
-    }
-    p.packed = batch.segment.defined() || batch.branch.defined();
-    if (spec_->has_recurrent_layers())
-      std::tie(p.state_valid, p.state_lengths) = recurrent_rows(batch, config_->model_type);
-    if (batch.rope_variant.defined()) {  // [b] int64 on the CPU; undefined: every row takes variant 0
-      p.variants = batch.rope_variant.to(at::kCPU, at::kLong);
-      if (p.variants.dim() != 1 || p.variants.size(0) != b)
-        throw std::invalid_argument("forward: rope_variant must be a [batch] tensor");
-      if (b > 0 && (p.variants.min().item<int64_t>() < 0 || p.variants.max().item<int64_t>() >= rope_variants_))
-        throw std::invalid_argument(fmt::format("forward: rope variant {} of a model with {} (longrope has 2)",
-                                                p.variants.max().item<int64_t>(), rope_variants_));
-    }
-    p.positions = on_host(batch.positions);
-    p.valid = on_host(batch.valid);
-    if (batch.segment.defined()) p.keys.query_segment = p.keys.key_segment = on_host(batch.segment);
-    if (batch.branch.defined()) p.keys.query_branch = p.keys.key_branch = on_host(batch.branch);
-    p.key_positions = p.positions;
-    p.key_valid = p.valid;
-    if (cache != nullptr && cache->slots() > 0) {
-      p.key_positions = at::cat({cache->positions(), p.positions}, 1);
-      p.key_valid = at::cat({cache->valid(), p.valid}, 1);
-      const at::Tensor cached = at::zeros_like(cache->positions());
-      if (p.keys.key_segment.defined()) p.keys.key_segment = at::cat({cached - 1, p.keys.query_segment}, 1);
-      if (p.keys.key_branch.defined()) p.keys.key_branch = at::cat({cached, p.keys.query_branch}, 1);
-    }
-    // A batch of whole unpadded sequences needs no mask in full-attention layers: plain causal attention, on
-    // torch's fastest kernels. Sliding-window layers always need theirs.
-    const RealTokens real = real_tokens_of(p.valid);
-    const auto real_count = static_cast<int64_t>(real.index.size());
-    const bool all_real = real_count == b * t;
-    p.causal = (cache == nullptr || cache->slots() == 0) && shared == nullptr && !p.packed && all_real;
-    // Where padding is most of the batch (rows of very different lengths), or parts run together, the token-wise
-    // ops run on the real tokens alone: the scored positions among them.
-    p.scored = parts[k].score_rows;
-    if ((together || (!all_real && 2 * real_count <= b * t && packs_real_tokens())) && p.scored.device().is_cpu() &&
-        p.scored.scalar_type() == at::kLong) {
-      const at::Tensor scored_rows = p.scored.contiguous();
-      std::vector<int64_t> places;
-      for (int64_t j = 0; j < scored_rows.numel(); ++j) {
-        const int64_t at_row = scored_rows.data_ptr<int64_t>()[j];
-        places.push_back(at_row >= 0 && at_row < b * t ? real.place[at_row] : -1);
-      }
-      const bool scores_real = std::all_of(places.begin(), places.end(), [](int64_t place) { return place >= 0; });
-      if (together && !scores_real) throw std::invalid_argument("forward: a batch run together scores a padding token");
-      if (scores_real) {
-        p.real_index = at::tensor(real.index, at::kLong);
-        p.scored = at::tensor(places, at::kLong);
-      }
-    }
-    if (together && !p.real_index.defined())
-      throw std::invalid_argument("forward: batches run together must give their scored positions on the CPU, as int64");
-    p.first = packed_tokens;
-    packed_tokens += p.real_index.defined() ? p.real_index.numel() : b * t;
-    if (shared != nullptr) {
-      if (!config_->cascade_exact())
-        throw std::invalid_argument(
-            "forward: cascade attention does not support this model (a sliding window or soft-capping)");
-      if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config_->num_layers)
-        throw std::invalid_argument("forward: shared prefixes do not match the batch or the model");
-      int64_t stacked = 0;  // the prefixes' slots, in the layers that keep slots
-      for (const LayerCache& layer : shared->layers) stacked = std::max(stacked, layer.slots());
-      p.groups = prefix_groups(shared->lengths, shared->row_prefix, stacked);
-    }
-    p.per_device.reserve(config_->num_layers);
-    p.produced.resize(config_->num_layers);
+  for (const ForwardPart& part : parts) {
+    prepared.emplace_back(*this, inv_freqs_, rope_variants_, part, together, packed_tokens);
+    packed_tokens += prepared.back().token_count();
   }
-
-  // Per device, once a forward: a part's positions, validity, segments and prefix groups in one copy, the masks
-  // built from them there (never a mask built on the host and copied), the rotary tables.
-  auto inputs_on = [&](Part& p, c10::Device device) -> const DeviceInputs& {
-    for (const auto& in : p.per_device) {
-      if (in.device == device) return in;
-    }
-    const SharedPrefixes* shared = p.in->shared;
-    // one dtype for one copy to a device (on the CPU they stay as they are)
-    auto as_long = [&](const at::Tensor& t) { return t.defined() && !device.is_cpu() ? cast(t, at::kLong) : t; };
-    const std::vector<at::Tensor> on = upload_together(
-        {p.positions, p.key_positions, as_long(p.key_valid), p.keys.query_segment, p.keys.key_segment,
-         p.keys.query_branch, p.keys.key_branch, p.groups.slot_rows, p.groups.row_slot, as_long(p.groups.key_valid),
-         p.variants, p.state_valid, p.state_lengths, shared == nullptr ? at::Tensor() : shared->row_prefix,
-         p.real_index},
-        device);
-    const at::Tensor& device_positions = on[0];
-    const at::Tensor device_key_valid = cast(on[2], at::kBool);
-    const PackedKeys device_keys{on[3], on[4], on[5], on[6]};
-    auto mask_for = [&](int64_t window) {
-      if (p.packed) return packed_attention_mask(device_positions, on[1], device_key_valid, window, device_keys);
-      if (p.causal && window == 0) return at::Tensor();
-      return attention_mask(device_positions, on[1], device_key_valid, window);
-    };
-    DeviceInputs in;
-    in.device = device;
-    in.dtype = dtype_;
-    in.token_valid = on[11].defined() ? cast(on[11], at::kFloat) : on[11];
-    in.row_lengths = on[12];
-    in.row_prefix = on[13];
-    in.real_tokens = on[14];
-    in.rows = p.b;
-    in.len = p.t;
-    in.first = p.first;
-    in.real_count = p.real_index.defined() ? p.real_index.numel() : p.b * p.t;
-    in.rotary.resize(spec_->ropes.size());
-    const std::vector<at::Tensor> inv_freqs = upload_together(inv_freqs_, device);  // every rope's, in one copy
-    for (const LayerSpec& layer : spec_->layers) {
-      const AttentionSpec& a = layer.attention;
-      const bool has_plain = std::any_of(in.plain_masks.begin(), in.plain_masks.end(),
-                                         [&](const auto& m) { return m.first == a.window; });
-      if (!has_plain) in.plain_masks.emplace_back(a.window, mask_for(a.window));
-      if (a.rope < 0 || in.rotary[a.rope].cos.defined()) continue;
-      const at::Tensor& by_variant = inv_freqs[a.rope];  // a row's variant picks its row here
-      const at::Tensor inv_freq = by_variant.size(0) > 1 && on[10].defined() ? by_variant.index_select(0, on[10])
-                                                                              : by_variant[0];
-      in.rotary[a.rope] = rotary_tables(inv_freq, device_positions, dtype_, spec_->ropes[a.rope].rope.attention_factor);
-    }
-    if (config_->rope.llama4_scaling_beta != 0)
-      in.query_scale = llama4_query_scale(config_->rope, device_positions, dtype_);
-    if (shared != nullptr) {
-      const at::Tensor key_valid = cast(on[9], at::kBool);
-      const at::Tensor additive = device.is_cpu() ? additive_mask(key_valid, dtype_) : at::Tensor();
-      in.groups = {p.groups.rows_per_prefix, on[7], on[8], key_valid, additive, p.groups.rows_in_slots};
-    }
-    p.per_device.push_back(std::move(in));
-    return p.per_device.back();
-  };
 
   const LayerWeights& first = weights_->layers.front();
   std::vector<at::Tensor> ids;  // every part's tokens, the real ones alone where it packs them
-  for (const Part& p : prepared) {
-    const at::Tensor all_ids = on_host(p.in->batch->tokens).reshape({-1});
-    ids.push_back(p.real_index.defined() ? all_ids.index_select(0, p.real_index) : all_ids);
+  for (const PartInputs& p : prepared) {
+    const at::Tensor all_ids = on_host(p.part().batch->tokens).reshape({-1});
+    ids.push_back(p.real_index().defined() ? all_ids.index_select(0, p.real_index()) : all_ids);
   }
   const at::Tensor token_ids = upload(together ? at::cat(ids) : ids.front(), first.device);
-  const Part& only = prepared.front();  // (what only one part may have: per-layer inputs, learned positions)
-  const bool packed_tokens_only = only.real_index.defined();
+  const PartInputs& only = prepared.front();  // (what only one part may have: per-layer inputs, learned positions)
   at::Tensor x = weights_->embed.index_select(0, token_ids);
-  x = packed_tokens_only ? x.unsqueeze(0) : x.view({only.b, only.t, config_->hidden_size});
+  x = only.real_index().defined() ? x.unsqueeze(0) : x.view({only.rows(), only.len(), config_->hidden_size});
   if (config_->scale_embeddings) x = x * scale_in_dtype(std::sqrt(static_cast<double>(config_->hidden_size)), x);
   const at::Tensor by_layer =
       spec_->per_layer_input_size > 0 ? per_layer_inputs(*weights_, *spec_, spec_->norm, token_ids, x) : at::Tensor();
   if (config_->embedding_multiplier != 1) x = x * config_->embedding_multiplier;
   if (config_->learned_positions)
-    x = x + position_embeddings(only.positions, only.valid, first.device).view(x.sizes());
+    x = x + position_embeddings(only.positions(), only.valid(), first.device).view(x.sizes());
   // Which layers' keys and values a later (KV-shared) layer reads.
   std::vector<bool> read_later(config_->num_layers, false);
   for (int64_t i = 0; i < config_->num_layers; ++i) {
@@ -1141,22 +867,16 @@ std::vector<at::Tensor> Model::run_forward(const std::vector<ForwardPart>& parts
     if (x.device() != layer.device) x = x.to(layer.device);
     const at::Tensor per_layer_input = by_layer.defined() ? by_layer.select(2, i).to(layer.device) : by_layer;
     std::vector<PartContext> contexts;
-    for (Part& p : prepared)
-      contexts.push_back({&inputs_on(p, layer.device), p.in->cache, p.in->shared, &p.produced});
+    for (PartInputs& p : prepared)
+      contexts.push_back({&p.on(layer.device), p.part().cache, p.part().shared, &p.produced()});
     x = layer_forward(spec_->layers[i], spec_->norm, layer, x, contexts, i, read_later[i], per_layer_input);
   }
   std::vector<at::Tensor> scored;
   std::vector<int64_t> counts;
-  for (const Part& p : prepared) {
-    // Only the first segment's trunk is a prefix that later forwards over this cache may reach.
-    if (p.in->cache != nullptr) {
-      at::Tensor reachable = p.valid;
-      if (p.keys.query_segment.defined()) reachable = reachable.logical_and(p.keys.query_segment.eq(0));
-      if (p.keys.query_branch.defined()) reachable = reachable.logical_and(p.keys.query_branch.eq(0));
-      p.in->cache->append_slots(p.positions, reachable);
-    }
-    scored.push_back(together ? p.scored.to(at::kLong) + p.first : p.scored);
-    counts.push_back(p.scored.numel());
+  for (const PartInputs& p : prepared) {
+    p.record_slots();
+    scored.push_back(together ? p.scored() + p.first() : p.scored());
+    counts.push_back(p.scored().numel());
   }
   const at::Tensor score_index = together ? at::cat(scored) : scored.front();
   const at::Tensor rows = x.reshape({-1, config_->hidden_size})

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 namespace prefix_scorer {
 namespace {
@@ -108,13 +109,20 @@ class GenerationCall {
   GenerationResult run() {
     const TransferCounts before = thread_transfers();
     const size_t max_rows = static_cast<size_t>(std::max<int64_t>(1, options_.max_batch_rows));
-    while (next_ < plan_.order.size() || running_rows() > 0) {
+    const size_t group = std::max<size_t>(1, max_rows / 4);
+    while (next_ < plan_.order.size() || running_rows() > 0 || ready_) {
       if (cancel_.exchange(false))
         throw Cancelled(fmt::format("generate: cancelled with {} of {} requests done", done_, requests_.size()));
       const size_t free_rows = max_rows - running_rows(), waiting = plan_.order.size() - next_;
-      // Join in groups (a prefill forward each), not one row per step as single rows stop.
-      if (waiting > 0 && free_rows >= std::min(waiting, std::max<size_t>(1, max_rows / 4)))
-        admit(std::min(free_rows, waiting));
+      // Join in groups (a prefill each), not one row per step as single rows stop; prompts prefilled ahead in an
+      // earlier step join as soon as there is room for them, without a forward, and the next step prefills the
+      // next ones ahead.
+      if (ready_ && free_rows >= ready_->rows.size())
+        join_ready();
+      else if (!ready_ && waiting > 0 && free_rows >= std::min(waiting, group))
+        admit(std::min(free_rows, waiting), /*ahead=*/false);
+      else if (waiting > 0 && !ready_ && running_.prefills_in_step())
+        admit(std::min(waiting, group), /*ahead=*/true);
       else
         step();
       if (options_.on_progress) options_.on_progress(result_.stats.generated_tokens, token_budget_);
@@ -127,15 +135,16 @@ class GenerationCall {
 
  private:
   // Prefills the tails of up to `count` waiting prompts after their live prefixes and adds the rows that go on:
-  // as many as max_batch_tokens allows their prefill and max_batch_bytes their running (at least one).
-  void admit(size_t count) {
+  // as many as max_batch_tokens allows their prefill and max_batch_bytes their running (at least one). `ahead`:
+  // in the running rows' step, the rows kept ready to join when others leave.
+  void admit(size_t count, bool ahead) {
     std::vector<size_t> joining;
     int64_t longest_tail = 0, longest = longest_running();
     for (size_t k = next_; k < next_ + count; ++k) {
       const GenerationRequest& request = requests_[plan_.order[k].row];
       longest_tail = std::max(longest_tail, static_cast<int64_t>(request.prompt.size()) - prefixes_.live().depth(plan_.order[k].entry));
       longest = std::max(longest, longest_sequence(request));
-      const auto rows = static_cast<int64_t>(running_rows() + joining.size() + 1);
+      const auto rows = static_cast<int64_t>(running_rows() + (ready_ ? ready_->rows.size() : 0) + joining.size() + 1);
       const bool fits = longest_tail * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
                         (memory_.max_bytes == 0 || running_bytes(memory_, rows, longest) <= memory_.max_bytes);
       if (!fits && !(joining.empty() && running_rows() == 0)) break;
@@ -174,7 +183,18 @@ class GenerationCall {
       rows.push_back({request, static_cast<int64_t>(rows_[request].input.size()), 0, at::Generator(),
                       running_.cascade() ? prompts.prefixes[i] : nullptr, prompts.rope_variants[i]});
     }
-    join(joined, std::move(rows));
+    if (ahead)
+      ready_.emplace(Ready{std::move(joined), std::move(rows)});
+    else
+      join(joined, std::move(rows));
+    switch_to_long_factors();
+  }
+
+  // The rows prefilled ahead join.
+  void join_ready() {
+    Ready ready = std::move(*ready_);
+    ready_.reset();
+    join(ready.joined, std::move(ready.rows));
     switch_to_long_factors();
   }
 
@@ -184,10 +204,13 @@ class GenerationCall {
     if (by_cascade) ++result_.stats.cascade_forwards;
   }
 
-  // The longest sequence a running row may grow to.
+  // The longest sequence a running row (or one ready to join) may grow to.
   int64_t longest_running() const {
     int64_t longest = 0;
     for (const RunningRow& row : running_.rows()) longest = std::max(longest, longest_sequence(requests_[row.request]));
+    if (ready_) {
+      for (const RunningRow& row : ready_->rows) longest = std::max(longest, longest_sequence(requests_[row.request]));
+    }
     return longest;
   }
 
@@ -372,6 +395,12 @@ class GenerationCall {
   CallPrefixes prefixes_;
   const ScoringPlan& plan_ = prefixes_.plan();
   RunningBatch running_;
+  // Prompts prefilled ahead (in a step of the running rows) that join when rows leave.
+  struct Ready {
+    JoiningRows joined;
+    std::vector<RunningRow> rows;
+  };
+  std::optional<Ready> ready_;
   size_t next_ = 0;            // the first waiting prompt, in plan order
   size_t done_ = 0;
   int64_t token_budget_ = 0;   // the tokens the call will have generated: max_new_tokens, less what stopped rows left

@@ -214,9 +214,9 @@ TEST_P(Generation, DraftsGiveTheTokensOfOneTokenSteps) {
   EXPECT_LE(result.stats.accepted_draft_tokens, result.stats.draft_tokens);
 }
 
-// Prompts that join running rows are prefilled in the rows' next step (one forward for both) where the model's
-// layers are token-wise, else in a forward of their own; their tokens are those of each prompt alone either way
-// (GreedyTokensEqualThePlainPathPromptByPrompt runs the same calls).
+// Prompts that join running rows are prefilled in a step of those rows (one forward for both; ahead of their joining
+// while others wait) where the model's layers are token-wise, else in a forward of their own; their tokens are those
+// of each prompt alone either way (GreedyTokensEqualThePlainPathPromptByPrompt runs the same calls).
 TEST_P(Generation, PromptsJoinInTheRunningRowsStepWhereTheLayersAreTokenWise) {
   const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
   const std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());

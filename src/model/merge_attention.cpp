@@ -41,10 +41,7 @@ at::Tensor merge_attention_reference(const at::Tensor& out_a, const at::Tensor& 
 
 at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
                                 const at::Tensor& lse_b, at::ScalarType dtype, const at::Tensor& slot_of_row) {
-  const bool fused_cpu = out_a.is_cpu() && out_a.dim() == 4 && out_b.dim() == 4 &&
-                         out_a.sizes().slice(1) == out_b.sizes().slice(1) && out_a.stride(3) == 1 &&
-                         out_b.stride(3) == 1 && out_a.scalar_type() == at::kFloat && out_b.scalar_type() == at::kFloat;
-  if (fused_cpu) return cpu::merge_attention_rows(out_a, lse_a, out_b, lse_b, dtype, slot_of_row);
+  if (cpu::can_merge(out_a, out_b)) return cpu::merge_attention_rows(out_a, lse_a, out_b, lse_b, dtype, slot_of_row);
   const at::Tensor a = slot_of_row.defined() ? out_a.index_select(0, slot_of_row) : out_a;
   const at::Tensor a_lse = slot_of_row.defined() ? lse_a.index_select(0, slot_of_row) : lse_a;
 #ifdef PREFIX_SCORER_WITH_CUDA

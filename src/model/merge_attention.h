@@ -24,6 +24,10 @@ at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a
                                 const at::Tensor& lse_b, at::ScalarType dtype, const at::Tensor& slot_of_row = {});
 
 namespace cpu {
+// Whether the fused loop below takes the parts' outputs: 4-D fp32 on the CPU, of one shape but for their rows, each
+// last dimension dense.
+bool can_merge(const at::Tensor& out_a, const at::Tensor& out_b);
+
 // merge_attention_rows in one pass: parts fp32 on the CPU, each out's last dimension dense, slot_of_row (if any)
 // int64 on the CPU. The output runs token-major in memory ([rows, queries, heads, dim]), as attention kernels'.
 at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,

@@ -11,6 +11,12 @@
 
 namespace prefix_scorer::cpu {
 
+bool can_merge(const at::Tensor& out_a, const at::Tensor& out_b) {
+  return out_a.is_cpu() && out_a.dim() == 4 && out_b.dim() == 4 && out_a.sizes().slice(1) == out_b.sizes().slice(1) &&
+         out_a.stride(3) == 1 && out_b.stride(3) == 1 && out_a.scalar_type() == at::kFloat &&
+         out_b.scalar_type() == at::kFloat;
+}
+
 at::Tensor merge_attention_rows(const at::Tensor& out_a, const at::Tensor& lse_a, const at::Tensor& out_b,
                                 const at::Tensor& lse_b, at::ScalarType dtype, const at::Tensor& slot_of_row) {
   const int64_t rows = out_b.size(0), heads = out_b.size(1), queries = out_b.size(2), dim = out_b.size(3);

@@ -168,7 +168,6 @@ class GenerationCall {
     // CPU, and the tails' share it (docs/performance.md, "Prompts join in a step").
     JoiningRows joined{at::Tensor(), KvCache(model_.config().num_layers)};
     if (running_.prefills_in_step()) {
-      result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_rows()));
       step(running_, &prompts, &joined);
       result_.stats.joined_in_steps += static_cast<int64_t>(joining.size());
     } else {
@@ -233,7 +232,6 @@ class GenerationCall {
 
   // One token for every running row, in one forward; the rows that stop leave.
   void step() {
-    result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(running_rows()));
     step(running_);
     switch_to_long_factors();
   }
@@ -243,6 +241,7 @@ class GenerationCall {
   // prefill runs in the step's forward (a prefill forward then), into `joined`.
   void step(RunningBatch& batch, const PromptTails* joining = nullptr, JoiningRows* joined = nullptr) {
     if (batch.empty()) return;
+    result_.stats.max_rows = std::max(result_.stats.max_rows, static_cast<int64_t>(batch.size()));
     const std::vector<TokenIds> drafts = draft_tokens(batch);
     const std::vector<RowSampler> by_row = samplers(batch.rows());
     std::vector<RowSampler> per_position;  // a row's sampler for each token it feeds (only greedy rows have drafts)

@@ -120,5 +120,27 @@ TEST(RealTokens, PartsRunTogetherNeedTokenWiseLayers) {
   }
 }
 
+// Bad parts are refused by name: none at all, a part that scores a padding token, scored positions not int64.
+TEST(RealTokens, BadPartsAreRefusedByName) {
+  const Model model = Model::load(model_dir("llama3"));
+  auto expect_refused = [&](const std::vector<ForwardPart>& parts, const std::string& words) {
+    try {
+      model.forward_together(parts);
+      FAIL() << "expected std::invalid_argument naming " << words;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_refused({}, "no batch");
+  Parts parts(model, 3);
+  ForwardPart padding = parts.prefill();
+  // the second tail (2 tokens of 9) pads its last position
+  padding.score_rows = at::tensor(std::vector<int64_t>{2 * parts.tail_batch.tokens.size(1) - 1}, at::kLong);
+  expect_refused({parts.step(), padding}, "scores a padding token");
+  ForwardPart int32 = parts.prefill();
+  int32.score_rows = parts.tail_scored.to(at::kInt);
+  expect_refused({parts.step(), int32}, "as int64");
+}
+
 }  // namespace
 }  // namespace prefix_scorer::test

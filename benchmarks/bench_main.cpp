@@ -86,6 +86,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
 
 // After the scorer options, which come from option_fields().
 constexpr const char* kUsageTail = R"(  --threads N               CPU threads; 0 = all cores [0]
+  --count-ops B             count the prefix mode's top-level aten ops per forward (generation: per decode
+                            step) and layer, in one more run under torch's profiler, outside the timings [false]
   --soak N                  score N random workloads (random prefix trees, budgets, thread counts) with the
                             prefix scorer and the plain path, report mismatches and resident memory, and exit
   --build-info              print what this build was compiled with as one JSON object, and exit
@@ -304,6 +306,7 @@ int run(int argc, char** argv) {
     if (field.flag != nullptr) options.*field.flag = flags.boolean(flag_name(field), options.*field.flag);
   }
   const int64_t threads = flags.number("threads", 0);
+  const bool count_ops = flags.boolean("count-ops", false);
   const std::string tokenizer_flag = flags.text("tokenizer", "");
   const std::string add_bos = add_bos_flag(flags.text("add-bos-token", "auto"));
   const std::string tokenize_path = flags.text("tokenize", "");
@@ -367,7 +370,7 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} prompts\n", model_spec,
                model->config().num_layers, model->config().hidden_size, load_seconds, workload, requests.size());
     bench::stop_on_interrupt();
-    const nlohmann::json report = bench::run_generation_modes(model, requests, modes, options);
+    const nlohmann::json report = bench::run_generation_modes(model, requests, modes, options, count_ops);
     if (!json_path.empty()) {
       std::ofstream out(json_path);
       out << report.dump(2) << '\n';
@@ -401,7 +404,7 @@ int run(int argc, char** argv) {
                             kv_bytes(*model, 1),
                             kv_bytes(*model, 1, true),
                             state_bytes(*model)};
-  if (std::find(modes.begin(), modes.end(), "prefix") != modes.end()) {  // the prefix call's op count, run again
+  if (count_ops && std::find(modes.begin(), modes.end(), "prefix") != modes.end()) {  // the prefix call, run again
     const bench::CallOps ops = bench::prefix_call_ops(model, requests, options);
     info.prefix_ops = ops.by_name;
     info.prefix_forwards = ops.forwards;

@@ -171,7 +171,8 @@ std::vector<GenerationRequest> generation_requests(std::vector<TokenIds> prompts
 
 nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
                                     const std::vector<GenerationRequest>& requests,
-                                    const std::vector<std::string>& modes, const PrefixScorerOptions& options) {
+                                    const std::vector<std::string>& modes, const PrefixScorerOptions& options,
+                                    bool count_ops) {
   std::vector<GenerationRun> runs;
   for (const std::string& mode : modes) {
     reset_peak_rss();
@@ -194,17 +195,19 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
                         {"peak_rss_mib", run.peak_rss_mib}};
     std::string extra;
     if (run.mode == "prefix") {
-      const std::map<std::string, double> by_name = decode_ops_per_layer(model, requests, options);
-      double ops = 0;
-      for (const auto& [name, count] : by_name) ops += count;
       line["decode_steps"] = run.decode_steps;
       line["draft_tokens"] = run.draft_tokens;
       line["accepted_draft_tokens"] = run.accepted_draft_tokens;
       extra += fmt::format("; {} decode steps, {} draft tokens fed, {} taken", run.decode_steps, run.draft_tokens,
                            run.accepted_draft_tokens);
-      line["ops_per_decode_step_per_layer"] = ops;
-      line["ops_per_decode_step_per_layer_by_name"] = by_name;
-      extra += fmt::format("; {:.1f} top-level aten ops per decode step and layer", ops);
+      if (count_ops) {
+        const std::map<std::string, double> by_name = decode_ops_per_layer(model, requests, options);
+        double ops = 0;
+        for (const auto& [name, count] : by_name) ops += count;
+        line["ops_per_decode_step_per_layer"] = ops;
+        line["ops_per_decode_step_per_layer_by_name"] = by_name;
+        extra += fmt::format("; {:.1f} top-level aten ops per decode step and layer", ops);
+      }
     }
     if (runs.front().mode == "naive" && &run != &runs.front()) {
       int64_t same = 0;

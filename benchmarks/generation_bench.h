@@ -33,9 +33,11 @@ std::vector<GenerationRequest> generation_requests(std::vector<TokenIds> prompts
 
 // Runs `modes` (naive, prefix) on the requests, prints a line per mode on stderr, and returns the report.
 // naive: prompts whole (longest first) in static batches of max_batch_rows, each batch stepping until its slowest
-// row is done, as HF generate does; prefix: PrefixScorer::generate.
+// row is done, as HF generate does; prefix: PrefixScorer::generate, and with `count_ops` its decode step's
+// top-level aten ops per layer, counted in two more calls on a few of the prompts.
 nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
                                     const std::vector<GenerationRequest>& requests,
-                                    const std::vector<std::string>& modes, const PrefixScorerOptions& options);
+                                    const std::vector<std::string>& modes, const PrefixScorerOptions& options,
+                                    bool count_ops);
 
 }  // namespace prefix_scorer::bench

@@ -52,15 +52,15 @@ benchmarks() {
   else
     small=llama-1b big=llama-8b run=(--device cuda --dtype bfloat16) compare=()
   fi
-  step bench-small-mmlu "$bench" --model "synthetic:$small" "${run[@]}" --workload mmlu-shape --mode all \
-    --json "$LOG_DIR/bench-small-mmlu.json"
-  step bench-small-mmlu-cascade "$bench" --model "synthetic:$small" "${run[@]}" --workload mmlu-shape \
+  step bench-small-mmlu "$bench" --model "synthetic:$small" "${run[@]}" --count-ops true --workload mmlu-shape \
+    --mode all --json "$LOG_DIR/bench-small-mmlu.json"
+  step bench-small-mmlu-cascade "$bench" --model "synthetic:$small" "${run[@]}" --count-ops true --workload mmlu-shape \
     --cascade-min-prefix-len 0 --json "$LOG_DIR/bench-small-mmlu-cascade.json"
-  step bench-small-hellaswag "$bench" --model "synthetic:$small" "${run[@]}" --workload hellaswag-shape --mode all \
-    --json "$LOG_DIR/bench-small-hellaswag.json"
-  step bench-small-gsm8k "$bench" --model "synthetic:$small" "${run[@]}" --workload gsm8k-shape --mode all \
-    --json "$LOG_DIR/bench-small-gsm8k.json"
-  step bench-big-mmlu "$bench" --model "synthetic:$big" "${run[@]}" --workload mmlu-shape --mode all \
+  step bench-small-hellaswag "$bench" --model "synthetic:$small" "${run[@]}" --count-ops true --workload hellaswag-shape \
+    --mode all --json "$LOG_DIR/bench-small-hellaswag.json"
+  step bench-small-gsm8k "$bench" --model "synthetic:$small" "${run[@]}" --count-ops true --workload gsm8k-shape \
+    --mode all --json "$LOG_DIR/bench-small-gsm8k.json"
+  step bench-big-mmlu "$bench" --model "synthetic:$big" "${run[@]}" --count-ops true --workload mmlu-shape --mode all \
     --json "$LOG_DIR/bench-big-mmlu.json"
   step compare-hf "$PYTHON" benchmarks/compare_hf.py --bench "$bench" --shape "$small" "${run[@]}" "${compare[@]}" \
     --json "$LOG_DIR/compare-hf.json"

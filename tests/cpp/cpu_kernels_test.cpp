@@ -1,6 +1,8 @@
 // The fused CPU loops (src/model/cpu/) against the ATen ops they replace: the rotary embedding bitwise, in every
-// dtype and layout the layers hand it; the attention merge, by slots or by rows, against merge_attention_reference.
+// dtype and layout the layers hand it; the attention merge, by slots or by rows, against merge_attention_reference;
+// apply_linear's oneDNN matmul against at::linear in double.
 
+#include "model/linear.h"
 #include "model/merge_attention.h"
 #include "model/rope.h"
 #include "test_support.h"
@@ -75,6 +77,43 @@ TEST(FusedMerge, ReadsEachRowsSlotAndMatchesTheReference) {
   EXPECT_TRUE(at::allclose(merge_attention_rows(first, first_lse, out_b, lse_b, at::kFloat),
                            merge_attention_reference(first, first_lse.unsqueeze(-1), out_b, lse_b.unsqueeze(-1), at::kFloat),
                            1e-5, 1e-6));
+}
+
+// fp32 on the CPU through oneDNN wherever this torch has it: within rounding of at::linear taken in double, for
+// every operand form the layers hand it (a decode step's one row, token-major 3-D input with a bias, a transposed
+// input, a strided weight view, no rows).
+TEST(OnednnLinear, MatchesAtenLinearInEveryOperandForm) {
+  at::manual_seed(5);
+  const at::Tensor weight = at::randn({96, 40}), bias = at::randn({96});
+  const at::Tensor strided = at::randn({192, 40}).slice(0, 0, 192, 2);
+  struct Case {
+    const char* name;
+    at::Tensor x, weight, bias;
+  };
+  const std::vector<Case> cases = {{"one row", at::randn({1, 40}), weight, {}},
+                                   {"3-D with bias", at::randn({3, 7, 40}), weight, bias},
+                                   {"transposed input", at::randn({40, 9}).t(), weight, {}},
+                                   {"strided weight", at::randn({5, 40}), strided, bias},
+                                   {"no rows", at::randn({0, 40}), weight, bias}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(linear_by_onednn(c.x, c.weight), at::hasMKLDNN());
+    const at::Tensor got = apply_linear(c.x, c.weight, c.bias);
+    const at::Tensor want = at::linear(c.x.to(at::kDouble), c.weight.to(at::kDouble),
+                                       c.bias.defined() ? std::optional<at::Tensor>(c.bias.to(at::kDouble)) : std::nullopt);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_EQ(got.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::allclose(got.to(at::kDouble), want, 1e-5, 1e-5));
+  }
+}
+
+TEST(OnednnLinear, LeavesOtherDtypesToAtenBitwise) {
+  at::manual_seed(6);
+  for (const at::ScalarType dtype : {at::kBFloat16, at::kHalf, at::kDouble}) {
+    const at::Tensor x = at::randn({4, 40}).to(dtype), weight = at::randn({24, 40}).to(dtype);
+    EXPECT_FALSE(linear_by_onednn(x, weight));
+    EXPECT_TRUE(at::equal(apply_linear(x, weight), at::linear(x, weight)));
+  }
 }
 
 }  // namespace

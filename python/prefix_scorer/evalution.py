@@ -30,7 +30,7 @@ from evalution.engines.base import (
 )
 
 from . import _core
-from .harness import GenerationText, Scorer, default_device
+from .harness import GenerationText, Scorer, batch_size_options, default_device
 from .scorer import checkpoint_json, native_model_type
 
 @dataclasses.dataclass
@@ -38,8 +38,8 @@ class PrefixScorer(BaseEngine):
     """Engine controls, as Evalution's own engines take them.
 
     ``device``: ``None`` takes ``cuda:0`` when a GPU is visible, else the CPU. ``dtype``: ``"auto"`` keeps the
-    checkpoint's. ``batch_size``: an int caps a forward at that many rows; ``"auto"`` keeps the scorer's own token
-    and memory budget. ``max_length``: the scoring window (default: the model's ``max_position_embeddings``).
+    checkpoint's. ``batch_size``: a memory hint, as lm-eval's (``harness.batch_size_options``):
+    N > 1 caps a forward at N * 512 padded tokens, not at N rows; ``"auto"`` keeps the scorer's own budget. ``max_length``: the scoring window (default: the model's ``max_position_embeddings``).
     ``keep_cache`` keeps prefixes across calls until the session's ``gc()``; ``min_prefix_len``, ``max_cache_bytes``
     and ``options`` (any other :meth:`prefix_scorer.PrefixScorer.from_pretrained` option) tune the cache.
     """
@@ -90,8 +90,7 @@ class PrefixScorer(BaseEngine):
         for name in ("min_prefix_len", "max_cache_bytes"):
             if getattr(self, name) is not None:
                 options[name] = getattr(self, name)
-        if self.batch_size not in (None, "auto"):
-            options["max_batch_rows"] = int(self.batch_size)
+        options.update(batch_size_options(self.batch_size))
         device = self.device or default_device()
         scorer = Scorer(model.path, device=device, dtype=self.dtype, max_length=window,
                         add_bos_token=add_bos_token, tokenizer=tokenizer_path, progress=False,

@@ -64,6 +64,23 @@ def _generation_settings(config: Dict[str, Any], sampling: Dict[str, Any], index
     return filled
 
 
+#: Padded tokens per forward for each row of a harness's ``batch_size=N``.
+TOKENS_PER_BATCH_ROW = 512
+
+
+def batch_size_options(batch_size: Any) -> Dict[str, int]:
+    """A harness's ``batch_size`` as scorer options. The HF backends run that many rows a forward; this engine sizes
+    its forwards by tokens and memory and keeps as many generation rows running as they allow, so ``N`` > 1 is read
+    as a memory hint: a forward of at most N * 512 padded tokens, rows uncapped by it. 1 (lm-eval's command-line
+    default), ``"auto"`` or nothing keep the scorer's own budget."""
+    if batch_size is None or str(batch_size).startswith("auto"):
+        return {}
+    rows = int(batch_size)
+    if rows <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size!r}")
+    return {"max_batch_tokens": rows * TOKENS_PER_BATCH_ROW} if rows > 1 else {}
+
+
 def default_device() -> str:
     """What the harnesses' own HF backends take when no device is given: the first GPU if one is visible."""
     import torch

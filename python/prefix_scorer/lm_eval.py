@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import _core
 from .distributed import DataParallel
-from .harness import GenerationText, Scorer, default_device
+from .harness import GenerationText, Scorer, batch_size_options, default_device
 from .hub import resolve_checkpoint
 from .scorer import OPTION_NAMES, native_model_type
 
@@ -32,9 +32,6 @@ except ImportError:
     _Base = object
     _register_model = None
     HAVE_LM_EVAL = False
-
-#: Padded tokens per forward for each row of lm-eval's ``batch_size=N``.
-TOKENS_PER_BATCH_ROW = 512
 
 #: Every argument of lm-eval's ``HFLM.__init__`` (the hf backend) beyond the ones served (``pretrained``, ``revision``,
 #: ``device``, ``dtype``, ``max_length``, ``batch_size``, ``add_bos_token``, ``tokenizer``, ``parallelize``,
@@ -122,8 +119,8 @@ def parse_model_args(
 ) -> Dict[str, Any]:
     """lm-eval's model arguments (strings or numbers) as :class:`Scorer` keyword arguments.
 
-    ``batch_size=N`` with N > 1 caps a forward at N rows and N * 512 padded tokens; 1 (lm-eval's command-line
-    default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
+    ``batch_size`` is a memory hint (``harness.batch_size_options``): N > 1 caps a forward at N * 512 padded tokens,
+    not at N rows; 1 (lm-eval's command-line default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
     ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through;
     ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks balanced by bytes;
     ``peft=ADAPTER`` merges a LoRA adapter into the weights at load; the hf backend's other
@@ -133,13 +130,7 @@ def parse_model_args(
     parsed: Dict[str, Any] = {"add_bos_token": _as_bool(add_bos_token)}
     if max_length not in (None, "", "None"):
         parsed["max_length"] = int(max_length)
-    if batch_size is not None and not str(batch_size).startswith("auto"):
-        rows = int(batch_size)
-        if rows <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size!r}")
-        if rows > 1:
-            parsed["max_batch_rows"] = rows
-            parsed["max_batch_tokens"] = rows * TOKENS_PER_BATCH_ROW
+    parsed.update(batch_size_options(batch_size))
     for name, value in options.items():
         if name in HARMLESS_ARGS or name in REFUSED_ARGS:
             _check_hf_arg(name, value)

@@ -18,7 +18,7 @@ ROWS = json.loads((MODEL / "expected_loglikelihood.json").read_text())["loglikel
 def test_model_args_parse_like_lm_eval_strings():
     assert pl.parse_model_args(batch_size="8", max_length="128", add_bos_token="False", min_prefix_len="16",
                                keep_cache="true") == {
-        "add_bos_token": False, "max_length": 128, "max_batch_rows": 8, "max_batch_tokens": 8 * 512,
+        "add_bos_token": False, "max_length": 128, "max_batch_tokens": 8 * 512,  # a memory hint, no row cap
         "min_prefix_len": 16, "keep_cache": True}
     assert pl.parse_model_args(batch_size="auto") == {"add_bos_token": None}
     assert pl.parse_model_args(batch_size=1) == {"add_bos_token": None}  # lm-eval's command-line default

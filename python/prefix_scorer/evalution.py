@@ -38,8 +38,9 @@ class PrefixScorer(BaseEngine):
     """Engine controls, as Evalution's own engines take them.
 
     ``device``: ``None`` takes ``cuda:0`` when a GPU is visible, else the CPU. ``dtype``: ``"auto"`` keeps the
-    checkpoint's. ``batch_size``: a memory hint, as lm-eval's (``harness.batch_size_options``):
-    N > 1 caps a forward at N * 512 padded tokens, not at N rows; ``"auto"`` keeps the scorer's own budget. ``max_length``: the scoring window (default: the model's ``max_position_embeddings``).
+    checkpoint's. ``batch_size``: a memory hint, as lm-eval's (``harness.batch_size_options``): N > 1 caps a forward
+    at N * 512 padded tokens, not at N rows; ``"auto"`` keeps the scorer's own budget. ``max_length``: the scoring
+    window (default: the model's ``max_position_embeddings``).
     ``keep_cache`` keeps prefixes across calls until the session's ``gc()``; ``min_prefix_len``, ``max_cache_bytes``
     and ``options`` (any other :meth:`prefix_scorer.PrefixScorer.from_pretrained` option) tune the cache.
     """

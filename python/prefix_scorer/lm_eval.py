@@ -120,8 +120,8 @@ def parse_model_args(
     """lm-eval's model arguments (strings or numbers) as :class:`Scorer` keyword arguments.
 
     ``batch_size`` is a memory hint (``harness.batch_size_options``): N > 1 caps a forward at N * 512 padded tokens,
-    not at N rows; 1 (lm-eval's command-line default), ``"auto"`` or nothing keep the scorer's own budget. Cache options (``min_prefix_len``,
-    ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through;
+    not at N rows; 1 (lm-eval's command-line default), ``"auto"`` or nothing keep the scorer's own budget. Cache
+    options (``min_prefix_len``, ``max_cache_bytes``, ``keep_cache``, ...) and ``tokenizer`` / ``tokenizer_backend`` pass through;
     ``parallelize=True`` splits the layers over every visible GPU in contiguous blocks balanced by bytes;
     ``peft=ADAPTER`` merges a LoRA adapter into the weights at load; the hf backend's other
     arguments are harmless (ignored with a warning) or refused unless at hf's default (``HARMLESS_ARGS``,

@@ -552,9 +552,10 @@ at::Tensor expert_bias(const at::Tensor& bias, const at::Tensor& sorted_experts)
 at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defined() ? x + bias : x; }
 
 at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
-  if (m.ungated_experts) return apply_linear(activate(apply_linear(x, e.up, e.up_bias), m.activation), e.down, e.down_bias);
-  return apply_linear(activate(apply_linear(x, e.gate, e.gate_bias), m.activation) * apply_linear(x, e.up, e.up_bias), e.down,
-                    e.down_bias);
+  if (m.ungated_experts)
+    return apply_linear(activate(apply_linear(x, e.up, e.up_bias), m.activation), e.down, e.down_bias);
+  const at::Tensor gate = activate(apply_linear(x, e.gate, e.gate_bias), m.activation);
+  return apply_linear(gate * apply_linear(x, e.up, e.up_bias), e.down, e.down_bias);
 }
 
 // The experts a router chooses for each token [tokens, per_token] and their weights, as RouterSpec describes.
@@ -650,7 +651,7 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
     case MlpKind::kUngated: {
       const at::Tensor up = apply_linear(g, l.up, l.up_bias);
       return apply_linear(m.activation == Activation::kXielu ? xielu(up, l) : activate(up, m.activation), l.down,
-                        l.down_bias);
+                          l.down_bias);
     }
     case MlpKind::kGated:
       break;
@@ -885,7 +886,7 @@ std::vector<at::Tensor> Model::run_forward(const std::vector<ForwardPart>& parts
                                                                             : score_index.to(x.device()));
   at::Tensor logits =
       apply_linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head,
-                 weights_->lm_head_bias);
+                   weights_->lm_head_bias);
   if (config_->logits_scaling != 1) logits = logits / config_->logits_scaling;
   if (config_->lm_head_multiplier != 1) logits = logits * config_->lm_head_multiplier;
   logits = soft_cap(logits, config_->final_softcap);

@@ -69,7 +69,10 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
      gsm8k-shape (8-shot, 40-120-token questions): 64         900          128
                                                --questions --shots --max-new-tokens
      gsm8k-text (worked word problems, encoded):   64         8           128
-  --max-new-tokens N        gsm8k-shape, gsm8k-text: each question wants N/8 to N new tokens, drawn from the seed [128]
+                                               --questions --prefix-len --max-new-tokens
+     reasoning-shape (every one of N tokens):      32         900          1024
+  --max-new-tokens N        gsm8k-shape, gsm8k-text: each question wants N/8 to N new tokens, drawn from the seed;
+                            reasoning-shape: N each, no early stop [128; reasoning-shape 1024]
   --add-bos-token B         auto, true or false: text requests get the tokenizer's special tokens (auto: when
                             the tokenizer's template adds them, as lm-eval with add_bos_token unset) [auto]
   --tokenizer PATH          tokenizer.json or its directory [the model directory's, when it has one; else, for
@@ -319,7 +322,7 @@ int run(int argc, char** argv) {
     return {&*tokenizer, add_bos == "true" || (add_bos == "auto" && tokenizer->adds_special_tokens())};
   };
   const bool generating = requests_path.empty() && bench::is_generation_workload(workload);
-  bench::GenerationShape generation;
+  bench::GenerationShape generation = bench::named_generation_shape(workload);
   if (generating) {
     generation.questions = flags.number("questions", generation.questions);
     if (workload == "gsm8k-text")
@@ -366,7 +369,7 @@ int run(int argc, char** argv) {
     } else {
       prompts = bench::gsm8k_shape_prompts(generation, model->config().vocab_size, model_options.seed);
     }
-    const auto requests = bench::generation_requests(std::move(prompts), generation.max_new_tokens, model_options.seed);
+    const auto requests = bench::generation_requests(std::move(prompts), generation, model_options.seed);
     fmt::print(stderr, "model {} ({} layers, hidden {}) loaded in {:.2f} s; {}: {} prompts\n", model_spec,
                model->config().num_layers, model->config().hidden_size, load_seconds, workload, requests.size());
     bench::stop_on_interrupt();

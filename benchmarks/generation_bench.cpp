@@ -29,6 +29,7 @@ struct GenerationRun {
   int64_t decode_steps = 0;    // prefix mode: the running batch's steps, the draft tokens fed and those taken
   int64_t draft_tokens = 0;
   int64_t accepted_draft_tokens = 0;
+  int64_t kv_bytes_copied = 0;  // prefix mode: cached keys and values copied after they were written
   std::vector<TokenIds> tokens;
   double peak_rss_mib = -1;  // the process's peak resident memory while the mode ran
 };
@@ -90,6 +91,7 @@ GenerationRun run_prefix(const std::shared_ptr<const Model>& model, const std::v
   run.decode_steps = result.stats.decode_forwards;
   run.draft_tokens = result.stats.draft_tokens;
   run.accepted_draft_tokens = result.stats.accepted_draft_tokens;
+  run.kv_bytes_copied = result.stats.kv_bytes_copied;
   for (const Generation& g : result.generations) run.tokens.push_back(g.tokens);
   return run;
 }
@@ -137,7 +139,17 @@ double peak_rss_mib_since_reset() {
 }  // namespace
 
 bool is_generation_workload(const std::string& workload) {
-  return workload == "gsm8k-shape" || workload == "gsm8k-text";
+  return workload == "gsm8k-shape" || workload == "gsm8k-text" || workload == "reasoning-shape";
+}
+
+GenerationShape named_generation_shape(const std::string& workload) {
+  GenerationShape shape;
+  if (workload == "reasoning-shape") {
+    shape.questions = 32;
+    shape.max_new_tokens = 1024;
+    shape.every_token = true;
+  }
+  return shape;
 }
 
 std::vector<TokenIds> gsm8k_shape_prompts(const GenerationShape& shape, int64_t vocab_size, uint64_t seed) {
@@ -155,15 +167,15 @@ std::vector<TokenIds> gsm8k_shape_prompts(const GenerationShape& shape, int64_t 
   return prompts;
 }
 
-std::vector<GenerationRequest> generation_requests(std::vector<TokenIds> prompts, int64_t max_new_tokens,
+std::vector<GenerationRequest> generation_requests(std::vector<TokenIds> prompts, const GenerationShape& shape,
                                                    uint64_t seed) {
   std::mt19937_64 rng(seed + 1);
+  const int64_t most = shape.max_new_tokens, fewest = shape.every_token ? most : std::max<int64_t>(1, most / 8);
   std::vector<GenerationRequest> requests;
   for (TokenIds& prompt : prompts) {
     GenerationRequest r;
     r.prompt = std::move(prompt);
-    r.max_new_tokens =
-        std::uniform_int_distribution<int64_t>(std::max<int64_t>(1, max_new_tokens / 8), max_new_tokens)(rng);
+    r.max_new_tokens = std::uniform_int_distribution<int64_t>(fewest, most)(rng);
     requests.push_back(std::move(r));
   }
   return requests;
@@ -198,8 +210,10 @@ nlohmann::json run_generation_modes(const std::shared_ptr<const Model>& model,
       line["decode_steps"] = run.decode_steps;
       line["draft_tokens"] = run.draft_tokens;
       line["accepted_draft_tokens"] = run.accepted_draft_tokens;
-      extra += fmt::format("; {} decode steps, {} draft tokens fed, {} taken", run.decode_steps, run.draft_tokens,
-                           run.accepted_draft_tokens);
+      line["kv_bytes_copied"] = run.kv_bytes_copied;
+      extra += fmt::format("; {} decode steps, {} draft tokens fed, {} taken; {:.1f} MiB of cached keys and values "
+                           "copied", run.decode_steps, run.draft_tokens, run.accepted_draft_tokens,
+                           static_cast<double>(run.kv_bytes_copied) / (1 << 20));
       if (count_ops) {
         const std::map<std::string, double> by_name = decode_ops_per_layer(model, requests, options);
         double ops = 0;

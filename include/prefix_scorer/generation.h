@@ -54,6 +54,7 @@ struct GenerationStats {
   int64_t draft_tokens = 0;      // draft tokens fed after greedy rows' last tokens (prompt lookup) ...
   int64_t accepted_draft_tokens = 0;  // ... and those the model's own choices agreed with
   int64_t joined_in_steps = 0;   // prompts prefilled in a step of the running rows (no forward of their own)
+  int64_t kv_bytes_copied = 0;   // cached keys and values copied after they were written (room grown, rows moved)
 };
 
 // Every counter of GenerationStats with its name, for totals and bindings; `peak` ones combine by the largest,

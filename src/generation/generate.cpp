@@ -34,6 +34,7 @@ const std::vector<GenerationStatsField>& generation_stats_fields() {
       {"draft_tokens", &GenerationStats::draft_tokens, false},
       {"accepted_draft_tokens", &GenerationStats::accepted_draft_tokens, false},
       {"joined_in_steps", &GenerationStats::joined_in_steps, false},
+      {"kv_bytes_copied", &GenerationStats::kv_bytes_copied, false},
   };
   return fields;
 }

@@ -4,6 +4,7 @@
 #include "generation/running_batch.h"
 #include "generation/sampling.h"
 #include "model/host_transfers.h"
+#include "model/kv_cache.h"
 #include "model/layer_spec.h"
 #include "model/model_config.h"
 #include "prefix_scorer/errors.h"
@@ -108,6 +109,7 @@ class GenerationCall {
 
   GenerationResult run() {
     const TransferCounts before = thread_transfers();
+    const int64_t copied_before = kv_bytes_copied();
     const size_t max_rows = static_cast<size_t>(std::max<int64_t>(1, options_.max_batch_rows));
     const size_t group = std::max<size_t>(1, max_rows / 4);
     while (next_ < plan_.order.size() || running_rows() > 0 || ready_) {
@@ -130,6 +132,7 @@ class GenerationCall {
     result_.stats.prefix_tokens = prefix_stats_.prefill_tokens;
     result_.stats.bytes_to_device = thread_transfers().bytes_to_device - before.bytes_to_device;
     result_.stats.bytes_to_host = thread_transfers().bytes_to_host - before.bytes_to_host;
+    result_.stats.kv_bytes_copied = kv_bytes_copied() - copied_before;
     return std::move(result_);
   }
 
@@ -163,6 +166,7 @@ class GenerationCall {
       prompts.starts.push_back(prefixes_.live().depth(e));
       prompts.tails.emplace_back(prompt.begin() + prompts.starts.back(), prompt.end());
       result_.stats.prefill_tokens += static_cast<int64_t>(prompts.tails.back().size());
+      prompts.most_new_tokens = std::max(prompts.most_new_tokens, requests_[plan_.order[k].row].max_new_tokens);
     }
     // With the running rows' next step where it can: a step's matmuls cost about their weights' reading on the
     // CPU, and the tails' share it (docs/performance.md, "Prompts join in a step").
@@ -226,6 +230,9 @@ class GenerationCall {
     }
     joined.cache.keep_rows(going_on);
     running_.add(joined.cache, std::move(staying));
+    int64_t most_fed = 0;  // by any row from here on (a draft's rejected tokens take slots too, past this room)
+    for (const RunningRow& row : running_.rows()) most_fed = std::max(most_fed, still_to_generate(row));
+    running_.reserve(most_fed);
   }
 
   size_t running_rows() const { return running_.size(); }
@@ -345,8 +352,10 @@ class GenerationCall {
       const std::vector<TokenIds> part(sequences.begin() + begin, sequences.begin() + end);
       std::vector<RunningRow> rows(std::make_move_iterator(crossing.begin() + begin),
                                    std::make_move_iterator(crossing.begin() + end));
-      JoiningRows joined = running_.prefill({std::vector<EntryPtr>(part.size()), part,
-                                             std::vector<int64_t>(part.size(), 0), std::vector<int64_t>(part.size(), 1)});
+      int64_t most_new_tokens = 0;
+      for (const RunningRow& row : rows) most_new_tokens = std::max(most_new_tokens, still_to_generate(row));
+      JoiningRows joined = running_.prefill({std::vector<EntryPtr>(part.size()), part, std::vector<int64_t>(part.size(), 0),
+                                             std::vector<int64_t>(part.size(), 1), most_new_tokens});
       count_forward(result_.stats.prefill_forwards, /*by_cascade=*/false);
       join(joined, std::move(rows));
       begin = end;

@@ -36,6 +36,8 @@ RunningBatch::PrefillForward RunningBatch::prefill_forward(const PromptTails& pr
     f.shared = distinct_prefix_kv(model_, pointers(prompts.prefixes));
   else
     f.cache = gather_prefix_kv(model_, pointers(prompts.prefixes));
+  f.cache.grow_in_place();
+  f.cache.reserve(f.cache.slots() + f.batch.tokens.size(1) + prompts.most_new_tokens);
   return f;
 }
 

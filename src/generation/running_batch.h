@@ -26,11 +26,13 @@ struct RunningRow {
 };
 
 // Prompts about to join: the rest of each after the prefix it continues (null: none), from `starts` on, each on
-// its rope variant (ForwardBatch::rope_variant).
+// its rope variant (ForwardBatch::rope_variant); their cache gets room for `most_new_tokens` more slots from the
+// prefill on.
 struct PromptTails {
   std::vector<EntryPtr> prefixes;
   std::vector<TokenIds> tails;
   std::vector<int64_t> starts, rope_variants;
+  int64_t most_new_tokens = 0;
 };
 
 // Rows about to join: the log-probabilities after their prompts, and their own keys and values, row for row.
@@ -57,6 +59,8 @@ class RunningBatch {
   bool prefills_in_step() const;
   // Adds rows: `cache`'s rows are their own keys and values, `rows` their states, in the same order.
   void add(const KvCache& cache, std::vector<RunningRow> rows);
+  // Room for `more` slots past the cache's last, made at the next step: the most any row may still feed.
+  void reserve(int64_t more) { cache_.reserve(cache_.slots() + more); }
   // Keeps the rows listed in `going_on`, in order.
   void keep(const std::vector<int64_t>& going_on);
   // One step of every row: its last token in, then its draft (none: one token), each row's drafts[i] in running

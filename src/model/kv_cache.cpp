@@ -21,20 +21,36 @@ at::Tensor pad_front(const at::Tensor& t, int64_t count, const at::Scalar& fill)
   return at::cat({at::full({t.size(0), count}, fill, t.options()), t}, 1);
 }
 
+int64_t bytes_of(const std::vector<LayerCache>& layers) {
+  int64_t total = 0;
+  for (const LayerCache& layer : layers) total += layer.bytes();
+  return total;
+}
+
 }  // namespace
+
+int64_t& kv_bytes_copied() {
+  thread_local int64_t bytes = 0;
+  return bytes;
+}
 
 void KvCache::append_layer(int64_t i, const LayerCache& fresh) {
   LayerCache& layer = layers_.at(i);
   if (!grow_in_place_ || fresh.slotted.empty()) {
+    if (!layer.empty()) kv_bytes_copied() += layer.bytes();
     layer = layer.empty() ? fresh : join_slots({layer, fresh});
     return;
   }
   room_.resize(layers_.size());
   LayerCache& room = room_[i];  // slotted tensors only: a state is replaced, never written into room
   const int64_t used = layer.slots(), added = fresh.slots();
-  if (room.slots() < used + added) {
-    LayerCache grown{fresh.slot_range(0, 0).padded(0, 2 * (used + added)).slotted, {}};
-    if (used > 0) grown.slot_range(0, used).copy_from({layer.slotted, {}});
+  if (room.slots() < std::max(used + added, reserved_)) {
+    const int64_t size = used + added <= reserved_ ? reserved_ : 2 * (used + added);
+    LayerCache grown{fresh.slot_range(0, 0).padded(0, size).slotted, {}};
+    if (used > 0) {
+      grown.slot_range(0, used).copy_from({layer.slotted, {}});
+      kv_bytes_copied() += LayerCache{layer.slotted, {}}.bytes();
+    }
     room = std::move(grown);
   }
   room.write_slots(slot_index(used, added, fresh.device()), fresh);
@@ -61,13 +77,12 @@ void KvCache::invalidate_last_slots(int64_t row, int64_t count) {
   if (count > 0) valid_[row].narrow(0, slots() - count, count).fill_(false);
 }
 
-int64_t KvCache::bytes() const {
-  int64_t total = 0;
-  for (const LayerCache& layer : layers_) total += layer.bytes();
-  return total;
-}
+int64_t KvCache::bytes() const { return bytes_of(layers_); }
 
 void KvCache::keep_rows(const std::vector<int64_t>& rows) {
+  bool all_in_order = static_cast<int64_t>(rows.size()) == this->rows();
+  for (size_t i = 0; all_in_order && i < rows.size(); ++i) all_in_order = rows[i] == static_cast<int64_t>(i);
+  if (all_in_order) return;
   KvCache kept = copy_rows(rows);
   layers_ = std::move(kept.layers_);
   positions_ = std::move(kept.positions_);
@@ -87,6 +102,7 @@ KvCache KvCache::copy_rows(const std::vector<int64_t>& rows) const {
   copy.positions_ = positions_.index_select(0, index);
   copy.valid_ = valid_.index_select(0, index);
   copy.drop_unused_leading_slots();
+  kv_bytes_copied() += copy.bytes();
   return copy;
 }
 
@@ -95,12 +111,14 @@ void KvCache::add_rows(const KvCache& other) {
     throw std::invalid_argument("add_rows: the caches have different numbers of layers");
   if (!other.positions_.defined()) return;
   if (!positions_.defined()) {
-    layers_ = other.layers_;
-    positions_ = other.positions_;
-    valid_ = other.valid_;
-    room_.clear();
+    const bool grow_in_place = grow_in_place_ || other.grow_in_place_;
+    const int64_t reserved = std::max(reserved_, other.reserved_);
+    *this = other;
+    grow_in_place_ = grow_in_place;
+    reserved_ = reserved;
     return;
   }
+  kv_bytes_copied() += bytes() + other.bytes();
   const int64_t slots = std::max(this->slots(), other.slots());
   const int64_t mine = slots - this->slots(), theirs = slots - other.slots();
   for (int64_t i = 0; i < num_layers(); ++i) {
@@ -134,6 +152,7 @@ void KvCache::place_rows(const KvCache& other, const std::vector<int64_t>& rows)
     if (layers_[i].empty()) throw std::invalid_argument("place_rows: a layer keeps nothing here but there");
     layers_[i].slot_range(begin, other.slots()).write_rows(upload_once(index, layers_[i].device(), on_device), placed);
   }
+  kv_bytes_copied() += other.bytes();
   valid_.index_fill_(0, index, false);
   valid_.narrow(1, begin, other.slots()).index_copy_(0, index, other.valid_);
   positions_.narrow(1, begin, other.slots()).index_copy_(0, index, other.positions_);

@@ -226,6 +226,32 @@ TEST_P(Generation, PromptsJoinInTheRunningRowsStepWhereTheLayersAreTokenWise) {
   EXPECT_LE(result.stats.joined_in_steps + 3, static_cast<int64_t>(requests.size()));  // the first three run at once
 }
 
+// Rows that join at once and run to their last token by cascade write their keys and values where they stay: the
+// prefill into room for every token the rows will feed, the steps after it. Rows that end at different lengths and
+// make way for others (three at a time) move some, and the count says so. (By gather, each row's copy of its prefix
+// counts too.)
+TEST(GenerationKvCopies, RowsRunningTogetherToTheirEndCopyNoCachedKeysOrValues) {
+  const auto model = std::make_shared<const Model>(Model::load(model_dir("llama3")));
+  PrefixScorerOptions options = small_batches();
+  options.max_draft_tokens = 0;
+  options.cascade_min_prefix_len = 0;
+  for (const bool together : {true, false}) {
+    std::vector<GenerationRequest> requests = prompts_of(*model, "llama3");
+    if (together) {
+      for (GenerationRequest& r : requests) r.max_new_tokens = 9;
+    }
+    options.max_batch_rows = together ? 5 : 3;
+    PrefixScorer scorer(model, options);
+    const GenerationResult result = scorer.generate(requests);
+    const int64_t last = requests[4].max_new_tokens;
+    EXPECT_EQ(result.generations[4].tokens, greedy_alone(*model, requests[4].prompt, last)) << together;
+    if (together)
+      EXPECT_EQ(result.stats.kv_bytes_copied, 0);
+    else
+      EXPECT_GT(result.stats.kv_bytes_copied, 0);
+  }
+}
+
 TEST_P(Generation, AStopIdEndsItsRowAndOnlyItsRow) {
   const auto model = std::make_shared<const Model>(Model::load(model_dir(GetParam())));
   std::vector<GenerationRequest> requests = prompts_of(*model, GetParam());

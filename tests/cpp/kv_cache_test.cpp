@@ -185,6 +185,26 @@ TEST(KvCacheRows, GrowingInPlaceHoldsWhatConcatenationHolds) {
   EXPECT_EQ(grown.layer(0).keys().data_ptr(), before);
 }
 
+// Room reserved ahead: appends up to it write in place and copy nothing already held; one past it grows the room
+// (doubling) and copies what was there, counted.
+TEST(KvCacheRows, ReservedRoomTakesAppendsWithoutCopies) {
+  KvCache cache(1);
+  cache.grow_in_place();
+  cache.reserve(6);
+  const at::Tensor step = at::ones({2, 1, 1, 4});
+  const int64_t before = kv_bytes_copied();
+  cache.append_layer(0, {{step, step}});
+  const void* storage = cache.layer(0).keys().data_ptr();
+  for (int64_t i = 1; i < 6; ++i) cache.append_layer(0, {{step * i, step * i}});
+  EXPECT_EQ(cache.layer(0).keys().data_ptr(), storage);
+  EXPECT_EQ(kv_bytes_copied(), before);
+  EXPECT_EQ(cache.layer(0).keys()[1][0][5][0].item<float>(), 5);
+  cache.append_layer(0, {{step, step}});
+  EXPECT_NE(cache.layer(0).keys().data_ptr(), storage);
+  EXPECT_EQ(kv_bytes_copied() - before, 2 * 2 * 6 * 4 * 4);  // keys and values of 2 rows, 6 slots of 4 floats
+  EXPECT_EQ(cache.layer(0).keys()[1][0][5][0].item<float>(), 5);
+}
+
 // Layer 1 keeps a single tensor of its own width, as a latent will: rows added and kept and slots grown in place move
 // it exactly as they move layer 0's keys.
 TEST(KvCacheRows, ALayerOfOneTensorMovesAsKeysAndValuesDo) {

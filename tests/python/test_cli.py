@@ -121,6 +121,21 @@ def test_generation_workload_gives_the_same_tokens_both_ways(bench, tmp_path, mo
     assert f"{prefix['decode_steps']} decode steps, {prefix['draft_tokens']} draft tokens fed" in proc.stderr
 
 
+def test_reasoning_workload_generates_every_token_without_copying_cached_keys(bench, tmp_path):
+    # Every prompt runs to max_new_tokens (no early stop); the rows join at once and attend to the prefix by cascade,
+    # so nothing cached is copied.
+    report = tmp_path / "gen.json"
+    proc = run(bench, "--model", "synthetic:tiny", "--workload", "reasoning-shape", "--mode", "all", "--questions", 5,
+               "--prefix-len", 40, "--max-new-tokens", 24, "--max-draft-tokens", 0, "--cascade-min-prefix-len", 0,
+               "--json", report)
+    assert proc.returncode == 0, proc.stderr
+    naive, prefix = json.loads(report.read_text())
+    assert prefix["same_tokens_as_naive"] == 1.0
+    assert naive["generated_tokens"] == prefix["generated_tokens"] == 5 * 24
+    assert prefix["kv_bytes_copied"] == 0 and prefix["peak_rss_mib"] > 0
+    assert "0.0 MiB of cached keys and values copied" in proc.stderr
+
+
 def test_generation_text_workload_is_encoded_and_gives_the_same_tokens_both_ways(bench, tmp_path):
     report = tmp_path / "gen.json"
     proc = run(bench, "--model", "synthetic:tiny", "--workload", "gsm8k-text", "--mode", "all", "--questions", 6,

@@ -25,10 +25,11 @@ namespace {
 // The longest a request's sequence may grow.
 int64_t longest_sequence(const GenerationRequest& r) { return static_cast<int64_t>(r.prompt.size()) + r.max_new_tokens; }
 
-// The most memory a running batch of `rows` rows holds, the longest of them growing to `longest` tokens: every row
-// is as wide as the longest (rows end at the same slot), and the cache's room doubles when full.
-int64_t running_bytes(const BatchMemory& memory, int64_t rows, int64_t longest) {
-  return forward_bytes(memory, rows, 1, 2 * longest);
+// The most memory a running batch of `rows` rows holds, their own caches growing to `slots` slots (every row is as
+// wide as the widest: rows end at the same slot; the room is made for that many) and each step's queries also
+// attending to a shared prefix of `shared` tokens by cascade (its keys and values held once, in the prefix cache).
+int64_t running_bytes(const BatchMemory& memory, int64_t rows, int64_t slots, int64_t shared = 0) {
+  return forward_bytes(memory, rows, 1, slots) + rows * shared * memory.bytes_per_score;
 }
 
 }  // namespace
@@ -142,14 +143,22 @@ class GenerationCall {
   // in the running rows' step, the rows kept ready to join when others leave.
   void admit(size_t count, bool ahead) {
     std::vector<size_t> joining;
-    int64_t longest_tail = 0, longest = longest_running();
+    const Reach running = running_reach();
+    int64_t longest_tail = 0, own_prompt = 0, most_new = 0, shared = running.shared;
     for (size_t k = next_; k < next_ + count; ++k) {
       const GenerationRequest& request = requests_[plan_.order[k].row];
-      longest_tail = std::max(longest_tail, static_cast<int64_t>(request.prompt.size()) - prefixes_.live().depth(plan_.order[k].entry));
-      longest = std::max(longest, longest_sequence(request));
+      const auto prompt = static_cast<int64_t>(request.prompt.size());
+      const int64_t depth = prefixes_.live().depth(plan_.order[k].entry);
+      longest_tail = std::max(longest_tail, prompt - depth);
+      // A row's own cache holds its prompt after the prefix by cascade, all of it by gather.
+      own_prompt = std::max(own_prompt, running_.cascade() ? prompt - depth : prompt);
+      most_new = std::max(most_new, request.max_new_tokens);
+      if (running_.cascade()) shared = std::max(shared, depth);
+      // Joining rows are padded in front to the running rows' slots (or they to theirs), then all grow together.
+      const int64_t slots = std::max(running.slots, own_prompt) + std::max(running.more, most_new);
       const auto rows = static_cast<int64_t>(running_rows() + (ready_ ? ready_->rows.size() : 0) + joining.size() + 1);
       const bool fits = longest_tail * static_cast<int64_t>(joining.size() + 1) <= options_.max_batch_tokens &&
-                        (memory_.max_bytes == 0 || running_bytes(memory_, rows, longest) <= memory_.max_bytes);
+                        (memory_.max_bytes == 0 || running_bytes(memory_, rows, slots, shared) <= memory_.max_bytes);
       if (!fits && !(joining.empty() && running_rows() == 0)) break;
       joining.push_back(k);
     }
@@ -207,14 +216,23 @@ class GenerationCall {
     if (by_cascade) ++result_.stats.cascade_forwards;
   }
 
-  // The longest sequence a running row (or one ready to join) may grow to.
-  int64_t longest_running() const {
-    int64_t longest = 0;
-    for (const RunningRow& row : running_.rows()) longest = std::max(longest, longest_sequence(requests_[row.request]));
+  // How far the running rows (and those ready to join) will take their cache: its slots now, the most tokens any of
+  // them may still feed, and the deepest prefix they attend to by cascade.
+  struct Reach {
+    int64_t slots = 0, more = 0, shared = 0;
+  };
+  Reach running_reach() const {
+    Reach reach{running_.cache().slots(), 0, 0};
+    auto add = [&](const RunningRow& row) {
+      reach.more = std::max(reach.more, still_to_generate(row));
+      if (row.prefix) reach.shared = std::max(reach.shared, row.prefix->depth());
+    };
+    for (const RunningRow& row : running_.rows()) add(row);
     if (ready_) {
-      for (const RunningRow& row : ready_->rows) longest = std::max(longest, longest_sequence(requests_[row.request]));
+      reach.slots = std::max(reach.slots, ready_->joined.cache.slots());
+      for (const RunningRow& row : ready_->rows) add(row);
     }
-    return longest;
+    return reach;
   }
 
   // Picks each prefilled row's next token and adds the rows that go on to the running batch.
@@ -285,8 +303,8 @@ class GenerationCall {
   // tokens the row may still generate, and short enough that the step feeds at most kMostFedWithDrafts tokens; none
   // at all for a model whose layers keep a state or whose rope changes with the length. The slots a rejected draft
   // leaves invalid stay in the cache: drafts are shortened (to none) where the step's wider forward, or the cache at
-  // the end of every row's remaining tokens, would no longer fit max_batch_bytes (counted as admit counts a running
-  // batch, its room doubled). Empty: no drafts.
+  // the end of every row's remaining tokens, would no longer fit max_batch_bytes (its room doubled: rejected drafts
+  // take slots past the room made for the rows' tokens). Empty: no drafts.
   std::vector<TokenIds> draft_tokens(const RunningBatch& batch) const {
     if (options_.max_draft_tokens < 1 || model_.spec().has_recurrent_layers() ||
         model_.config().rope.type == RopeType::kLongRope)

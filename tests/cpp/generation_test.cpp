@@ -526,9 +526,9 @@ TEST(GenerationMemory, RowsRunWithinMaxBatchBytesAndARowTooLargeIsNamed) {
   for (int64_t r = 0; r < 6; ++r) requests.push_back({{1, 2, 3, 4, 5 + r}, 10, {}, {}});
   const BatchMemory memory = batch_memory(*model, PrefixScorerOptions{});
   PrefixScorerOptions options;
-  // Room for two rows at their longest (15 tokens), with the cache's room doubled: not for three.
-  options.max_batch_bytes = forward_bytes(memory, 2, 1, 2 * 15) + 1;
-  ASSERT_GT(forward_bytes(memory, 3, 1, 2 * 15), options.max_batch_bytes);
+  // Room for two rows at their longest (15 tokens, the cache's room made for that many): not for three.
+  options.max_batch_bytes = forward_bytes(memory, 2, 1, 15) + 1;
+  ASSERT_GT(forward_bytes(memory, 3, 1, 15), options.max_batch_bytes);
   PrefixScorer scorer(model, options);
   const GenerationResult result = scorer.generate(requests);
   EXPECT_EQ(result.stats.max_rows, 2);

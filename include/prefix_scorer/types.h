@@ -52,7 +52,8 @@ struct PrefixScorerOptions : ScoringOptions {
   // kCascadeByDevice (the default): see there.
   int64_t cascade_min_prefix_len = kCascadeByDevice;
   // Memory one forward may take: its rows' gathered prefix keys and values, its own, and its attention masks.
-  // Batches are cut to fit (a single row always runs). 0: a quarter of the free memory on CUDA, 1 GiB on the CPU.
+  // Batches are cut to fit (a single row always runs). 0: a quarter of the free memory on CUDA; on the CPU a quarter
+  // of the memory available (at least 1 GiB).
   int64_t max_batch_bytes = 0;
   // A shared prefix that only its own rows continue (no longer shared prefix below it), with at most this many
   // rows, runs as one packed tree instead of a cache entry: the prefix once, then each row's continuation,

@@ -8,7 +8,7 @@
 
 namespace prefix_scorer {
 
-// A quarter of the free memory of a CUDA device, 1 GiB on the CPU.
+// A quarter of the free memory of a CUDA device; on the CPU a quarter of the memory available now, at least 1 GiB.
 int64_t default_batch_bytes(c10::Device device);
 
 // The budget for forwards whose layers sit on `layer_devices` (one per layer): each device's default_batch_bytes,

@@ -1,6 +1,7 @@
 // The memory budget (forward_bytes) against what a forward after cached prefixes really allocates, measured by the
 // CPU allocator's own reports: the estimate bounds the peak and is not far above it, by cascade and by gather.
 
+#include "model/device_memory.h"
 #include "model/forward_batch.h"
 #include "model/model_config.h"
 #include "scoring/batching.h"
@@ -12,7 +13,9 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <mutex>
+#include <string>
 
 namespace prefix_scorer::test {
 namespace {
@@ -80,6 +83,29 @@ TEST_P(MemoryBudget, BoundsWhatAForwardAfterAPrefixAllocates) {
   // the peak (8.5 MB against 9.2 MB for the first case; 41% of it for gemma2's soft-capped scores).
   EXPECT_GE(estimate, peak) << "estimate " << estimate << ", peak " << peak;
   EXPECT_LE(estimate, 3 * peak) << "estimate " << estimate << ", peak " << peak;
+}
+
+// /proc/meminfo's value of `key` in bytes (0 where missing).
+int64_t meminfo_bytes(const std::string& key) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name, unit;
+  int64_t kib = 0;
+  while (meminfo >> name >> kib >> unit) {
+    if (name == key + ":") return kib * 1024;
+  }
+  return 0;
+}
+
+// On the CPU the default budget follows the machine: a quarter of the memory available (which moves a little
+// between two readings), never under 1 GiB.
+TEST(DefaultBudget, OnTheCpuAQuarterOfTheAvailableMemoryAtLeastOneGib) {
+  const int64_t gib = int64_t{1} << 30;
+  const int64_t before = meminfo_bytes("MemAvailable");
+  const int64_t budget = default_batch_bytes(c10::Device(c10::kCPU));
+  const int64_t after = meminfo_bytes("MemAvailable");
+  ASSERT_GT(before, 0) << "no MemAvailable in /proc/meminfo";
+  EXPECT_GE(budget, std::max(gib, std::min(before, after) / 4 - (64 << 20)));
+  EXPECT_LE(budget, std::max(gib, std::max(before, after) / 4 + (64 << 20)));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -21,12 +21,6 @@ at::Tensor pad_front(const at::Tensor& t, int64_t count, const at::Scalar& fill)
   return at::cat({at::full({t.size(0), count}, fill, t.options()), t}, 1);
 }
 
-int64_t bytes_of(const std::vector<LayerCache>& layers) {
-  int64_t total = 0;
-  for (const LayerCache& layer : layers) total += layer.bytes();
-  return total;
-}
-
 }  // namespace
 
 int64_t& kv_bytes_copied() {
@@ -37,7 +31,7 @@ int64_t& kv_bytes_copied() {
 void KvCache::append_layer(int64_t i, const LayerCache& fresh) {
   LayerCache& layer = layers_.at(i);
   if (!grow_in_place_ || fresh.slotted.empty()) {
-    if (!layer.empty()) kv_bytes_copied() += layer.bytes();
+    if (!fresh.slotted.empty()) kv_bytes_copied() += LayerCache{layer.slotted, {}}.bytes();  // a state is replaced
     layer = layer.empty() ? fresh : join_slots({layer, fresh});
     return;
   }
@@ -77,7 +71,11 @@ void KvCache::invalidate_last_slots(int64_t row, int64_t count) {
   if (count > 0) valid_[row].narrow(0, slots() - count, count).fill_(false);
 }
 
-int64_t KvCache::bytes() const { return bytes_of(layers_); }
+int64_t KvCache::bytes() const {
+  int64_t total = 0;
+  for (const LayerCache& layer : layers_) total += layer.bytes();
+  return total;
+}
 
 void KvCache::keep_rows(const std::vector<int64_t>& rows) {
   bool all_in_order = static_cast<int64_t>(rows.size()) == this->rows();

@@ -2,30 +2,25 @@
 
 #include <algorithm>
 #include <fstream>
-#include <string>
 
 namespace prefix_scorer {
-namespace {
 
-// MemAvailable of /proc/meminfo (what the kernel could hand out without swapping), in bytes; 0 where it is missing.
-int64_t available_host_bytes() {
+int64_t host_memory_bytes(const std::string& field) {
   std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
+  std::string name, unit;
   int64_t kib = 0;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
+  while (meminfo >> name >> kib >> unit) {
+    if (name == field + ":") return kib * 1024;
   }
   return 0;
 }
-
-}  // namespace
 
 int64_t default_batch_bytes(c10::Device device) {
 #ifdef PREFIX_SCORER_WITH_CUDA
   if (device.is_cuda()) return cuda::free_bytes(device) / 4;
 #endif
   (void)device;
-  return std::max(int64_t{1} << 30, available_host_bytes() / 4);
+  return std::max(int64_t{1} << 30, host_memory_bytes("MemAvailable") / 4);
 }
 
 int64_t default_batch_bytes(const std::vector<c10::Device>& layer_devices) {

@@ -4,9 +4,14 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace prefix_scorer {
+
+// A field of /proc/meminfo ("MemAvailable": what the kernel could hand out without swapping), in bytes; 0 where it
+// is missing.
+int64_t host_memory_bytes(const std::string& field);
 
 // A quarter of the free memory of a CUDA device; on the CPU a quarter of the memory available now, at least 1 GiB.
 int64_t default_batch_bytes(c10::Device device);

@@ -13,9 +13,7 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <mutex>
-#include <string>
 
 namespace prefix_scorer::test {
 namespace {
@@ -85,24 +83,13 @@ TEST_P(MemoryBudget, BoundsWhatAForwardAfterAPrefixAllocates) {
   EXPECT_LE(estimate, 3 * peak) << "estimate " << estimate << ", peak " << peak;
 }
 
-// /proc/meminfo's value of `key` in bytes (0 where missing).
-int64_t meminfo_bytes(const std::string& key) {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string name, unit;
-  int64_t kib = 0;
-  while (meminfo >> name >> kib >> unit) {
-    if (name == key + ":") return kib * 1024;
-  }
-  return 0;
-}
-
 // On the CPU the default budget follows the machine: a quarter of the memory available, never under 1 GiB. The
 // available memory moves between readings while other tests run beside this one: 512 MiB of slack either way.
 TEST(DefaultBudget, OnTheCpuAQuarterOfTheAvailableMemoryAtLeastOneGib) {
   const int64_t gib = int64_t{1} << 30, slack = int64_t{512} << 20;
-  const int64_t before = meminfo_bytes("MemAvailable");
+  const int64_t before = host_memory_bytes("MemAvailable");
   const int64_t budget = default_batch_bytes(c10::Device(c10::kCPU));
-  const int64_t after = meminfo_bytes("MemAvailable");
+  const int64_t after = host_memory_bytes("MemAvailable");
   ASSERT_GT(before, 0) << "no MemAvailable in /proc/meminfo";
   EXPECT_GE(budget, std::max(gib, std::min(before, after) / 4 - slack));
   EXPECT_LE(budget, std::max(gib, std::max(before, after) / 4 + slack));

@@ -1,6 +1,7 @@
 #include "model/attention.h"
 
 #include "model/cast.h"
+#include "model/decode_attention.h"
 #include "model/merge_attention.h"
 
 #include <cmath>
@@ -80,6 +81,7 @@ std::pair<at::Tensor, at::Tensor> partial_attention(const at::Tensor& q, const a
                                                     const at::Tensor& mask, const at::Tensor& additive, double scale,
                                                     CascadeKernel kernel) {
   if (kernel == CascadeKernel::kFusedCpu) {
+    if (cpu::can_attend_decode(q, k, v, mask)) return cpu::attend_decode(q, k, v, mask, scale);
     const auto [out, lse] = flash_cpu(q, k, v, additive.defined() ? additive : additive_mask(mask, q.scalar_type()), scale);
     return {cast(out, at::kFloat), lse};
   }
@@ -206,7 +208,10 @@ at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   if (!mask.plain.defined())
     return at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, options.scale > 0 ? std::optional<double>(scale) : std::nullopt, true);
   checked(mask, q, kv_heads, kernel);
-  if (kernel == CascadeKernel::kFusedCpu) return std::get<0>(flash_cpu(q, k, v, mask.additive, scale));
+  if (kernel == CascadeKernel::kFusedCpu) {
+    if (cpu::can_attend_decode(q, k, v, mask.visible)) return cpu::attend_decode(q, k, v, mask.visible, scale).first;
+    return std::get<0>(flash_cpu(q, k, v, mask.additive, scale));
+  }
   return unfold_groups(at::scaled_dot_product_attention(fold_groups(q, kv_heads), k, v, mask.visible, 0.0, false, scale),
                        heads);
 }

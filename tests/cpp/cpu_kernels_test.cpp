@@ -1,7 +1,9 @@
 // The fused CPU loops (src/model/cpu/) against the ATen ops they replace: the rotary embedding bitwise, in every
 // dtype and layout the layers hand it; the attention merge, by slots or by rows, against merge_attention_reference;
-// apply_linear's oneDNN matmul against at::linear in double.
+// apply_linear's oneDNN matmul against at::linear in double; a decode step's attention against softmax attention in
+// double.
 
+#include "model/decode_attention.h"
 #include "model/linear.h"
 #include "model/merge_attention.h"
 #include "model/rope.h"
@@ -77,6 +79,51 @@ TEST(FusedMerge, ReadsEachRowsSlotAndMatchesTheReference) {
   EXPECT_TRUE(at::allclose(merge_attention_rows(first, first_lse, out_b, lse_b, at::kFloat),
                            merge_attention_reference(first, first_lse.unsqueeze(-1), out_b, lse_b.unsqueeze(-1), at::kFloat),
                            1e-5, 1e-6));
+}
+
+// attend_decode against softmax attention taken in double, on what a decode step hands it: grouped query heads, keys
+// narrower than a vector register's multiple (20) and values of another width, keys over several blocks of the online
+// softmax, q token-major and the cache [b, slots, kv_heads, dim] with room past its keys, a row whose last keys are
+// invisible, a query that sees no key.
+TEST(DecodeAttention, MatchesSoftmaxAttentionInDouble) {
+  const int64_t b = 3, heads = 6, kv_heads = 2, queries = 2, dim = 20, v_dim = 12, keys = 300, slots = 340;
+  at::manual_seed(17);
+  const at::Tensor q = at::randn({b, queries, heads, dim}).transpose(1, 2);
+  const at::Tensor k = (at::randn({b, slots, kv_heads, dim}) * 2).transpose(1, 2).narrow(2, 0, keys);
+  const at::Tensor v = at::randn({b, slots, kv_heads, v_dim}).transpose(1, 2).narrow(2, 0, keys);
+  at::Tensor visible = at::rand({b, 1, queries, keys}) < 0.8;
+  visible[1].narrow(2, 180, keys - 180).fill_(false);
+  visible[2][0][1].fill_(false);
+  const double scale = 0.4;
+  ASSERT_TRUE(cpu::can_attend_decode(q, k, v, visible));
+  const auto [out, lse] = cpu::attend_decode(q, k, v, visible, scale);
+
+  const int64_t group = heads / kv_heads;
+  at::Tensor scores = at::matmul(q.to(at::kDouble), k.to(at::kDouble).repeat_interleave(group, 1).transpose(-1, -2)) * scale;
+  scores.masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
+  const at::Tensor seen = visible.any(-1).expand({b, heads, queries});  // the query of row 2 sees nothing
+  const at::Tensor want_lse = at::where(seen, at::logsumexp(scores, -1), static_cast<double>(cpu::kNoKeyLse));
+  const at::Tensor weights = at::softmax(scores, -1).nan_to_num(0.0);
+  const at::Tensor want = at::matmul(weights, v.to(at::kDouble).repeat_interleave(group, 1));
+  EXPECT_TRUE(at::allclose(out.to(at::kDouble), want, 1e-5, 1e-6)) << (out - want).abs().max();
+  EXPECT_TRUE(at::allclose(lse.to(at::kDouble), want_lse, 1e-6, 1e-5)) << (lse - want_lse).abs().max();
+  EXPECT_EQ(out.stride(2), heads * v_dim);  // token-major, as the flash kernel leaves it
+  // one mask row for every query (a prefix's slots): broadcast over the queries
+  const at::Tensor slot_valid = visible.narrow(2, 0, 1);
+  const at::Tensor broadcast = std::get<0>(cpu::attend_decode(q, k, v, slot_valid, scale));
+  EXPECT_TRUE(at::allclose(broadcast, std::get<0>(cpu::attend_decode(q, k, v, slot_valid.expand_as(visible).clone(), scale))));
+}
+
+TEST(DecodeAttention, LeavesWhatItCannotTakeToTheFlashKernel) {
+  const at::Tensor q = at::randn({2, 4, 1, 8}), k = at::randn({2, 2, 5, 8}), v = at::randn({2, 2, 5, 8});
+  const at::Tensor visible = at::ones({2, 1, 1, 5}, at::kBool);
+  EXPECT_TRUE(cpu::can_attend_decode(q, k, v, visible));
+  EXPECT_FALSE(cpu::can_attend_decode(q.to(at::kBFloat16), k, v, visible));                       // another dtype
+  EXPECT_FALSE(cpu::can_attend_decode(at::randn({2, 4, cpu::kMostDecodeQueries + 1, 8}), k, v,   // a prefill's queries
+                                      visible));
+  EXPECT_FALSE(cpu::can_attend_decode(q, k.transpose(2, 3).contiguous().transpose(2, 3), v, visible));  // dim strided
+  EXPECT_FALSE(cpu::can_attend_decode(q, k, v, at::zeros({2, 1, 1, 5})));                         // not a bool mask
+  EXPECT_FALSE(cpu::can_attend_decode(at::randn({2, 3, 1, 8}), k, v, visible));                   // 3 heads over 2
 }
 
 // fp32 on the CPU through oneDNN wherever this torch has it: within rounding of at::linear taken in double, for

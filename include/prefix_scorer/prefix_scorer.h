@@ -10,4 +10,4 @@
 #include "prefix_scorer/stop_strings.h"
 #include "prefix_scorer/tokenizer.h"
 #include "prefix_scorer/types.h"
-#include "prefix_scorer/windows.h"
+#include "prefix_scorer/rolling_windows.h"

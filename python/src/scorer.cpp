@@ -5,7 +5,7 @@
 #include "prefix_scorer/scorer.h"
 #include "prefix_scorer/stop_strings.h"
 #include "prefix_scorer/tokenizer.h"
-#include "prefix_scorer/windows.h"
+#include "prefix_scorer/rolling_windows.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>

@@ -71,7 +71,7 @@ struct ModelConfig {
   int64_t num_layers = 0;
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
-  int64_t head_dim = 0;
+  int64_t head_dim = 0;  // under latent attention, the rotated part of a key (qk_rope_head_dim)
   int64_t max_position_embeddings = 2048;
   int64_t sliding_window = 0;  // 0: attention over the whole sequence
   std::vector<LayerKind> layer_kinds;  // which layers use sliding_window; empty: all (gemma2 and gemma3 alternate)
@@ -82,10 +82,10 @@ struct ModelConfig {
   bool mlp_bias = false;     // bias on gate, up and down projections (llama mlp_bias)
   bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3) ...
   bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
-  bool qk_norm_after_rope = false;
+  bool qk_norm_after_rope = false;  // per-head q/k norms after the rotation (hunyuan_v1_dense), not before
   // The rope rotates interleaved pairs (0, 1), (2, 3), ... of each head (ernie4_5): q and k rows are reordered at
   // load into the halves the rope here rotates, which leaves every q . k as it is.
-  bool interleaved_rope = false;  // per-head q/k norms after the rotation (hunyuan_v1_dense), not before
+  bool interleaved_rope = false;
   bool fused_projections = false;   // q, k, v in one qkv_proj and gate, up in one gate_up_proj (phi3)
   Activation activation = Activation::kSilu;  // of the MLP's gate
   bool norm_plus_one = false;       // RMSNorm scales by (1 + w), in fp32 (gemma)

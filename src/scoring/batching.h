@@ -36,7 +36,7 @@ inline bool within_memory(const BatchMemory& memory, int64_t rows, int64_t suffi
   return memory.max_bytes == 0 || forward_bytes(memory, rows, suffix, prefix) <= memory.max_bytes;
 }
 
-// A forward pads at most an eighth of its tokens (a single row aside): a padded token costs as much as a real
+// A forward pads at most a sixteenth of its tokens (a single row aside): a padded token costs as much as a real
 // one, a further forward only its fixed overhead.
 inline bool within_padding(int64_t padded_tokens, int64_t real_tokens) {
   return 16 * (padded_tokens - real_tokens) <= padded_tokens;

@@ -10,7 +10,7 @@
 #include "model/device_memory.h"
 #include "scoring/prefix_cache.h"
 #include "scoring/requests.h"
-#include "prefix_scorer/windows.h"
+#include "prefix_scorer/rolling_windows.h"
 #include "scoring/forward_segments.h"
 #include "scoring/suffix_runner.h"
 

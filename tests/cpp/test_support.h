@@ -13,7 +13,7 @@
 #include "scoring/prefix_cache.h"
 #include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
-#include "prefix_scorer/windows.h"
+#include "prefix_scorer/rolling_windows.h"
 #include "model/rope.h"
 #include "scoring/rows.h"
 #include "model/safetensors.h"

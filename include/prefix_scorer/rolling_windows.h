@@ -1,7 +1,7 @@
 #pragma once
-// Scoring windows: a continuation longer than the model's window scored in pieces, each after as much of the text
-// before it as fits (lm-evaluation-harness's rolling windows for loglikelihood_rolling, and Evalution's long
-// continuations).
+// Rolling scoring windows: a continuation longer than the model's context scored in pieces, each after as much of
+// the text before it as fits (lm-evaluation-harness's rolling windows for loglikelihood_rolling, and Evalution's long
+// continuations). Not the sliding attention windows of a model's layers (ModelConfig::sliding_window).
 
 #include "prefix_scorer/types.h"
 

@@ -1,4 +1,4 @@
-#include "prefix_scorer/windows.h"
+#include "prefix_scorer/rolling_windows.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -31,11 +31,10 @@ bool linear_by_onednn(const at::Tensor& x, const at::Tensor& weight) {
          x.dim() >= 1 && !x.is_mkldnn() && !weight.is_mkldnn() && onednn_linear().has_value();
 }
 
-at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!linear_by_onednn(x, weight) || (bias.defined() && bias.scalar_type() != at::kFloat))
-    return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
-  return onednn_linear()->call(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt, "none",
-                               c10::List<std::optional<at::Scalar>>(), std::nullopt);
+at::Tensor linear(const at::Tensor& x, const Linear& l) {
+  const std::optional<at::Tensor> bias = l.bias.defined() ? std::optional<at::Tensor>(l.bias) : std::nullopt;
+  if (!linear_by_onednn(x, l.weight) || (bias && bias->scalar_type() != at::kFloat)) return at::linear(x, l.weight, bias);
+  return onednn_linear()->call(x, l.weight, bias, "none", c10::List<std::optional<at::Scalar>>(), std::nullopt);
 }
 
 }  // namespace prefix_scorer

@@ -292,7 +292,7 @@ at::Tensor attend_part(const AttentionSpec& a, const NormSpec& n, const LayerWei
       attend_cached(a, p.q, part.produced->at(a.kv_layer), shared_prefix(part.shared, a.kv_layer), in, l.sinks);
   if (own_kv && !read_later) (*part.produced)[index] = {};
   // (a head-gated model never packs its tokens: h is [b, t, hidden] here)
-  if (a.head_gate) heads = heads * at::sigmoid(apply_linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
+  if (a.head_gate) heads = heads * at::sigmoid(linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
   return real_only(token_major(heads), in);
 }
 
@@ -302,7 +302,7 @@ at::Tensor attend_part(const AttentionSpec& a, const NormSpec& n, const LayerWei
 at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                      const std::vector<PartContext>& parts, int64_t index, bool read_later,
                      const std::vector<at::Tensor>& state = {}) {
-  const at::Tensor projected = a.kv_layer == index ? apply_linear(h, l.qkv, l.qkv_bias) : apply_linear(h, l.q, l.q_bias);
+  const at::Tensor projected = a.kv_layer == index ? linear(h, l.qkv) : linear(h, l.q);
   at::Tensor by_token;
   if (parts.size() == 1) {
     by_token = attend_part(a, n, l, h, projected, parts.front(), index, read_later, state);
@@ -313,8 +313,8 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
                                  read_later, state));
     by_token = at::cat(each, 1);
   }
-  if (a.output_gate) by_token = by_token * at::sigmoid(apply_linear(h, l.attn_gate, l.attn_gate_bias));
-  return apply_linear(by_token, l.o, l.o_bias);
+  if (a.output_gate) by_token = by_token * at::sigmoid(linear(h, l.attn_gate));
+  return linear(by_token, l.o);
 }
 
 // The width expanded keys and values take together (see expanded_latents).
@@ -345,7 +345,7 @@ LayerCache expanded_latents(const LatentSpec& m, const LayerWeights& l, const at
   const int64_t n = latents.size(0), s = latents.size(2), heads = l.key_up.size(0), width = expanded_width(m);
   const at::Tensor nope = latents.narrow(-1, 0, m.kv_rank);  // [n, 1, s, kv_rank]
   auto per_head = [&](const at::Tensor& rows) {  // rows [heads, out, kv_rank]: [n, heads, s, out]
-    return apply_linear(nope, rows.view({-1, m.kv_rank})).view({n, s, heads, rows.size(1)}).transpose(1, 2);
+    return linear(nope, {rows.view({-1, m.kv_rank}), {}}).view({n, s, heads, rows.size(1)}).transpose(1, 2);
   };
   const at::Tensor rope = latents.narrow(-1, m.kv_rank, m.rope_dim).expand({-1, heads, -1, -1});
   const at::Tensor keys = at::cat({per_head(l.key_up), rope}, -1);
@@ -370,8 +370,8 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
   const NormSpec latent_norm;
   const int64_t q_in = m.q_rank > 0 ? m.q_rank : m.q_width(a.heads);
   const std::vector<at::Tensor> parts =
-      apply_linear(h, l.qkv, l.qkv_bias).split_with_sizes({q_in, m.kv_rank, m.rope_dim}, -1);
-  const at::Tensor q = (m.q_rank > 0 ? apply_linear(rms_norm(parts[0], l.q_a_norm, latent_norm), l.q) : parts[0])
+      linear(h, l.qkv).split_with_sizes({q_in, m.kv_rank, m.rope_dim}, -1);
+  const at::Tensor q = (m.q_rank > 0 ? linear(rms_norm(parts[0], l.q_a_norm, latent_norm), l.q) : parts[0])
                            .view({b, t, a.heads, m.nope_dim + m.rope_dim});
   const RotaryTables& rotary = in.rotary.at(a.rope);
   const at::Tensor q_rope = apply_rotary(q.narrow(-1, m.nope_dim, m.rope_dim), rotary).transpose(1, 2);
@@ -403,7 +403,7 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
     const at::Tensor latents = attend_cached(a, scaled(query), kv, prefix, in, {});
     heads = by_head(latents.narrow(-1, 0, m.kv_rank), l.value_up.transpose(1, 2));
   }
-  return apply_linear(heads.transpose(1, 2).reshape({b, t, a.heads * m.value_dim}), l.o, l.o_bias);
+  return linear(heads.transpose(1, 2).reshape({b, t, a.heads * m.value_dim}), l.o);
 }
 
 // A Gated DeltaNet layer over its normed input `h` [b, t, hidden]: q, k and v projected and convolved (causal,
@@ -417,12 +417,12 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
   const int64_t b = h.size(0), t = h.size(1);
   const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
   const auto [mixed, history_after] =
-      causal_conv1d_silu(apply_linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, history, in.row_lengths);
+      causal_conv1d_silu(linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, history, in.row_lengths);
   const std::vector<at::Tensor> qkv =
       mixed.transpose(1, 2).split_with_sizes({d.key_width(), d.key_width(), d.value_width()}, -1);
   at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
-                 at::softplus(apply_linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
-  at::Tensor beta = at::sigmoid(apply_linear(h, l.delta_b));
+                 at::softplus(linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
+  at::Tensor beta = at::sigmoid(linear(h, l.delta_b));
   if (d.beta_scale != 1) beta = beta * d.beta_scale;
   if (in.token_valid.defined()) {
     const at::Tensor real = in.token_valid.unsqueeze(-1);
@@ -435,9 +435,9 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
   // One token a row (a decode step) token by token, as transformers steps; else in chunks.
   const auto [out, state_after] = t == 1 ? recurrent_gated_delta_rule(rule, state) : chunked_gated_delta_rule(rule, state);
   after = {{}, {state_after, history_after}};
-  const at::Tensor z = apply_linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
+  const at::Tensor z = linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
   const at::Tensor normed = l.delta_norm * unit_rms_norm(out, d.norm_eps);
-  return apply_linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
+  return linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
 }
 
 // LFM2's short convolution over its normed input `h` [b, t, hidden]: B, C and x projected, B * x convolved (causal,
@@ -445,11 +445,11 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
 // each row's last real token.
 at::Tensor short_conv(const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
                       const std::vector<at::Tensor>& before, LayerCache& after) {
-  const std::vector<at::Tensor> bcx = apply_linear(h, l.conv_in, l.conv_in_bias).chunk(3, -1);
+  const std::vector<at::Tensor> bcx = linear(h, l.conv_in).chunk(3, -1);
   const auto [convolved, history_after] = causal_conv1d((bcx[0] * bcx[2]).transpose(1, 2), l.conv, l.conv_bias,
                                                         before.empty() ? at::Tensor() : before[0], in.row_lengths, false);
   after = {{}, {history_after}};
-  return apply_linear(bcx[1] * convolved.transpose(1, 2), l.o, l.o_bias);
+  return linear(bcx[1] * convolved.transpose(1, 2), l.o);
 }
 
 // Mamba2's output y [b, t, heads, head_dim] and its gate z, as Mamba2Gate says: RMS-normed over each group of heads'
@@ -483,7 +483,7 @@ at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& 
                   const std::vector<at::Tensor>& before, LayerCache& after) {
   const int64_t b = h.size(0), t = h.size(1);
   const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
-  at::Tensor projected = apply_linear(m.in_multiplier != 1 ? h * m.in_multiplier : h, l.mamba_in, l.mamba_in_bias);
+  at::Tensor projected = linear(m.in_multiplier != 1 ? h * m.in_multiplier : h, l.mamba_in);
   if (l.mamba_mup.defined()) projected = projected * l.mamba_mup;
   const std::vector<at::Tensor> zxbcdt = projected.split_with_sizes({m.inner(), m.conv_channels(), m.heads}, -1);
   const auto [convolved, history_after] =
@@ -500,7 +500,7 @@ at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& 
   const auto [y, state_after] = step ? scan_step(scan, state) : chunked_scan(scan, state, m.chunk);
   after = {{}, {state_after, history_after}};
   const at::Tensor normed = gated_group_norm(m, y, zxbcdt[0].reshape({b, t, m.heads, m.head_dim}), l.mamba_norm);
-  return apply_linear(normed.to(h.scalar_type()), l.mamba_out, l.mamba_out_bias);
+  return linear(normed.to(h.scalar_type()), l.mamba_out);
 }
 
 // A recurrent layer's state before a forward's tokens: the cache's rows' (the tokens it holds), else each row's
@@ -553,16 +553,16 @@ at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defin
 
 at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
   if (m.ungated_experts)
-    return apply_linear(activate(apply_linear(x, e.up, e.up_bias), m.activation), e.down, e.down_bias);
-  const at::Tensor gate = activate(apply_linear(x, e.gate, e.gate_bias), m.activation);
-  return apply_linear(gate * apply_linear(x, e.up, e.up_bias), e.down, e.down_bias);
+    return linear(activate(linear(x, e.up), m.activation), e.down);
+  const at::Tensor gate = activate(linear(x, e.gate), m.activation);
+  return linear(gate * linear(x, e.up), e.down);
 }
 
 // The experts a router chooses for each token [tokens, per_token] and their weights, as RouterSpec describes.
 std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights& l, const at::Tensor& router_in,
                                         at::ScalarType dtype) {
-  const at::Tensor logits = r.fp32_logits ? apply_linear(router_in.to(at::kFloat), l.router)
-                                          : apply_linear(router_in, l.router, l.router_bias);
+  const at::Tensor logits = r.fp32_logits ? linear(router_in.to(at::kFloat), l.router)
+                                          : linear(router_in, l.router);
   at::Tensor weights, chosen;
   if (r.scores == RouterScores::kSoftmaxOfChosen || r.scores == RouterScores::kFp32SoftmaxOfChosen) {
     std::tie(weights, chosen) = logits.topk(r.per_token, -1);  // the top logits, then a softmax over them
@@ -618,7 +618,7 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
       at::searchsorted(sorted_experts, at::arange(r.experts, sorted_experts.options()), /*out_int32=*/true,
                        /*right=*/true);
   const at::Tensor tokens = at::div(order, r.per_token, "floor");
-  const at::Tensor experts_in = m.latent_size > 0 ? apply_linear(x, l.latent_in, l.latent_in_bias) : x;
+  const at::Tensor experts_in = m.latent_size > 0 ? linear(x, l.latent_in) : x;
   const at::Tensor rows = experts_in.index_select(0, tokens);
   const StackedExperts& e = l.experts;
   const at::Tensor up = plus(at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends), expert_bias(e.up_bias, sorted_experts));
@@ -636,10 +636,10 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
   // Routing weights kept fp32 add the experts' outputs up in fp32, rounded once (transformers' fp32 buffer).
   at::Tensor out = r.weights_fp32 ? at::zeros_like(experts_in, at::kFloat).index_add_(0, tokens, y.to(at::kFloat)).to(x.scalar_type())
                                   : at::zeros_like(experts_in).index_add_(0, tokens, y.to(x.scalar_type()));
-  if (m.latent_size > 0) out = apply_linear(out, l.latent_out, l.latent_out_bias);
+  if (m.latent_size > 0) out = linear(out, l.latent_out);
   if (r.shared_expert_size > 0) {
     const at::Tensor shared = expert_forward(m, l.shared_expert, x);
-    out = out + (r.shared_expert_gated ? at::sigmoid(apply_linear(x, l.shared_expert_gate)) * shared : shared);
+    out = out + (r.shared_expert_gated ? at::sigmoid(linear(x, l.shared_expert_gate)) * shared : shared);
   }
   return out.view(g.sizes());
 }
@@ -649,18 +649,17 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
     case MlpKind::kExperts:
       return mixture(m, l, g, g, n);
     case MlpKind::kUngated: {
-      const at::Tensor up = apply_linear(g, l.up, l.up_bias);
-      return apply_linear(m.activation == Activation::kXielu ? xielu(up, l) : activate(up, m.activation), l.down,
-                          l.down_bias);
+      const at::Tensor up = linear(g, l.up);
+      return linear(m.activation == Activation::kXielu ? xielu(up, l) : activate(up, m.activation), l.down);
     }
     case MlpKind::kGated:
       break;
     case MlpKind::kNone:
       throw std::logic_error("mlp: the layer has no MLP");
   }
-  const std::vector<at::Tensor> gate_up = apply_linear(g, l.gate_up, l.gate_up_bias).chunk(2, -1);  // one matmul
+  const std::vector<at::Tensor> gate_up = linear(g, l.gate_up).chunk(2, -1);  // one matmul
   const at::Tensor gate = m.gate_multiplier != 1 ? gate_up[0] * m.gate_multiplier : gate_up[0];
-  const at::Tensor out = apply_linear(activate(gate, m.activation) * gate_up[1], l.down, l.down_bias);
+  const at::Tensor out = linear(activate(gate, m.activation) * gate_up[1], l.down);
   return m.down_multiplier != 1 ? out * m.down_multiplier : out;
 }
 
@@ -694,8 +693,8 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
           rms_norm(mixture(s.experts, l, rms_norm(y, l.experts_in_norm, n), y, n), l.experts_out_norm, n);
   at::Tensor z = y + scale_residual(rms_norm(out, l.mlp_out_norm, n), s.residual_multiplier);
   if (s.per_layer_input) {
-    const at::Tensor gated = activate(apply_linear(z, l.per_layer_gate), s.mlp.activation) * per_layer_input;
-    z = z + rms_norm(apply_linear(gated, l.per_layer_projection), l.per_layer_norm, n);
+    const at::Tensor gated = activate(linear(z, l.per_layer_gate), s.mlp.activation) * per_layer_input;
+    z = z + rms_norm(linear(gated, l.per_layer_projection), l.per_layer_norm, n);
   }
   return s.scalar ? z * l.scalar : z;
 }
@@ -710,7 +709,7 @@ at::Tensor per_layer_inputs(const ModelWeights& w, const ModelSpec& spec, const 
   const at::Tensor by_token = w.per_layer_embed.index_select(0, tokens).view({b, t, layers, width}) *
                               scale_in_dtype(std::sqrt(static_cast<double>(width)), embedded);
   const double projection_scale = std::pow(static_cast<double>(embedded.size(-1)), -0.5);
-  const at::Tensor projected = (apply_linear(embedded, w.per_layer_model_projection) * projection_scale)
+  const at::Tensor projected = (linear(embedded, w.per_layer_model_projection) * projection_scale)
                                    .view({b, t, layers, width});
   return (rms_norm(projected, w.per_layer_projection_norm, n) + by_token) * std::pow(2.0, -0.5);
 }
@@ -885,8 +884,7 @@ std::vector<at::Tensor> Model::run_forward(const std::vector<ForwardPart>& parts
                              .index_select(0, score_index.device().is_cpu() ? upload(score_index, x.device())
                                                                             : score_index.to(x.device()));
   at::Tensor logits =
-      apply_linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head,
-                   weights_->lm_head_bias);
+      linear(norm(rows, weights_->final_norm, weights_->final_norm_bias, spec_->norm), weights_->lm_head);
   if (config_->logits_scaling != 1) logits = logits / config_->logits_scaling;
   if (config_->lm_head_multiplier != 1) logits = logits * config_->lm_head_multiplier;
   logits = soft_cap(logits, config_->final_softcap);

@@ -30,20 +30,29 @@ struct WeightSlot {
 
 at::ScalarType slot_dtype(const WeightSlot& slot, at::ScalarType dtype) { return slot.fp32 ? at::kFloat : dtype; }
 
-using LayerTensor = at::Tensor LayerWeights::*;
+// Where a layer's tensor goes: a member of LayerWeights, or the weight or bias of one of its Linears.
+using LayerTensor = std::function<at::Tensor&(LayerWeights&)>;
+
+LayerTensor weight_of(Linear LayerWeights::*member) {
+  return [member](LayerWeights& l) -> at::Tensor& { return (l.*member).weight; };
+}
+
+LayerTensor bias_of(Linear LayerWeights::*member) {
+  return [member](LayerWeights& l) -> at::Tensor& { return (l.*member).bias; };
+}
 
 // Checkpoint tensor `name` of layer `i`, taken as it is into `member`.
 void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, std::vector<int64_t> shape,
                       LayerTensor member) {
   slots.push_back({{name, std::move(shape)}, i,
-                   [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t; }});
+                   [i, member](ModelWeights& w, const at::Tensor& t) { member(w.layers[i]) = t; }});
 }
 
 // A depthwise convolution's weight `name` of layer `i` ([channels, 1, taps] as saved), kept [channels, taps].
 void add_depthwise_conv(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, int64_t channels,
                         int64_t taps, LayerTensor member) {
   slots.push_back({{name, {channels, 1, taps}}, i,
-                   [i, member](ModelWeights& w, const at::Tensor& t) { w.layers[i].*member = t.squeeze(1); }});
+                   [i, member](ModelWeights& w, const at::Tensor& t) { member(w.layers[i]) = t.squeeze(1); }});
 }
 
 // Checkpoint tensors kept apart ([rows, ...] each, `inner` the rest of each shape) written one after another into
@@ -59,7 +68,7 @@ void add_joined_rows(std::vector<WeightSlot>& slots, int64_t i, const std::strin
     shape.insert(shape.end(), inner.begin(), inner.end());
     slots.push_back({{prefix + name, std::move(shape)}, i,
                      [=](ModelWeights& w, const at::Tensor& t) {
-                       at::Tensor& joined = w.layers[i].*member;
+                       at::Tensor& joined = member(w.layers[i]);
                        if (!joined.defined()) joined = at::empty({total, width}, t.options());
                        joined.narrow(0, offset, rows).copy_(t.reshape({rows, width}));
                      }});
@@ -74,8 +83,8 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const
                          int64_t i, const std::string& layer) {
   const int64_t e = m.router.experts, ff = m.size;
   const std::string router = layer + names.router + ".", gate_up = layer + names.gate, down = layer + names.down;
-  slots.push_back({{router + "weight", {e, h}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router = t; }});
-  slots.push_back({{router + "bias", {e}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router_bias = t; }});
+  slots.push_back({{router + "weight", {e, h}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router.weight = t; }});
+  slots.push_back({{router + "bias", {e}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router.bias = t; }});
   slots.push_back({{gate_up, {e, h, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
                      StackedExperts& x = w.layers[i].experts;
                      x.gate = t.slice(2, 0, t.size(2), 2).transpose(1, 2).contiguous();
@@ -122,20 +131,20 @@ void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, c
     if (!interleaved) return add(name, std::move(shape), member);
     const int64_t rope = m.rope_dim;
     slots.push_back({{prefix + name, std::move(shape)}, i, [=](ModelWeights& w, const at::Tensor& t) {
-                       w.layers[i].*member = rope_rows_to_halves(t, block, block - rope, rope);
+                       member(w.layers[i]) = rope_rows_to_halves(t, block, block - rope, rope);
                      }});
   };
   const int64_t q_head = m.nope_dim + m.rope_dim;
   if (m.q_rank > 0) {
-    add("q_a_proj.weight", {m.q_rank, h}, &LayerWeights::q_a);
-    if (a.qkv_bias) add("q_a_proj.bias", {m.q_rank}, &LayerWeights::q_a_bias);
+    add("q_a_proj.weight", {m.q_rank, h}, weight_of(&LayerWeights::q_a));
+    if (a.qkv_bias) add("q_a_proj.bias", {m.q_rank}, bias_of(&LayerWeights::q_a));
     add("q_a_layernorm.weight", {m.q_rank}, &LayerWeights::q_a_norm);
-    add_rotated("q_b_proj.weight", {m.q_width(a.heads), m.q_rank}, q_head, &LayerWeights::q);
+    add_rotated("q_b_proj.weight", {m.q_width(a.heads), m.q_rank}, q_head, weight_of(&LayerWeights::q));
   } else {
-    add_rotated("q_proj.weight", {m.q_width(a.heads), h}, q_head, &LayerWeights::q);
+    add_rotated("q_proj.weight", {m.q_width(a.heads), h}, q_head, weight_of(&LayerWeights::q));
   }
-  add_rotated("kv_a_proj_with_mqa.weight", {m.latent_width(), h}, m.latent_width(), &LayerWeights::kv_a);
-  if (a.qkv_bias) add_rotated("kv_a_proj_with_mqa.bias", {m.latent_width()}, m.latent_width(), &LayerWeights::kv_a_bias);
+  add_rotated("kv_a_proj_with_mqa.weight", {m.latent_width(), h}, m.latent_width(), weight_of(&LayerWeights::kv_a));
+  if (a.qkv_bias) add_rotated("kv_a_proj_with_mqa.bias", {m.latent_width()}, m.latent_width(), bias_of(&LayerWeights::kv_a));
   add("kv_a_layernorm.weight", {m.kv_rank}, &LayerWeights::kv_a_norm);
   const int64_t heads = a.heads;
   slots.push_back({{prefix + "kv_b_proj.weight", {heads * (m.nope_dim + m.value_dim), m.kv_rank}}, i,
@@ -144,8 +153,8 @@ void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, c
                      w.layers[i].key_up = by_head.narrow(1, 0, m.nope_dim).contiguous();
                      w.layers[i].value_up = by_head.narrow(1, m.nope_dim, m.value_dim).contiguous();
                    }});
-  add("o_proj.weight", {h, heads * m.value_dim}, &LayerWeights::o);
-  if (a.o_bias) add("o_proj.bias", {h}, &LayerWeights::o_bias);
+  add("o_proj.weight", {h, heads * m.value_dim}, weight_of(&LayerWeights::o));
+  if (a.o_bias) add("o_proj.bias", {h}, bias_of(&LayerWeights::o));
 }
 
 // `experts` experts of layer `i` stacked by rows: gate's then up's [experts, 2 x ff, hidden] under `gate_up`, down
@@ -167,7 +176,7 @@ void add_experts_beside(std::vector<WeightSlot>& slots, const MlpSpec& m, int64_
   auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
     add_layer_tensor(slots, i, layer + name, std::move(shape), member);
   };
-  add("router.proj.weight", {e, h}, &LayerWeights::router);
+  add("router.proj.weight", {e, h}, weight_of(&LayerWeights::router));
   add("router.scale", {h}, &LayerWeights::router_scale);
   add("router.per_expert_scale", {e}, &LayerWeights::expert_scales);
   add_row_stacked_experts(slots, i, layer + "experts.gate_up_proj", layer + "experts.down_proj", e, ff, h);
@@ -187,10 +196,10 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
     case DeltaNetLayout::kOlmoHybrid: {  // q, k and v apart, written into the convolution's channels in that order
       add_joined_rows(slots, i, prefix,
                       {{"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}},
-                      {h}, &LayerWeights::delta_qkv);
-      add("g_proj.weight", {d.value_width(), h}, &LayerWeights::delta_z);
-      add("b_proj.weight", {d.value_heads, h}, &LayerWeights::delta_b);
-      add("a_proj.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+                      {h}, weight_of(&LayerWeights::delta_qkv));
+      add("g_proj.weight", {d.value_width(), h}, weight_of(&LayerWeights::delta_z));
+      add("b_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_b));
+      add("a_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_a));
       break;
     }
     case DeltaNetLayout::kQwen3NextFused: {
@@ -199,23 +208,23 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
                        [=](ModelWeights& w, const at::Tensor& t) {
                          const std::vector<at::Tensor> p = t.view({groups, 2 * kd + 2 * vd, h}).split_with_sizes({kd, kd, vd, vd}, 1);
                          auto rows = [h](const at::Tensor& part) { return part.reshape({-1, h}); };
-                         w.layers[i].delta_qkv = at::cat({rows(p[0]), rows(p[1]), rows(p[2])});
-                         w.layers[i].delta_z = rows(p[3]);
+                         w.layers[i].delta_qkv.weight = at::cat({rows(p[0]), rows(p[1]), rows(p[2])});
+                         w.layers[i].delta_z.weight = rows(p[3]);
                        }});
       slots.push_back({{prefix + "in_proj_ba.weight", {2 * d.value_heads, h}}, i,
                        [=](ModelWeights& w, const at::Tensor& t) {
                          const std::vector<at::Tensor> p = t.view({groups, 2 * per_group, h}).split(per_group, 1);
-                         w.layers[i].delta_b = p[0].reshape({-1, h});
-                         w.layers[i].delta_a = p[1].reshape({-1, h});
+                         w.layers[i].delta_b.weight = p[0].reshape({-1, h});
+                         w.layers[i].delta_a.weight = p[1].reshape({-1, h});
                        }});
       break;
     }
     case DeltaNetLayout::kQwen35:
     case DeltaNetLayout::kNone:
-      add("in_proj_qkv.weight", {d.conv_channels(), h}, &LayerWeights::delta_qkv);
-      add("in_proj_z.weight", {d.value_width(), h}, &LayerWeights::delta_z);
-      add("in_proj_b.weight", {d.value_heads, h}, &LayerWeights::delta_b);
-      add("in_proj_a.weight", {d.value_heads, h}, &LayerWeights::delta_a);
+      add("in_proj_qkv.weight", {d.conv_channels(), h}, weight_of(&LayerWeights::delta_qkv));
+      add("in_proj_z.weight", {d.value_width(), h}, weight_of(&LayerWeights::delta_z));
+      add("in_proj_b.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_b));
+      add("in_proj_a.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_a));
       break;
   }
   const bool olmo = layout == DeltaNetLayout::kOlmoHybrid;
@@ -229,7 +238,7 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
   add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
   add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
   add(olmo ? "o_norm.weight" : "norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
-  add(olmo ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, &LayerWeights::o);
+  add(olmo ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, weight_of(&LayerWeights::o));
 }
 
 // A short-convolution layer's tensors (after `prefix`, "model.layers.N.conv."), as LFM2 names them.
@@ -238,13 +247,13 @@ void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int6
   auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
-  add("in_proj.weight", {3 * h, h}, &LayerWeights::conv_in);
+  add("in_proj.weight", {3 * h, h}, weight_of(&LayerWeights::conv_in));
   add_depthwise_conv(slots, i, prefix + "conv.weight", h, s.taps, &LayerWeights::conv);
-  add("out_proj.weight", {h, h}, &LayerWeights::o);
+  add("out_proj.weight", {h, h}, weight_of(&LayerWeights::o));
   if (!s.bias) return;
-  add("in_proj.bias", {3 * h}, &LayerWeights::conv_in_bias);
+  add("in_proj.bias", {3 * h}, bias_of(&LayerWeights::conv_in));
   add("conv.bias", {h}, &LayerWeights::conv_bias);
-  add("out_proj.bias", {h}, &LayerWeights::o_bias);
+  add("out_proj.bias", {h}, bias_of(&LayerWeights::o));
 }
 
 // A Mamba2 layer's tensors (after `prefix`, "model.layers.N.mamba."), as transformers names them.
@@ -252,16 +261,16 @@ void add_mamba2(std::vector<WeightSlot>& slots, const Mamba2Spec& m, int64_t h, 
   auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
-  add("in_proj.weight", {m.projected(), h}, &LayerWeights::mamba_in);
-  if (m.proj_bias) add("in_proj.bias", {m.projected()}, &LayerWeights::mamba_in_bias);
+  add("in_proj.weight", {m.projected(), h}, weight_of(&LayerWeights::mamba_in));
+  if (m.proj_bias) add("in_proj.bias", {m.projected()}, bias_of(&LayerWeights::mamba_in));
   add_depthwise_conv(slots, i, prefix + "conv1d.weight", m.conv_channels(), m.taps, &LayerWeights::mamba_conv);
   if (m.conv_bias) add("conv1d.bias", {m.conv_channels()}, &LayerWeights::mamba_conv_bias);
   add("A_log", {m.heads}, &LayerWeights::mamba_a_log);
   add("D", {m.heads}, &LayerWeights::mamba_d);
   add("dt_bias", {m.heads}, &LayerWeights::mamba_dt_bias);
   if (m.gate != Mamba2Gate::kGateOnly) add("norm.weight", {m.inner()}, &LayerWeights::mamba_norm);
-  add("out_proj.weight", {h, m.inner()}, &LayerWeights::mamba_out);
-  if (m.out_bias) add("out_proj.bias", {h}, &LayerWeights::mamba_out_bias);
+  add("out_proj.weight", {h, m.inner()}, weight_of(&LayerWeights::mamba_out));
+  if (m.out_bias) add("out_proj.bias", {h}, bias_of(&LayerWeights::mamba_out));
 }
 
 // Every tensor `c` needs, in the order a synthetic model draws them (which fixes its random weights), each with
@@ -295,7 +304,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                          const at::Tensor t = in_out ? stored.t().contiguous() : stored;
                          int64_t row = 0;
                          for (const auto& [member, rows] : parts) {
-                           w.layers[i].*member = parts.size() == 1 ? t : t.narrow(0, row, rows);
+                           member(w.layers[i]) = parts.size() == 1 ? t : t.narrow(0, row, rows);
                            row += rows;
                          }
                        }});
@@ -309,7 +318,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       const int64_t head_dim = a.head_dim;
       slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
                        [i, member, head_dim](ModelWeights& w, const at::Tensor& t) {
-                         w.layers[i].*member = halves_from_pairs(t, head_dim);
+                         member(w.layers[i]) = halves_from_pairs(t, head_dim);
                        }});
     };
     // Parts fused by head (rows: head 0's part 0, part 1, ..., then head 1's, ...): q, k and v (gpt_neox), or q and
@@ -322,13 +331,17 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                          const at::Tensor by_head = t.reshape({heads, count, head_dim, -1});
                          for (int64_t k = 0; k < count; ++k) {
                            at::Tensor part = by_head.select(1, k).reshape({heads * head_dim, -1});
-                           w.layers[i].*parts[k] = t.dim() == 1 ? part.reshape({-1}) : part;
+                           parts[k](w.layers[i]) = t.dim() == 1 ? part.reshape({-1}) : part;
                          }
                        }});
     };
-    auto add_shared_expert = [&](const std::string& name, std::vector<int64_t> shape, at::Tensor ExpertWeights::*part) {
-      slots.push_back({{layer_name(family, i, name), std::move(shape)}, i,
-                       [i, part](ModelWeights& w, const at::Tensor& t) { w.layers[i].shared_expert.*part = t; }});
+    // A shared expert's weight (or, with `bias`, its bias) of projection `part`.
+    auto add_shared_expert = [&](const std::string& name, std::vector<int64_t> shape, Linear ExpertWeights::*part,
+                                 bool bias = false) {
+      slots.push_back({{layer_name(family, i, name), std::move(shape)}, i, [i, part, bias](ModelWeights& w, const at::Tensor& t) {
+                         Linear& l = w.layers[i].shared_expert.*part;
+                         (bias ? l.bias : l.weight) = t;
+                       }});
     };
     auto add_expert = [&](const std::string& name, std::vector<int64_t> shape, int64_t e, at::Tensor StackedExperts::*part) {
       slots.push_back({{layer_name(family, i, name), std::move(shape)}, i, nullptr,
@@ -355,21 +368,21 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                                               c.model_type, i));
     if (family.qkv_by_head != nullptr) {
       const std::string fused = attn + family.qkv_by_head;
-      add_by_head(fused + ".weight", {3 * q_out, h}, {&LayerWeights::q, &LayerWeights::k, &LayerWeights::v});
+      add_by_head(fused + ".weight", {3 * q_out, h}, {weight_of(&LayerWeights::q), weight_of(&LayerWeights::k), weight_of(&LayerWeights::v)});
       if (a.qkv_bias)
-        add_by_head(fused + ".bias", {3 * q_out}, {&LayerWeights::q_bias, &LayerWeights::k_bias, &LayerWeights::v_bias});
-      if (!moe) add(mlp_module + family.mlp_up + ".weight", {ff, h}, &LayerWeights::up);
+        add_by_head(fused + ".bias", {3 * q_out}, {bias_of(&LayerWeights::q), bias_of(&LayerWeights::k), bias_of(&LayerWeights::v)});
+      if (!moe) add(mlp_module + family.mlp_up + ".weight", {ff, h}, weight_of(&LayerWeights::up));
     } else if (family.fused_qkv != nullptr) {  // rows: q, then k, then v; gate, then up
       const std::string fused = attn + family.fused_qkv;
       add_split(fused + ".weight", {q_out + 2 * kv_out, h},
-                {{&LayerWeights::q, q_out}, {&LayerWeights::k, kv_out}, {&LayerWeights::v, kv_out}});
+                {{weight_of(&LayerWeights::q), q_out}, {weight_of(&LayerWeights::k), kv_out}, {weight_of(&LayerWeights::v), kv_out}});
       if (a.qkv_bias)
         add_split(fused + ".bias", {q_out + 2 * kv_out},
-                  {{&LayerWeights::q_bias, q_out}, {&LayerWeights::k_bias, kv_out}, {&LayerWeights::v_bias, kv_out}});
+                  {{bias_of(&LayerWeights::q), q_out}, {bias_of(&LayerWeights::k), kv_out}, {bias_of(&LayerWeights::v), kv_out}});
       if (gated && c.fused_projections)
-        add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
+        add_split("mlp.gate_up_proj.weight", {2 * ff, h}, {{weight_of(&LayerWeights::gate), ff}, {weight_of(&LayerWeights::up), ff}});
       else if (!moe)
-        add(mlp_module + family.mlp_up + ".weight", {ff, h}, &LayerWeights::up);
+        add(mlp_module + family.mlp_up + ".weight", {ff, h}, weight_of(&LayerWeights::up));
     } else {
       if (layer.mixer == MixerKind::kShortConv) {
         add_short_conv(slots, layer.short_conv, h, i, layer_name(family, i, "conv."));
@@ -381,37 +394,37 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add_latent_attention(slots, layer.latent, a, h, i, layer_name(family, i, attn), c.interleaved_rope);
       } else if (attends) {
         if (a.output_gate)  // rows per head: its q's, then its gate's
-          add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {&LayerWeights::q, &LayerWeights::attn_gate});
+          add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {weight_of(&LayerWeights::q), weight_of(&LayerWeights::attn_gate)});
         else
-          add_q_or_k(attn + "q_proj.weight", {q_out, h}, &LayerWeights::q);
+          add_q_or_k(attn + "q_proj.weight", {q_out, h}, weight_of(&LayerWeights::q));
         if (own_kv) {
-          add_q_or_k(attn + "k_proj.weight", {kv_out, h}, &LayerWeights::k);
-          if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, &LayerWeights::v);
+          add_q_or_k(attn + "k_proj.weight", {kv_out, h}, weight_of(&LayerWeights::k));
+          if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, weight_of(&LayerWeights::v));
         }
       }
       if (gated && family.gate_up_proj != nullptr) {
-        add_split(mlp_module + family.gate_up_proj + ".weight", {2 * ff, h}, {{&LayerWeights::gate, ff}, {&LayerWeights::up, ff}});
+        add_split(mlp_module + family.gate_up_proj + ".weight", {2 * ff, h}, {{weight_of(&LayerWeights::gate), ff}, {weight_of(&LayerWeights::up), ff}});
       } else if (gated) {
-        add(mlp_module + family.gate_proj + ".weight", {ff, h}, &LayerWeights::gate);
-        add(mlp_module + family.up_proj + ".weight", {ff, h}, &LayerWeights::up);
+        add(mlp_module + family.gate_proj + ".weight", {ff, h}, weight_of(&LayerWeights::gate));
+        add(mlp_module + family.up_proj + ".weight", {ff, h}, weight_of(&LayerWeights::up));
       } else if (m.kind == MlpKind::kUngated) {
-        add(mlp_module + family.mlp_up + ".weight", {ff, h}, &LayerWeights::up);
+        add(mlp_module + family.mlp_up + ".weight", {ff, h}, weight_of(&LayerWeights::up));
       }
     }
-    if (attends) add(attn + family.o_proj + ".weight", {h, q_out}, &LayerWeights::o);
+    if (attends) add(attn + family.o_proj + ".weight", {h, q_out}, weight_of(&LayerWeights::o));
     if (attends && a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
       if (a.output_gate)
-        add_by_head(attn + "q_proj.bias", {2 * q_out}, {&LayerWeights::q_bias, &LayerWeights::attn_gate_bias});
+        add_by_head(attn + "q_proj.bias", {2 * q_out}, {bias_of(&LayerWeights::q), bias_of(&LayerWeights::attn_gate)});
       else
-        add_q_or_k(attn + "q_proj.bias", {q_out}, &LayerWeights::q_bias);
+        add_q_or_k(attn + "q_proj.bias", {q_out}, bias_of(&LayerWeights::q));
       if (own_kv) {
-        add_q_or_k(attn + "k_proj.bias", {kv_out}, &LayerWeights::k_bias);
-        if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, &LayerWeights::v_bias);
+        add_q_or_k(attn + "k_proj.bias", {kv_out}, bias_of(&LayerWeights::k));
+        if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, bias_of(&LayerWeights::v));
       }
     }
-    if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, &LayerWeights::o_bias);
+    if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, bias_of(&LayerWeights::o));
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
-    if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, &LayerWeights::head_gate);
+    if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, weight_of(&LayerWeights::head_gate));
     if (layer.mamba_beside)
       add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
     if (a.qk_norm != QkNorm::kNone && attends) {  // over each head, or the whole width
@@ -421,8 +434,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     if (layer.per_layer_input) {
       const int64_t p = spec.per_layer_input_size;
-      add("per_layer_input_gate.weight", {p, h}, &LayerWeights::per_layer_gate);
-      add("per_layer_projection.weight", {h, p}, &LayerWeights::per_layer_projection);
+      add("per_layer_input_gate.weight", {p, h}, weight_of(&LayerWeights::per_layer_gate));
+      add("per_layer_projection.weight", {h, p}, weight_of(&LayerWeights::per_layer_projection));
       add("post_per_layer_input_norm.weight", {h}, &LayerWeights::per_layer_norm);
     }
     if (layer.scalar) add("layer_scalar", {1}, &LayerWeights::scalar);
@@ -434,19 +447,19 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add("mlp.act_fn.eps", {}, &LayerWeights::xielu_eps);
     }
     if (m.kind == MlpKind::kUngated) {
-      add(mlp_module + family.mlp_down + ".weight", {h, ff}, &LayerWeights::down);
+      add(mlp_module + family.mlp_down + ".weight", {h, ff}, weight_of(&LayerWeights::down));
       if (m.bias) {
-        add(mlp_module + family.mlp_up + ".bias", {ff}, &LayerWeights::up_bias);
-        add(mlp_module + family.mlp_down + ".bias", {h}, &LayerWeights::down_bias);
+        add(mlp_module + family.mlp_up + ".bias", {ff}, bias_of(&LayerWeights::up));
+        add(mlp_module + family.mlp_down + ".bias", {h}, bias_of(&LayerWeights::down));
       }
       continue;
     }
     if (gated) {
-      add(mlp_module + family.down_proj + ".weight", {h, ff}, &LayerWeights::down);
+      add(mlp_module + family.down_proj + ".weight", {h, ff}, weight_of(&LayerWeights::down));
       if (m.bias) {
-        add(mlp_module + family.gate_proj + ".bias", {ff}, &LayerWeights::gate_bias);
-        add(mlp_module + family.up_proj + ".bias", {ff}, &LayerWeights::up_bias);
-        add(mlp_module + family.down_proj + ".bias", {h}, &LayerWeights::down_bias);
+        add(mlp_module + family.gate_proj + ".bias", {ff}, bias_of(&LayerWeights::gate));
+        add(mlp_module + family.up_proj + ".bias", {ff}, bias_of(&LayerWeights::up));
+        add(mlp_module + family.down_proj + ".bias", {h}, bias_of(&LayerWeights::down));
       }
       continue;
     }
@@ -457,7 +470,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       add_stacked_experts(slots, m, names, h, i, layer_name(family, i, ""));
       continue;
     }
-    add(names.router, {m.router.experts, h}, &LayerWeights::router);
+    add(names.router, {m.router.experts, h}, weight_of(&LayerWeights::router));
     slots.back().fp32 = names.router_fp32;
     if (names.correction_bias != nullptr && m.router.correction_bias) {
       std::vector<int64_t> shape{m.router.experts};
@@ -471,11 +484,11 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                               m.router.experts, ff, h);
     const int64_t in = m.latent_size > 0 ? m.latent_size : h;  // the experts' width
     if (m.latent_size > 0) {
-      add(std::string(names.latent_in) + ".weight", {in, h}, &LayerWeights::latent_in);
-      add(std::string(names.latent_out) + ".weight", {h, in}, &LayerWeights::latent_out);
+      add(std::string(names.latent_in) + ".weight", {in, h}, weight_of(&LayerWeights::latent_in));
+      add(std::string(names.latent_out) + ".weight", {h, in}, weight_of(&LayerWeights::latent_out));
       if (c.mlp_bias) {
-        add(std::string(names.latent_in) + ".bias", {in}, &LayerWeights::latent_in_bias);
-        add(std::string(names.latent_out) + ".bias", {h}, &LayerWeights::latent_out_bias);
+        add(std::string(names.latent_in) + ".bias", {in}, bias_of(&LayerWeights::latent_in));
+        add(std::string(names.latent_out) + ".bias", {h}, bias_of(&LayerWeights::latent_out));
       }
     }
     for (int64_t e = 0; e < m.router.experts && !names.gate_up_rows; ++e) {
@@ -488,8 +501,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       if (family.gate_up_proj != nullptr) {
         slots.push_back({{layer_name(family, i, shared + family.gate_up_proj + ".weight"), {2 * sff, h}}, i,
                          [i, sff](ModelWeights& w, const at::Tensor& t) {
-                           w.layers[i].shared_expert.gate = t.narrow(0, 0, sff);
-                           w.layers[i].shared_expert.up = t.narrow(0, sff, sff);
+                           w.layers[i].shared_expert.gate.weight = t.narrow(0, 0, sff);
+                           w.layers[i].shared_expert.up.weight = t.narrow(0, sff, sff);
                          }});
       } else {
         if (!m.ungated_experts) add_shared_expert(shared + family.gate_proj + ".weight", {sff, h}, &ExpertWeights::gate);
@@ -497,11 +510,11 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       }
       add_shared_expert(shared + family.down_proj + ".weight", {h, sff}, &ExpertWeights::down);
       if (c.mlp_bias) {  // as the dense MLP's (ernie4_5_moe's use_bias)
-        if (!m.ungated_experts) add_shared_expert(shared + "gate_proj.bias", {sff}, &ExpertWeights::gate_bias);
-        add_shared_expert(shared + "up_proj.bias", {sff}, &ExpertWeights::up_bias);
-        add_shared_expert(shared + "down_proj.bias", {h}, &ExpertWeights::down_bias);
+        if (!m.ungated_experts) add_shared_expert(shared + "gate_proj.bias", {sff}, &ExpertWeights::gate, true);
+        add_shared_expert(shared + "up_proj.bias", {sff}, &ExpertWeights::up, true);
+        add_shared_expert(shared + "down_proj.bias", {h}, &ExpertWeights::down, true);
       }
-      if (m.router.shared_expert_gated) add(std::string(names.shared) + "_gate.weight", {1, h}, &LayerWeights::shared_expert_gate);
+      if (m.router.shared_expert_gated) add(std::string(names.shared) + "_gate.weight", {1, h}, weight_of(&LayerWeights::shared_expert_gate));
     }
   }
   if (spec.per_layer_input_size > 0) {
@@ -510,7 +523,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     slots.push_back({{base + "embed_tokens_per_layer.weight", {c.per_layer_vocab, width}}, -1,
                      [](ModelWeights& w, const at::Tensor& t) { w.per_layer_embed = t; }});
     slots.push_back({{base + "per_layer_model_projection.weight", {width, h}}, -1,
-                     [](ModelWeights& w, const at::Tensor& t) { w.per_layer_model_projection = t; }});
+                     [](ModelWeights& w, const at::Tensor& t) { w.per_layer_model_projection.weight = t; }});
     slots.push_back({{base + "per_layer_projection_norm.weight", {spec.per_layer_input_size}}, -1,
                      [](ModelWeights& w, const at::Tensor& t) { w.per_layer_projection_norm = t; }});
   }
@@ -522,10 +535,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                      [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)
     slots.push_back({{output_layer_names(c).weight, {c.output_vocab(), h}}, c.num_layers,
-                     [](ModelWeights& w, const at::Tensor& t) { w.lm_head = t; }});
+                     [](ModelWeights& w, const at::Tensor& t) { w.lm_head.weight = t; }});
   if (c.lm_head_bias)
     slots.push_back({{output_layer_names(c).bias, {c.output_vocab()}}, c.num_layers,
-                     [](ModelWeights& w, const at::Tensor& t) { w.lm_head_bias = t; }});
+                     [](ModelWeights& w, const at::Tensor& t) { w.lm_head.bias = t; }});
   return slots;
 }
 
@@ -575,9 +588,15 @@ at::Tensor stack_rows(const std::vector<at::Tensor*>& parts) {
   return stacked;
 }
 
+// Projections of one input stacked into one Linear (one matmul a forward), each part then a view of its rows there.
 // Biases come all or none (the config sets them together).
-at::Tensor stack_biases(const std::vector<at::Tensor*>& parts) {
-  return parts.front()->defined() ? stack_rows(parts) : at::Tensor();
+Linear stack_linears(const std::vector<Linear*>& parts) {
+  std::vector<at::Tensor*> weights, biases;
+  for (Linear* p : parts) {
+    weights.push_back(&p->weight);
+    biases.push_back(&p->bias);
+  }
+  return {stack_rows(weights), parts.front()->bias.defined() ? stack_rows(biases) : at::Tensor()};
 }
 
 // Falcon-H1's multipliers as tensors of the rows they scale: z, x, B, C and dt's of in_proj (in the model dtype, a
@@ -590,33 +609,28 @@ void multiplier_rows(LayerWeights& l, const LayerSpec& s) {
     const std::array<int64_t, 5> rows{m.inner(), m.inner(), bc, bc, m.heads};
     std::vector<at::Tensor> parts;
     for (size_t k = 0; k < rows.size(); ++k) parts.push_back(at::full({rows[k]}, mup[k], at::kFloat));
-    l.mamba_mup = at::cat(parts).to(l.mamba_in.device(), l.mamba_in.scalar_type());
+    l.mamba_mup = at::cat(parts).to(l.mamba_in.weight.device(), l.mamba_in.weight.scalar_type());
   }
   const AttentionSpec& a = s.attention;
   if (a.key_multiplier != 1 && l.qkv.defined()) {
-    l.qkv_scale = at::ones({l.qkv.size(0)}, l.qkv.options().dtype(at::kFloat));
+    l.qkv_scale = at::ones({l.qkv.weight.size(0)}, l.qkv.weight.options().dtype(at::kFloat));
     l.qkv_scale.narrow(0, a.q_width(), a.kv_width()).fill_(a.key_multiplier);
   }
 }
 
 void stack_projections(LayerWeights& l, const AttentionSpec& a) {
   if (l.kv_a.defined()) {  // latent attention: the query's input projection and kv_a; q_proj's rows have no bias
-    at::Tensor& q_in = l.q_a.defined() ? l.q_a : l.q;
-    at::Tensor& q_in_bias = l.q_a.defined() ? l.q_a_bias : l.q_bias;
-    if (l.kv_a_bias.defined() && !q_in_bias.defined()) q_in_bias = at::zeros({q_in.size(0)}, l.kv_a_bias.options());
-    l.qkv = stack_rows({&q_in, &l.kv_a});
-    l.qkv_bias = stack_biases({&q_in_bias, &l.kv_a_bias});
+    Linear& q_in = l.q_a.defined() ? l.q_a : l.q;
+    if (l.kv_a.bias.defined() && !q_in.bias.defined())
+      q_in.bias = at::zeros({q_in.weight.size(0)}, l.kv_a.bias.options());
+    l.qkv = stack_linears({&q_in, &l.kv_a});
   }
   if (l.k.defined()) {  // values that are the keys' projection have no rows of their own
-    l.qkv = a.keys_as_values ? stack_rows({&l.q, &l.k}) : stack_rows({&l.q, &l.k, &l.v});
-    l.qkv_bias = a.keys_as_values ? stack_biases({&l.q_bias, &l.k_bias}) : stack_biases({&l.q_bias, &l.k_bias, &l.v_bias});
+    l.qkv = a.keys_as_values ? stack_linears({&l.q, &l.k}) : stack_linears({&l.q, &l.k, &l.v});
     if (a.qk_norm == QkNorm::kPerHead)  // a row per head of q and then of k: both normed by one op
       l.qk_norm = at::cat({l.q_norm.expand({a.heads, a.head_dim}), l.k_norm.expand({a.kv_heads, a.head_dim})});
   }
-  if (l.gate.defined()) {
-    l.gate_up = stack_rows({&l.gate, &l.up});
-    l.gate_up_bias = stack_biases({&l.gate_bias, &l.up_bias});
-  }
+  if (l.gate.defined()) l.gate_up = stack_linears({&l.gate, &l.up});
 }
 
 }  // namespace
@@ -647,7 +661,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
     else
       slot.place(w, source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true));
   }
-  if (config.tie_word_embeddings) w.lm_head = w.embed.to(layer_devices.back());
+  if (config.tie_word_embeddings) w.lm_head.weight = w.embed.to(layer_devices.back());
   for (int64_t i = 0; i < config.num_layers; ++i) {
     stack_projections(w.layers[i], spec.layers[i].attention);
     multiplier_rows(w.layers[i], spec.layers[i]);

@@ -2,6 +2,7 @@
 // The tensors of a model: which ones a config needs, and their placement on devices.
 
 #include "prefix_scorer/devices.h"
+#include "model/linear.h"
 #include "model/model_config.h"
 
 #include <ATen/ATen.h>
@@ -12,10 +13,9 @@
 
 namespace prefix_scorer {
 
-// One feed-forward expert (or a dense MLP's projections): [ff, hidden], [ff, hidden], [hidden, ff].
+// A shared expert's projections: [ff, hidden], [ff, hidden], [hidden, ff]; biases under use_bias (ernie4_5_moe).
 struct ExpertWeights {
-  at::Tensor gate, up, down;
-  at::Tensor gate_bias, up_bias, down_bias;  // a shared expert's under use_bias (ernie4_5_moe); else undefined
+  Linear gate, up, down;
 };
 
 // A layer's routed experts, stacked for grouped matmuls: [experts, ff, hidden] (gate, up), [experts, hidden, ff].
@@ -30,25 +30,23 @@ struct LayerWeights {
   at::Tensor post_norm;                  // before the MLP (post_attention_layernorm, or gemma2's pre_feedforward)
   at::Tensor input_norm_bias, post_norm_bias;  // LayerNorm's (starcoder2); else undefined
   at::Tensor attn_out_norm, mlp_out_norm;  // on the attention's and the MLP's outputs (sandwich norms only)
-  at::Tensor q, k, v, o;                   // projection weights [out, in] (q, k and v: views of qkv)
-  at::Tensor q_bias, k_bias, v_bias, o_bias;  // undefined when the config has none
-  at::Tensor qkv, qkv_bias;  // q, k and v stacked, one matmul a forward; undefined for a layer without k and v
+  Linear q, k, v, o;  // weights [out, in] (q, k and v: views of qkv's rows); biases undefined when the config has none
+  Linear qkv;         // q, k and v stacked, one matmul a forward; undefined for a layer without k and v
   at::Tensor q_norm, k_norm;               // qwen3 and gemma3 only
   at::Tensor qk_norm;  // per-head norms: [heads + kv_heads, head_dim], q_norm's rows then k_norm's; else undefined
   at::Tensor sinks;                        // [heads]: each head's sink logit (gpt_oss); else undefined
-  at::Tensor gate, up, down;  // gate undefined in an ungated MLP (gate and up: views of gate_up)
-  at::Tensor gate_bias, up_bias, down_bias;
-  at::Tensor gate_up, gate_up_bias;  // gate and up stacked, one matmul a forward; undefined unless gated and dense
+  Linear gate, up, down;  // gate undefined in an ungated MLP (gate and up: views of gate_up)
+  Linear gate_up;         // gate and up stacked, one matmul a forward; undefined unless gated and dense
   // MoE layers instead of gate, up and down:
-  at::Tensor router;                   // [experts, hidden]
-  at::Tensor router_bias;              // [experts] (gpt_oss); else undefined
+  Linear router;                       // [experts, hidden]; its bias [experts] (gpt_oss)
   at::Tensor correction_bias;          // [experts]: added to the scores to choose experts; else undefined
   StackedExperts experts;              // undefined tensors in dense layers
   ExpertWeights shared_expert;         // undefined without one
-  at::Tensor shared_expert_gate;       // [1, hidden] (qwen2_moe); else undefined
+  Linear shared_expert_gate;           // [1, hidden] (qwen2_moe); else undefined
   // Gemma 4's per-layer input: gate [per_layer, hidden], projection [hidden, per_layer], its norm [hidden]; and
   // the layer's scalar [1]. Undefined elsewhere.
-  at::Tensor per_layer_gate, per_layer_projection, per_layer_norm;
+  Linear per_layer_gate, per_layer_projection;
+  at::Tensor per_layer_norm;
   at::Tensor scalar;
   // Gemma 4's experts beside the MLP (in `router` and `experts` above): the router's input scale [hidden] and each
   // expert's scale [experts]; the norms on the MLP's output, on the experts' input and on their output [hidden].
@@ -56,27 +54,30 @@ struct LayerWeights {
   // Apertus's xIELU: alpha_p and alpha_n [1] (through softplus), beta and eps (scalars).
   at::Tensor xielu_alpha_p, xielu_alpha_n, xielu_beta, xielu_eps;
   at::Tensor dense_out_norm, experts_in_norm, experts_out_norm;
-  at::Tensor attn_gate, attn_gate_bias;  // Qwen 3.5's output gate [heads * head_dim, hidden] (q_proj's second half)
-  at::Tensor head_gate;  // LFM3's [heads, hidden]: each head's output times sigmoid of its row times the input
+  Linear attn_gate;  // Qwen 3.5's output gate [heads * head_dim, hidden] (q_proj's second half)
+  Linear head_gate;  // LFM3's [heads, hidden]: each head's output times sigmoid of its row times the input
   // A Gated DeltaNet layer's (o is its out_proj): q, k and v's projection [2 key width + value width, hidden], the
   // output gate's [value width, hidden], beta's and the decay's [value heads, hidden], the convolution [channels,
   // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim].
-  at::Tensor delta_qkv, delta_z, delta_b, delta_a, delta_conv, delta_dt_bias, delta_a_log, delta_norm;
+  Linear delta_qkv, delta_z, delta_b, delta_a;
+  at::Tensor delta_conv, delta_dt_bias, delta_a_log, delta_norm;
   // A short-convolution layer's (LFM2; o and o_bias are its out_proj): B, C and x's projection [3 hidden, hidden]
   // and its bias, the convolution [hidden, taps] and its bias.
-  at::Tensor conv_in, conv_in_bias, conv, conv_bias;
+  Linear conv_in;
+  at::Tensor conv, conv_bias;
   // Nemotron-H's latent projections around its experts: into their width and back.
-  at::Tensor latent_in, latent_in_bias, latent_out, latent_out_bias;
+  Linear latent_in, latent_out;
   // A Mamba2 mixer's: in_proj, the convolution [channels, taps], A_log, D, dt_bias, the gated norm's weight,
   // out_proj; Falcon-H1's multipliers of in_proj's rows (made at load; undefined: none).
-  at::Tensor mamba_in, mamba_in_bias, mamba_conv, mamba_conv_bias, mamba_a_log, mamba_d, mamba_dt_bias, mamba_norm;
-  at::Tensor mamba_out, mamba_out_bias, mamba_mup;
+  Linear mamba_in, mamba_out;
+  at::Tensor mamba_conv, mamba_conv_bias, mamba_a_log, mamba_d, mamba_dt_bias, mamba_norm, mamba_mup;
   at::Tensor qkv_scale;  // Falcon-H1's key multiplier on the keys' rows of qkv (fp32; undefined: none)
   // Multi-head latent attention's (q: q_proj, or q_b_proj after q_a_proj; o: o_proj): q_a_proj [q_rank, hidden] and
   // its norm, kv_a_proj_with_mqa [kv_rank + rope, hidden] and its norm [kv_rank], with their biases (qkv: q_a or q,
-  // and kv_a stacked, one matmul; qkv_bias theirs); kv_b_proj's key rows [heads, nope, kv_rank] and value rows
+  // and kv_a stacked, one matmul, with their biases); kv_b_proj's key rows [heads, nope, kv_rank] and value rows
   // [heads, value, kv_rank].
-  at::Tensor q_a, q_a_bias, q_a_norm, kv_a, kv_a_bias, kv_a_norm, key_up, value_up;
+  Linear q_a, kv_a;
+  at::Tensor q_a_norm, kv_a_norm, key_up, value_up;
 };
 
 struct ModelWeights {
@@ -85,11 +86,11 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   at::Tensor final_norm;  // on the last layer's device
   at::Tensor final_norm_bias;  // LayerNorm's (starcoder2); else undefined
-  at::Tensor lm_head;     // on the last layer's device (a copy of embed when tied across devices)
-  at::Tensor lm_head_bias;  // phi's; else undefined
+  Linear lm_head;  // on the last layer's device (a copy of embed when tied across devices); its bias phi's
   // Gemma 4's per-layer inputs, on the first layer's device: the table [per_layer_vocab, layers x per_layer], the
   // projection of the embeddings [layers x per_layer, hidden] and its norm [per_layer]. Undefined elsewhere.
-  at::Tensor per_layer_embed, per_layer_model_projection, per_layer_projection_norm;
+  at::Tensor per_layer_embed, per_layer_projection_norm;
+  Linear per_layer_model_projection;
   // Weights the checkpoint holds beside the text model and that are never loaded (a multimodal checkpoint's vision
   // tower and projector), counted for the parameter total as transformers counts the whole model.
   int64_t unloaded_parameters = 0;

@@ -1,6 +1,6 @@
 // The fused CPU loops (src/model/cpu/) against the ATen ops they replace: the rotary embedding bitwise, in every
 // dtype and layout the layers hand it; the attention merge, by slots or by rows, against merge_attention_reference;
-// apply_linear's oneDNN matmul against at::linear in double; a decode step's attention against softmax attention in
+// linear's oneDNN matmul against at::linear in double; a decode step's attention against softmax attention in
 // double.
 
 #include "model/decode_attention.h"
@@ -145,7 +145,7 @@ TEST(OnednnLinear, MatchesAtenLinearInEveryOperandForm) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(linear_by_onednn(c.x, c.weight), at::hasMKLDNN());
-    const at::Tensor got = apply_linear(c.x, c.weight, c.bias);
+    const at::Tensor got = linear(c.x, {c.weight, c.bias});
     const at::Tensor want = at::linear(c.x.to(at::kDouble), c.weight.to(at::kDouble),
                                        c.bias.defined() ? std::optional<at::Tensor>(c.bias.to(at::kDouble)) : std::nullopt);
     ASSERT_EQ(got.sizes(), want.sizes());
@@ -159,7 +159,7 @@ TEST(OnednnLinear, LeavesOtherDtypesToAtenBitwise) {
   for (const at::ScalarType dtype : {at::kBFloat16, at::kHalf, at::kDouble}) {
     const at::Tensor x = at::randn({4, 40}).to(dtype), weight = at::randn({24, 40}).to(dtype);
     EXPECT_FALSE(linear_by_onednn(x, weight));
-    EXPECT_TRUE(at::equal(apply_linear(x, weight), at::linear(x, weight)));
+    EXPECT_TRUE(at::equal(linear(x, {weight, {}}), at::linear(x, weight)));
   }
 }
 

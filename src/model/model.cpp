@@ -757,7 +757,8 @@ std::string Model::attention_kernels() const {
   if (on_cuda())
     return "torch SDPA, flash or memory-efficient (cuDNN attention off for these forwards); cascade parts by matmuls "
            "with fp32 scores";
-  return "torch SDPA (its CPU flash kernel); cascade parts by the fused CPU flash kernel";
+  return "torch SDPA (its CPU flash kernel); cascade parts by the fused CPU flash kernel, a decode step's fp32 queries "
+         "over their own keys by the CPU decode kernel";
 }
 
 Model Model::load(const std::string& dir, const ModelOptions& options) {

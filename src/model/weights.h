@@ -61,7 +61,7 @@ struct LayerWeights {
   // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim].
   Linear delta_qkv, delta_z, delta_b, delta_a;
   at::Tensor delta_conv, delta_dt_bias, delta_a_log, delta_norm;
-  // A short-convolution layer's (LFM2; o and o_bias are its out_proj): B, C and x's projection [3 hidden, hidden]
+  // A short-convolution layer's (LFM2; o is its out_proj): B, C and x's projection [3 hidden, hidden]
   // and its bias, the convolution [hidden, taps] and its bias.
   Linear conv_in;
   at::Tensor conv, conv_bias;

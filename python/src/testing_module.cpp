@@ -74,4 +74,8 @@ PYBIND11_MODULE(_testing, m) {
         return std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
       },
       py::arg("config_json"), "The inverse frequencies of a config.json's rope, as the engine reads and computes them.");
+  m.def(
+      "config_as_read",
+      [](const std::string& config_json) { return prefix_scorer::ModelConfig::from_json(config_json).to_json(); },
+      py::arg("config_json"), "A config.json as the engine reads it (its defaults filled in), written back as JSON.");
 }

@@ -812,7 +812,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
   c.max_position_embeddings = get_or<int64_t>(
       j, keys.positions, get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings));
-  c.rms_norm_eps = get_or<double>(j, family.eps_key, family.layer_norm || family.eps_1e5 ? 1e-5 : c.rms_norm_eps);
+  c.rms_norm_eps = get_or<double>(j, family.eps_key, family.default_eps);
   c.tie_word_embeddings = get_or<bool>(j, "tie_word_embeddings", family.tied_by_default);
   parse_rope(j, family, c);
 

@@ -154,7 +154,7 @@ struct ModelFamily {
   Activation default_activation = Activation::kSilu;
   bool gelu_means_tanh = false;                // gemma's "gelu" is the tanh approximation
   int64_t default_head_dim = 0;                // 0: hidden_size / num_attention_heads
-  bool eps_1e5 = false;                        // the norms' epsilon 1e-5 when absent (else 1e-6)
+  double default_eps = 1e-6;                   // the norms' epsilon when eps_key is absent
   bool tied_by_default = false;                // tie_word_embeddings when absent
   double default_rope_theta = 10000.0;
   bool rope_keys_at_top_level = false;  // su and yarn mean longrope; original_max_position_embeddings (default 4096)
@@ -192,7 +192,8 @@ struct ModelFamily {
   const char* all_bias_key = nullptr;  // one key for the biases of every projection (use_bias) ...
   bool all_bias_default = true;        // ... and its default
   bool all_bias_on_output = false;     // ... which also gives the output layer a bias (ernie4_5_moe)
-  bool interleaved_rope = false;       // the rope rotates interleaved pairs (ernie4_5): q and k rows reordered at load
+  bool interleaved_rope = false;       // the rope rotates interleaved pairs of its rotated dimensions (ernie4_5,
+                                       // glm4): those q and k rows reordered at load
   // An ungated MLP, down(act(up(x))): its projections' names after mlp_module (c_fc and c_proj); nullptr: gated.
   const char* mlp_up = nullptr;
   const char* mlp_down = nullptr;

@@ -9,6 +9,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> apertus() {
   ModelFamily f = base("apertus");
+  f.default_eps = 1e-5;
   f.attention_bias_on_o = f.qk_norm = true;
   f.default_activation = Activation::kXielu;
   f.mlp_up = "up_proj";

@@ -32,7 +32,7 @@ std::vector<ModelFamily> deepseek_v32() {
   deepseek.experts.default_groups = 8;
   deepseek.experts.default_groups_chosen = 4;
   ModelFamily glm = sparse_attention("glm_moe_dsa", {512, 2048, 192, 64, 256});
-  glm.eps_1e5 = true;
+  glm.default_eps = 1e-5;
   return {deepseek, glm};
 }
 

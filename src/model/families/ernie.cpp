@@ -10,6 +10,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> ernie() {
   ModelFamily dense = base("ernie4_5");
+  dense.default_eps = 1e-5;
   dense.all_bias_key = "use_bias";
   dense.all_bias_default = false;
   dense.interleaved_rope = dense.tied_by_default = true;

@@ -8,6 +8,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> exaone4() {
   ModelFamily f = base("exaone4");
+  f.default_eps = 1e-5;
   f.output_norms_only = f.qk_norm = f.rope_only_on_sliding = true;
   f.windows = {true, 4096, 4, "sliding_window_pattern", 0.0, 0.0};
   return {f};

@@ -9,7 +9,8 @@ namespace prefix_scorer::families {
 std::vector<ModelFamily> falcon_h1() {
   ModelFamily f = base("falcon_h1");
   f.mamba2 = Mamba2Keys::kFalconH1;
-  f.attention_bias_on_o = f.reads_mlp_bias = f.eps_1e5 = true;
+  f.attention_bias_on_o = f.reads_mlp_bias = true;
+  f.default_eps = 1e-5;
   f.post_norm = "pre_ff_layernorm";
   f.final_norm = "model.final_layernorm";
   f.mlp_module = "feed_forward";

@@ -9,6 +9,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> glm4_moe() {
   ModelFamily f = base("glm4_moe");
+  f.default_eps = 1e-5;
   f.qk_norm_key = "use_qk_norm";
   f.default_partial_rotary = 0.5;
   ExpertTraits& e = f.experts;

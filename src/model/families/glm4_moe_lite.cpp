@@ -10,7 +10,7 @@ std::vector<ModelFamily> glm4_moe_lite() {
   ModelFamily f = base("glm4_moe_lite");
   f.latent = {512, 768, 192, 64, 256};
   f.attention_bias_on_o = true;
-  f.eps_1e5 = true;
+  f.default_eps = 1e-5;
   ExpertTraits& e = f.experts;
   deepseek_moe(e, 64, 4, 1536);
   e.layers = MoeLayerRule::kMlpLayerTypes;

@@ -11,6 +11,7 @@ std::vector<ModelFamily> gpt2() {
   f.activation_key = "activation_function";
   f.default_activation = Activation::kGeluTanh;  // gelu_new
   f.tied_by_default = f.layer_norm = f.always_biased = f.conv1d_weights = true;
+  f.default_eps = 1e-5;
   f.eps_key = "layer_norm_epsilon";
   f.embed = "transformer.wte";
   f.position_embed = "transformer.wpe";

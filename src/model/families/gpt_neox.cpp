@@ -10,6 +10,7 @@ std::vector<ModelFamily> gpt_neox() {
   ModelFamily f = base("gpt_neox");
   f.default_activation = Activation::kGelu;
   f.layer_norm = f.attention_bias_default = f.attention_bias_on_o = f.always_mlp_bias = true;
+  f.default_eps = 1e-5;
   f.eps_key = "layer_norm_eps";
   f.mlp_up = "dense_h_to_4h";
   f.mlp_down = "dense_4h_to_h";

@@ -8,6 +8,8 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> gpt_oss() {
   ModelFamily f = base("gpt_oss");
+  f.default_eps = 1e-5;
+  f.default_head_dim = 64;
   f.attention_bias_default = f.attention_bias_on_o = f.norm_in_fp32 = f.attention_sinks = true;
   f.default_rope_theta = 150000.0;
   f.default_rope_scaling = R"({"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,

@@ -9,6 +9,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> hunyuan() {
   ModelFamily dense = base("hunyuan_v1_dense");
+  dense.default_eps = 1e-5;
   dense.attention_bias_on_o = dense.qk_norm = dense.qk_norm_after_rope = dense.dynamic_rope_is_ntk_alpha = true;
   dense.q_norm = "query_layernorm";
   dense.k_norm = "key_layernorm";

@@ -9,7 +9,9 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> lfm2() {
   ModelFamily f = base("lfm2");
-  f.lfm2_keys = f.lfm2_ff_keys = f.qk_norm = f.tied_by_default = f.eps_1e5 = true;
+  f.lfm2_keys = f.lfm2_ff_keys = f.qk_norm = f.tied_by_default = true;
+  f.default_eps = 1e-5;
+  f.default_rope_theta = 1e6;
   f.eps_key = "norm_eps";
   f.sizes.intermediate = "block_ff_dim";
   f.q_norm = "q_layernorm";

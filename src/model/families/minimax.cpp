@@ -8,6 +8,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> minimax() {
   ModelFamily f = base("minimax_m2");
+  f.default_head_dim = 128;
   f.qk_norm_full_width = true;
   f.default_rope_theta = 5000000.0;
   f.rotary_dim_key = "rotary_dim";

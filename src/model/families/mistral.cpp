@@ -10,6 +10,8 @@ std::vector<ModelFamily> mistral() {
   mistral.multimodal_wrapper = "mistral3";  // Mistral Small 3.x; Ministral 3's text_config names ministral3
   ModelFamily ministral3 = mistral;
   ministral3.model_type = "ministral3";
+  ministral3.default_eps = 1e-5;
+  ministral3.default_head_dim = 128;
   ministral3.multimodal_wrapper = nullptr;
   ministral3.query_scale_by_position = true;
   ministral3.default_rope_scaling = R"({"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 16.0,

@@ -7,6 +7,8 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> mixtral() {
   ModelFamily mixtral = base("mixtral");
+  mixtral.default_eps = 1e-5;
+  mixtral.default_rope_theta = 1e6;
   mixtral.always_windowed = true;
   ExpertTraits& e = mixtral.experts;
   e.present = e.dense_sized = e.always_normalized = e.routing_fp32 = true;

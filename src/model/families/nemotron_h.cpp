@@ -18,7 +18,7 @@ std::vector<ModelFamily> nemotron_h() {
   f.default_activation = Activation::kRelu2;
   f.eps_key = "layer_norm_epsilon";
   f.default_head_dim = 128;
-  f.eps_1e5 = true;
+  f.default_eps = 1e-5;
   f.embed = "backbone.embeddings";
   f.layers = "backbone.layers";
   f.final_norm = "backbone.norm_f";

@@ -8,6 +8,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> olmo() {
   ModelFamily olmo2 = base("olmo2");
+  olmo2.default_eps = 1e-5;
   olmo2.attention_bias_on_o = olmo2.qk_norm_full_width = olmo2.output_norms_only = olmo2.norm_in_fp32 = true;
   ModelFamily olmo3 = olmo2;
   olmo3.model_type = "olmo3";

@@ -9,6 +9,7 @@ std::vector<ModelFamily> phi() {
   ModelFamily phi = base("phi");
   phi.default_activation = Activation::kGeluTanh;
   phi.layer_norm = phi.parallel_block = phi.always_biased = phi.output_layer_bias = true;
+  phi.default_eps = 1e-5;
   phi.eps_key = "layer_norm_eps";
   phi.mlp_up = "fc1";
   phi.mlp_down = "fc2";

@@ -7,6 +7,7 @@ namespace prefix_scorer::families {
 
 std::vector<ModelFamily> phi3() {
   ModelFamily phi3 = base("phi3");
+  phi3.default_eps = 1e-5;
   phi3.fused_projections = phi3.always_windowed = phi3.rope_keys_at_top_level = true;
   phi3.fused_qkv = "qkv_proj";
   return {phi3};

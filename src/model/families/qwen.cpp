@@ -24,12 +24,14 @@ std::vector<ModelFamily> qwen() {
   ModelFamily qwen2 = base("qwen2");
   qwen2.qkv_bias = true;
   ModelFamily qwen3 = base("qwen3");
+  qwen3.default_head_dim = 128;
   qwen3.qk_norm = true;
   ModelFamily qwen2_moe = qwen2;
   qwen2_moe.model_type = "qwen2_moe";
   qwen2_moe.experts = qwen_experts(5632);
   ModelFamily qwen3_moe = qwen3;
   qwen3_moe.model_type = "qwen3_moe";
+  qwen3_moe.default_head_dim = 0;  // hidden_size / num_attention_heads, unlike Qwen 3's 128
   qwen3_moe.experts = qwen_experts(0);
   return {qwen2, qwen3, qwen2_moe, qwen3_moe};
 }

@@ -9,6 +9,7 @@ std::vector<ModelFamily> starcoder2() {
   ModelFamily starcoder2 = base("starcoder2");
   starcoder2.default_activation = Activation::kGeluTanh;
   starcoder2.tied_by_default = starcoder2.always_windowed = starcoder2.layer_norm = true;
+  starcoder2.default_eps = 1e-5;
   starcoder2.eps_key = "norm_epsilon";
   starcoder2.all_bias_key = "use_bias";
   starcoder2.mlp_up = "c_fc";

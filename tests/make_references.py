@@ -349,6 +349,12 @@ FAMILIES = {
                      attention_bias=True, num_attention_heads=4, num_key_value_heads=2, head_dim=28,
                      rms_norm_eps=1e-5, tie_word_embeddings=False,
                      rope_parameters=dict(rope_type="default", rope_theta=1e6, partial_rotary_factor=0.5)),
+    # GLM-4-0414 (glm4): sandwich norms under GLM's names, gate_up_proj, q/k/v biases (attention_bias's default),
+    # heads of 28 whose first 14 (partial_rotary_factor's default) rotate over interleaved pairs; rms_norm_eps left
+    # to its default 1.5625e-7.
+    "glm4": dict(model_type="glm4", intermediate_size=104, num_hidden_layers=3, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=28, tie_word_embeddings=False, pad_token_id=None,
+                 rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.

@@ -312,13 +312,14 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     auto add = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
       add_split(suffix, std::move(shape), {{member, 0}});
     };
-    // q or k, whose rows a rope of interleaved pairs reorders.
+    // q or k, whose rotated rows (each head's first rotary_dim) a rope of interleaved pairs reorders.
     auto add_q_or_k = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
       if (!c.interleaved_rope) return add(suffix, std::move(shape), member);
       const int64_t head_dim = a.head_dim;
+      const int64_t rotated = a.rope < 0 ? 0 : spec.ropes[a.rope].rope.rotary_dim(head_dim);
       slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
-                       [i, member, head_dim](ModelWeights& w, const at::Tensor& t) {
-                         member(w.layers[i]) = halves_from_pairs(t, head_dim);
+                       [i, member, head_dim, rotated](ModelWeights& w, const at::Tensor& t) {
+                         member(w.layers[i]) = rotated == 0 ? t : rope_rows_to_halves(t, head_dim, 0, rotated);
                        }});
     };
     // Parts fused by head (rows: head 0's part 0, part 1, ..., then head 1's, ...): q, k and v (gpt_neox), or q and

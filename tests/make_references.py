@@ -355,6 +355,24 @@ FAMILIES = {
     "glm4": dict(model_type="glm4", intermediate_size=104, num_hidden_layers=3, num_attention_heads=4,
                  num_key_value_heads=2, head_dim=28, tie_word_embeddings=False, pad_token_id=None,
                  rope_parameters=dict(rope_type="default", rope_theta=10000.0)),
+    # K-EXAONE (exaone_moe): EXAONE 4's attention (q/k norms, windows of 16 on every other layer, no rope on the
+    # full ones) under pre-norms; layers 0 and 2 routed by mlp_layer_types (beside first_k_dense_replace 1, which it
+    # overrides) by sigmoid scores plus a correction bias to 3 of 8 experts of 24 within the best 2 of 4 groups,
+    # times 1.75, beside 2 shared experts' widths; heads of 20.
+    "exaone_moe": dict(model_type="exaone_moe", intermediate_size=88, moe_intermediate_size=24, num_hidden_layers=3,
+                       mlp_layer_types=["sparse", "dense", "sparse"], num_experts=8, num_experts_per_tok=3,
+                       n_group=4, topk_group=2, num_shared_experts=2, routed_scaling_factor=1.75,
+                       norm_topk_prob=True, num_attention_heads=4, num_key_value_heads=2, head_dim=20,
+                       rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=16, sliding_window_pattern=2,
+                       pad_token_id=None, rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Solar Open (solar_open): every layer routed by sigmoid scores plus a correction bias to 3 of 8 experts of 24
+    # within the best of 2 groups, weights not renormalized, times 1.5, beside 2 shared experts' widths; q/k/v
+    # biases; no intermediate_size key at all; heads of 20.
+    "solar_open": dict(model_type="solar_open", moe_intermediate_size=24, num_hidden_layers=3, n_routed_experts=8,
+                       num_experts_per_tok=3, n_group=2, topk_group=1, n_shared_experts=2, routed_scaling_factor=1.5,
+                       norm_topk_prob=False, attention_bias=True, num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=20, rms_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
+                       rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.

@@ -800,8 +800,10 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   const SizeKeys& keys = family.sizes;
   c.vocab_size = require<int64_t>(j, "vocab_size");
   c.hidden_size = size_field(j, keys.hidden, "hidden_size");
-  const bool intermediate_given = has_field(j, keys.intermediate) || has_field(j, "intermediate_size");
-  c.intermediate_size = keys.default_intermediate_factor > 0 && !intermediate_given
+  const bool intermediate_given =
+      keys.intermediate != nullptr && (has_field(j, keys.intermediate) || has_field(j, "intermediate_size"));
+  c.intermediate_size = keys.intermediate == nullptr ? 0
+                        : keys.default_intermediate_factor > 0 && !intermediate_given
                             ? keys.default_intermediate_factor * c.hidden_size
                             : size_field(j, keys.intermediate, "intermediate_size");
   c.num_layers = size_field(j, keys.layers, "num_hidden_layers");
@@ -906,7 +908,9 @@ void ModelConfig::validate() const {
   };
   positive(vocab_size, "vocab_size");
   positive(hidden_size, "hidden_size");
-  positive(intermediate_size, "intermediate_size");
+  bool dense_layers = false;
+  for (int64_t i = 0; i < num_layers; ++i) dense_layers = dense_layers || !is_moe_layer(i);
+  if (intermediate_size != 0 || dense_layers) positive(intermediate_size, "intermediate_size");
   positive(num_layers, "num_hidden_layers");
   positive(num_heads, "num_attention_heads");
   positive(num_kv_heads, "num_key_value_heads");
@@ -1144,7 +1148,10 @@ std::string ModelConfig::to_json() const {
                        {"original_max_position_embeddings", rope.original_max_position_embeddings}});
   const SizeKeys& keys = family.sizes;
   j[keys.hidden] = hidden_size;
-  j[keys.intermediate] = intermediate_size;
+  if (keys.intermediate == nullptr)
+    j.erase("intermediate_size");
+  else
+    j[keys.intermediate] = intermediate_size;
   j[keys.layers] = num_layers;
   j[keys.heads] = num_heads;
   j[keys.positions] = max_position_embeddings;

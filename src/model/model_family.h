@@ -136,7 +136,7 @@ struct AlternatingWindows {
 // The config.json keys of the model's sizes (GPT-2 has its own; transformers maps the usual names onto them).
 struct SizeKeys {
   const char* hidden = "hidden_size";
-  const char* intermediate = "intermediate_size";
+  const char* intermediate = "intermediate_size";  // nullptr: no dense MLP (every layer routed), no width read
   const char* layers = "num_hidden_layers";
   const char* heads = "num_attention_heads";
   const char* positions = "max_position_embeddings";

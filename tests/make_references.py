@@ -373,6 +373,14 @@ FAMILIES = {
                        norm_topk_prob=False, attention_bias=True, num_attention_heads=4, num_key_value_heads=2,
                        head_dim=20, rms_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
                        rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Tencent Hy3 (hy_v3): per-head q/k norms before the rotation, biases on q, k, v, o and the MLPs; layers 1 and 2
+    # routed (mlp_layer_types' default) by fp32 sigmoid scores plus a correction bias to 3 of 8 experts of 24,
+    # renormalized, times 1.6 (router_scaling_factor), beside a shared MLP of 2 experts' widths; heads of 18.
+    "hy_v3": dict(model_type="hy_v3", seed=1, intermediate_size=100, moe_intermediate_size=24, num_hidden_layers=3,
+                  num_experts=8, num_experts_per_tok=3, num_shared_experts=2, router_scaling_factor=1.6,
+                  attention_bias=True, mlp_bias=True, num_attention_heads=4, num_key_value_heads=2, head_dim=18,
+                  rms_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
+                  rope_parameters=dict(rope_type="default", rope_theta=1e6)),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.
@@ -496,7 +504,7 @@ def make_model(family):
             if "norm" in name or ".ln_" in name:
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight",
-                                "gate.wg.weight", "feed_forward.gate.weight", "router.layer.weight",
+                                "gate.wg.weight", "feed_forward.gate.weight", "router.layer.weight", "router.gate.weight",
                                 "mixer.gate.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2

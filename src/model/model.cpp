@@ -14,6 +14,7 @@
 #include "model/host_transfers.h"
 #include "model/kv_cache.h"
 #include "model/layer_spec.h"
+#include "model/model_family.h"
 #include "model/rope.h"
 #include "model/weights.h"
 
@@ -59,12 +60,11 @@ bool ends_with(const std::string& name, const std::string& suffix) {
 }
 
 // Tensors saved with the weights that are buffers in transformers, whose parameter count leaves them out: Gemma 4's
-// per-layer scalar, xIELU's beta and eps, and a router's correction bias (a buffer in DeepSeek's, GLM's, MiniMax's
-// and LFM2-MoE's modules; a parameter under ERNIE's moe_statics).
-bool is_buffer(const std::string& name) {
+// per-layer scalar, xIELU's beta and eps, and a router's correction bias unless the family's is a parameter.
+bool is_buffer(const std::string& name, const ExpertTraits& experts) {
   return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps") ||
-         ends_with(name, "feed_forward.expert_bias") ||
-         (ends_with(name, "e_score_correction_bias") && !ends_with(name, "moe_statics.e_score_correction_bias"));
+         (experts.correction_bias != nullptr && !experts.correction_bias_parameter &&
+          ends_with(name, experts.correction_bias));
 }
 
 // Scales that start at one, as transformers initializes them (Gemma 4's layer scalar, router and expert scales).
@@ -742,8 +742,9 @@ bool Model::on_cuda() const {
 
 int64_t Model::num_parameters() const {
   int64_t total = 0;
+  const ExpertTraits& experts = model_family(config_->model_type).experts;
   for (const TensorSpec& spec : expected_tensors(*config_)) {
-    if (is_buffer(spec.name)) continue;
+    if (is_buffer(spec.name, experts)) continue;
     int64_t count = 1;
     for (const int64_t size : spec.shape) count *= size;
     total += count;

@@ -329,7 +329,7 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.norm_topk_prob = e.always_normalized || get_or<bool>(j, "norm_topk_prob", e.normalized_by_default);
   c.routing_norm_epsilon = e.norm_epsilon;
   if (e.norm_floor_key != nullptr) c.routing_norm_floor = get_or<double>(j, e.norm_floor_key, 1e-12);
-  if (e.scaled) c.routed_scaling_factor = get_or<double>(j, "routed_scaling_factor", e.default_scaling);
+  if (e.scaled) c.routed_scaling_factor = get_or<double>(j, e.scaling_key, e.default_scaling);
   c.routing_weights_fp32 = e.routing_fp32;
   c.expert_biases = e.stacked;
   if (e.clamped_swiglu) {
@@ -1088,7 +1088,7 @@ void write_experts(json& j, const ExpertTraits& e, const ModelConfig& c) {
     j["topk_group"] = c.expert_groups_chosen;
   }
   if (e.norm_floor_key != nullptr) j[e.norm_floor_key] = c.routing_norm_floor;
-  if (e.scaled) j["routed_scaling_factor"] = c.routed_scaling_factor;
+  if (e.scaled) j[e.scaling_key] = c.routed_scaling_factor;
   if (e.default_shared_size > 0) j["shared_expert_intermediate_size"] = c.shared_expert_intermediate_size;
   if (e.shared_count_key != nullptr)
     j[e.shared_count_key] = c.moe_intermediate_size > 0 ? c.shared_expert_intermediate_size / c.moe_intermediate_size : 0;

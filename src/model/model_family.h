@@ -44,8 +44,9 @@ struct ExpertTraits {
   const char* norm_floor_key = nullptr;  // the sum's floor, default 1e-12 (ERNIE's moe_norm_min)
   bool grouped = false;           // n_group and topk_group read ...
   int64_t default_groups = 1, default_groups_chosen = 1;  // ... and their defaults
-  bool scaled = false;            // routed_scaling_factor read ...
+  bool scaled = false;            // the routing weights' scale read (under scaling_key) ...
   double default_scaling = 1.0;   // ... and its default
+  const char* scaling_key = "routed_scaling_factor";
   bool routing_fp32 = false;      // routing weights stay fp32 through the experts' sum (mixtral)
   // Shared experts: qwen2_moe's one behind a sigmoid gate (shared_expert_intermediate_size, this default; 0: none),
   // DeepSeek's count of experts' widths (this key and default), or one MLP as wide as the dense one (hunyuan).
@@ -69,6 +70,7 @@ struct ExpertTraits {
   const char* correction_bias = nullptr;
   bool correction_bias_row = false;
   const char* correction_bias_key = nullptr;  // the bias only where this key is true (default true); nullptr: always
+  bool correction_bias_parameter = false;  // a parameter in transformers (counted), not a buffer
   const char* shared = "mlp.shared_expert";
   // Nemotron-H: experts (and the shared expert) without a gate (`gate` unused); the latent projections' names.
   bool ungated = false;

@@ -32,6 +32,7 @@ std::vector<ModelFamily> ernie() {
   e.default_shared_count = 2;
   name_experts(e, "mlp.gate.weight");
   e.correction_bias = "mlp.moe_statics.e_score_correction_bias";
+  e.correction_bias_parameter = true;
   e.shared = "mlp.shared_experts";
   return {dense, moe};
 }

@@ -381,6 +381,15 @@ FAMILIES = {
                   attention_bias=True, mlp_bias=True, num_attention_heads=4, num_key_value_heads=2, head_dim=18,
                   rms_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
                   rope_parameters=dict(rope_type="default", rope_theta=1e6)),
+    # Arcee Trinity (afmoe): four norms a layer, q/k norms, a sigmoid output gate of its own projection, windows of
+    # 16 on layers 0 and 1 (every third full) that alone rotate, q/k/v/o biases, embeddings times sqrt(64) (muP);
+    # layer 0 dense, layers 1 and 2 routed by sigmoid scores plus an fp32 correction bias to 3 of 8 experts of 24,
+    # renormalized, times 1.4 (route_scale), beside 2 shared experts' widths; heads of 18.
+    "afmoe": dict(model_type="afmoe", intermediate_size=100, moe_intermediate_size=24, num_hidden_layers=3,
+                  num_dense_layers=1, num_experts=8, num_experts_per_tok=3, num_shared_experts=2, route_scale=1.4,
+                  attention_bias=True, mup_enabled=True, num_attention_heads=4, num_key_value_heads=2, head_dim=18,
+                  sliding_window=16, global_attn_every_n_layers=3, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                  pad_token_id=None, rope_parameters=dict(rope_type="default", rope_theta=1e4)),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.

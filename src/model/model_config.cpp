@@ -844,6 +844,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.norm_plus_one = family.norm_plus_one;
   c.scale_embeddings = family.scale_embeddings;
   c.sandwich_norms = family.sandwich_norms;
+  if (family.output_gate_proj != nullptr) c.attention_output_gate = true;
+  if (family.sqrt_hidden_embedding_key != nullptr && get_or<bool>(j, family.sqrt_hidden_embedding_key, false))
+    c.embedding_multiplier = std::sqrt(static_cast<double>(c.hidden_size));
   if (family.reads_multipliers) {
     c.attention_multiplier = get_or<double>(j, "attention_multiplier", 1.0);
     c.embedding_multiplier = get_or<double>(j, "embedding_multiplier", 1.0);
@@ -1171,6 +1174,7 @@ std::string ModelConfig::to_json() const {
     j["original_max_position_embeddings"] = rope.original_max_position_embeddings;
     j["partial_rotary_factor"] = rope.partial_rotary_factor;
   }
+  if (family.sqrt_hidden_embedding_key != nullptr) j[family.sqrt_hidden_embedding_key] = embedding_multiplier != 1.0;
   if (family.reads_multipliers) {
     j["attention_multiplier"] = attention_multiplier;
     j["embedding_multiplier"] = embedding_multiplier;

@@ -71,6 +71,7 @@ struct ExpertTraits {
   bool correction_bias_row = false;
   const char* correction_bias_key = nullptr;  // the bias only where this key is true (default true); nullptr: always
   bool correction_bias_parameter = false;  // a parameter in transformers (counted), not a buffer
+  bool correction_bias_fp32 = false;  // kept fp32 though the router is not
   const char* shared = "mlp.shared_expert";
   // Nemotron-H: experts (and the shared expert) without a gate (`gate` unused); the latent projections' names.
   bool ungated = false;
@@ -235,6 +236,11 @@ struct ModelFamily {
   const char* default_rope_scaling = nullptr;
   // Older configs' rope_scaling is the full-attention layers' alone; sliding layers rotate unscaled (olmo3).
   bool sliding_rope_unscaled = false;
+  // The attention's output times sigmoid of this projection of its input, per element (its own tensor after the
+  // attention module, without bias); nullptr: none, or Qwen 3.5's gate inside q_proj (DeltaNetLayout::kQwen35).
+  const char* output_gate_proj = nullptr;
+  // The embeddings times sqrt(hidden_size) as a float (not rounded to the dtype) where this key is true (muP).
+  const char* sqrt_hidden_embedding_key = nullptr;
   bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
   // Gemma 4's keys: layer shapes (global_head_dim, num_global_key_value_heads, per_layer_config),

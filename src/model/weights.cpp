@@ -364,6 +364,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     const bool moe = m.kind == MlpKind::kExperts, gated = m.kind == MlpKind::kGated;
     const bool own_kv = a.kv_layer == i;  // a layer that reads another's keys and values has no k and v of its own
     const bool attends = layer.mixer == MixerKind::kAttention;  // else a recurrent mixer: no q, k, v, o of attention
+    const bool gate_in_q = a.output_gate && family.output_gate_proj == nullptr;  // Qwen 3.5's gate rows in q_proj
     if (!own_kv && (family.qkv_by_head != nullptr || family.fused_qkv != nullptr))
       throw std::invalid_argument(fmt::format("{}: layer {} shares keys and values, which its fused q, k, v cannot",
                                               c.model_type, i));
@@ -394,7 +395,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       } else if (layer.mixer == MixerKind::kLatentAttention) {
         add_latent_attention(slots, layer.latent, a, h, i, layer_name(family, i, attn), c.interleaved_rope);
       } else if (attends) {
-        if (a.output_gate)  // rows per head: its q's, then its gate's
+        if (gate_in_q)  // rows per head: its q's, then its gate's
           add_by_head(attn + "q_proj.weight", {2 * q_out, h}, {weight_of(&LayerWeights::q), weight_of(&LayerWeights::attn_gate)});
         else
           add_q_or_k(attn + "q_proj.weight", {q_out, h}, weight_of(&LayerWeights::q));
@@ -414,7 +415,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     if (attends) add(attn + family.o_proj + ".weight", {h, q_out}, weight_of(&LayerWeights::o));
     if (attends && a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
-      if (a.output_gate)
+      if (gate_in_q)
         add_by_head(attn + "q_proj.bias", {2 * q_out}, {bias_of(&LayerWeights::q), bias_of(&LayerWeights::attn_gate)});
       else
         add_q_or_k(attn + "q_proj.bias", {q_out}, bias_of(&LayerWeights::q));
@@ -425,6 +426,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     }
     if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, bias_of(&LayerWeights::o));
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
+    if (a.output_gate && attends && !gate_in_q)
+      add(attn + family.output_gate_proj + ".weight", {q_out, h}, weight_of(&LayerWeights::attn_gate));
     if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, weight_of(&LayerWeights::head_gate));
     if (layer.mamba_beside)
       add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
@@ -478,7 +481,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       if (names.correction_bias_row) shape.insert(shape.begin(), 1);
       slots.push_back({{layer_name(family, i, names.correction_bias), shape}, i,
                        [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].correction_bias = t.reshape({-1}); },
-                       nullptr, names.router_fp32});
+                       nullptr, names.router_fp32 || names.correction_bias_fp32});
     }
     if (names.gate_up_rows)
       add_row_stacked_experts(slots, i, layer_name(family, i, names.gate), layer_name(family, i, names.down),

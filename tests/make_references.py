@@ -390,6 +390,18 @@ FAMILIES = {
                   attention_bias=True, mup_enabled=True, num_attention_heads=4, num_key_value_heads=2, head_dim=18,
                   sliding_window=16, global_attn_every_n_layers=3, rms_norm_eps=1e-5, tie_word_embeddings=False,
                   pad_token_id=None, rope_parameters=dict(rope_type="default", rope_theta=1e4)),
+    # Command R+ (cohere): attention and MLP in parallel on one LayerNorm without bias, q/k/v/o biases, the rope over
+    # interleaved pairs, q and k normed per head by LayerNorms with a weight for each head (use_qk_norm), logits
+    # times 0.25, tied; heads of 18.
+    "cohere": dict(model_type="cohere", intermediate_size=100, num_hidden_layers=2, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=18, attention_bias=True, use_qk_norm=True, logit_scale=0.25,
+                   layer_norm_eps=1e-5, pad_token_id=None, rope_parameters=dict(rope_type="default", rope_theta=1e4)),
+    # Command A (cohere2): as cohere without q/k norms, windows of 16 on layers 0 and 1 (every third full, from
+    # sliding_window_pattern) that alone rotate, untied, logits times 0.5; heads of 16 (hidden / heads).
+    "cohere2": dict(model_type="cohere2", intermediate_size=100, num_hidden_layers=3, num_attention_heads=4,
+                    num_key_value_heads=2, sliding_window=16, sliding_window_pattern=3, logit_scale=0.5,
+                    layer_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
+                    rope_parameters=dict(rope_type="default", rope_theta=5e4)),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.

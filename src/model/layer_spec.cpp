@@ -32,6 +32,7 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.head_gate = c.attention_head_gate;
   a.key_multiplier = c.key_multiplier;
   a.qk_norm_after_rope = c.qk_norm_after_rope;
+  a.qk_norm_weight_per_head = c.qk_norm_weight_per_head;
   if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
   a.scale = c.layer_attention_scale(layer);
   a.softcap = c.attn_softcap;
@@ -101,7 +102,7 @@ MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
 
 ModelSpec model_spec(const ModelConfig& c) {
   ModelSpec spec;
-  spec.norm = {c.layer_norm, c.rms_norm_eps, c.norm_plus_one, c.norm_in_fp32};
+  spec.norm = {c.layer_norm, c.norm_bias, c.rms_norm_eps, c.norm_plus_one, c.norm_in_fp32};
   spec.hidden_size = c.hidden_size;
   // Each rope rotates the heads of the layers that take it (full-attention layers' may be wider).
   auto head_dim_of = [&](bool sliding) {

@@ -25,6 +25,7 @@ struct AttentionSpec {
   bool qkv_bias = false, o_bias = false;
   int64_t kv_layer = 0;    // the layer whose keys and values it attends to (its own index)
   bool qk_norm_after_rope = false;  // per-head q/k norms on the rotated heads (hunyuan), not before rotation
+  bool qk_norm_weight_per_head = false;  // the per-head norms' weights [heads, head_dim], not one [head_dim]
   bool keys_as_values = false;  // values are the keys' projection, taken before the keys' norm and rotation
   bool value_norm = false;      // values normed by an RMSNorm without weight
   bool output_gate = false;     // the output times sigmoid of a gate projection of the input (Qwen 3.5)
@@ -129,7 +130,8 @@ struct MlpSpec {
 
 // The norms of every layer and of the final one.
 struct NormSpec {
-  bool layer_norm = false;     // LayerNorm with a bias; else RMSNorm
+  bool layer_norm = false;     // LayerNorm (with a bias unless bias is false); else RMSNorm
+  bool bias = true;
   double eps = 1e-6;
   bool plus_one = false;       // RMSNorm scales by (1 + w) in fp32
   bool weight_in_fp32 = false; // RMSNorm multiplies by w before casting back to the model dtype

@@ -92,11 +92,22 @@ at::Tensor unit_rms_norm(const at::Tensor& x, double eps) {
   return cast(at::rms_norm(cast(x, at::kFloat), {x.size(-1)}, std::nullopt, eps), x.scalar_type());
 }
 
-// A block's norm: LayerNorm with its bias (starcoder2), else RMSNorm.
+// LayerNorm over the last dimension, its bias if any; in fp32 with the weight before rounding back where the family
+// computes so (cohere), and always where the weights are per head ([heads, 1, dim]: q and k normed together).
+at::Tensor layer_norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const NormSpec& n) {
+  if (!n.weight_in_fp32 && weight.dim() == 1) return at::layer_norm(x, {x.size(-1)}, weight, bias, n.eps);
+  at::Tensor y = at::layer_norm(cast(x, at::kFloat), {x.size(-1)}, std::nullopt, std::nullopt, n.eps) *
+                 cast(weight, at::kFloat);
+  if (bias.defined()) y = y + cast(bias, at::kFloat);
+  return cast(y, x.scalar_type());
+}
+
+// A block's norm, and the q/k norms: LayerNorm (starcoder2's with biases, cohere's without), else RMSNorm.
 at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const NormSpec& n) {
-  if (n.layer_norm) return at::layer_norm(x, {x.size(-1)}, weight, bias, n.eps);
+  if (n.layer_norm) return layer_norm(x, weight, bias, n);
   return rms_norm(x, weight, n);
 }
+at::Tensor norm(const at::Tensor& x, const at::Tensor& weight, const NormSpec& n) { return norm(x, weight, {}, n); }
 
 // xIELU as transformers' Python path computes it: alpha_p x^2 + beta x for x > 0, else
 // (expm1(min(x, eps)) - x) alpha_n + beta x, with alpha_p = softplus(a_p) and alpha_n = beta + softplus(a_n).
@@ -200,19 +211,19 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   const bool per_head_norm_after = a.qk_norm == QkNorm::kPerHead && a.qk_norm_after_rope;
   if (!own_kv) {
     at::Tensor q = projected;
-    if (a.qk_norm == QkNorm::kFullWidth) q = rms_norm(q, l.q_norm, n);
+    if (a.qk_norm == QkNorm::kFullWidth) q = norm(q, l.q_norm, n);
     q = heads(q, a.heads);
-    if (per_head_norm_before) q = rms_norm(q, l.q_norm, n);
+    if (per_head_norm_before) q = norm(q, l.q_norm, n);
     q = rotate(q);
-    if (per_head_norm_after) q = rms_norm(q, l.q_norm, n);
+    if (per_head_norm_after) q = norm(q, l.q_norm, n);
     return {head_major(q, a.heads), {}, {}};
   }
   at::Tensor qkv = projected;
   if (l.qkv_scale.defined()) qkv = (qkv * l.qkv_scale).to(projected.scalar_type());  // the keys times their multiplier
   if (a.qk_norm == QkNorm::kFullWidth) {
     const std::vector<at::Tensor> parts = qkv.split_with_sizes({a.q_width(), a.kv_width(), a.kv_width()}, -1);
-    const at::Tensor q = heads(rms_norm(parts[0], l.q_norm, n), a.heads);
-    const at::Tensor k = heads(rms_norm(parts[1], l.k_norm, n), a.kv_heads);
+    const at::Tensor q = heads(norm(parts[0], l.q_norm, n), a.heads);
+    const at::Tensor k = heads(norm(parts[1], l.k_norm, n), a.kv_heads);
     return {head_major(rotate(q), a.heads), head_major(rotate(k), a.kv_heads), head_major(heads(parts[2], a.kv_heads), a.kv_heads)};
   }
   // [b, heads + kv_heads (+ kv_heads), t, head_dim], head-major from the start: q and k, and v (its own heads, or
@@ -233,9 +244,9 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     v = qk_v[1];
   }
   const at::Tensor qk_norm = a.qk_norm == QkNorm::kPerHead ? l.qk_norm.unsqueeze(1) : at::Tensor();  // [heads, 1, dim]
-  if (per_head_norm_before) qk = rms_norm(qk, qk_norm, n);
+  if (per_head_norm_before) qk = norm(qk, qk_norm, n);
   if (a.rope >= 0) qk = apply_rotary(qk, in.rotary.at(a.rope), /*head_major=*/true);
-  if (per_head_norm_after) qk = rms_norm(qk, qk_norm, n);
+  if (per_head_norm_after) qk = norm(qk, qk_norm, n);
   if (a.value_norm) v = unit_rms_norm(v, n.eps);
   const std::vector<at::Tensor> q_k = qk.split_with_sizes({a.heads, a.kv_heads}, 1);
   return {q_k[0], q_k[1], v};

@@ -811,7 +811,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.num_kv_heads = get_or<int64_t>(j, "num_key_value_heads", c.num_heads);
   const int64_t default_head_dim =
       family.default_head_dim > 0 ? family.default_head_dim : (c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
-  c.head_dim = get_or<int64_t>(j, "head_dim", default_head_dim);
+  c.head_dim = family.head_dim_from_heads ? default_head_dim : get_or<int64_t>(j, "head_dim", default_head_dim);
   c.max_position_embeddings = get_or<int64_t>(
       j, keys.positions, get_or<int64_t>(j, "max_position_embeddings", c.max_position_embeddings));
   c.rms_norm_eps = get_or<double>(j, family.eps_key, family.default_eps);
@@ -837,6 +837,10 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.qk_norm = family.qk_norm || (family.qk_norm_key != nullptr && get_or<bool>(j, family.qk_norm_key, false));
   c.qk_norm_full_width = family.qk_norm_full_width;
   c.qk_norm_after_rope = family.qk_norm_after_rope;
+  c.qk_norm_weight_per_head = family.qk_norm_weight_per_head;
+  c.norm_bias = !family.norms_without_bias;
+  if (family.logit_scale_key != nullptr)
+    c.lm_head_multiplier = get_or<double>(j, family.logit_scale_key, family.default_logit_scale);
   c.interleaved_rope = family.interleaved_rope;
   c.output_norms_only = family.output_norms_only;
   c.norm_in_fp32 = family.norm_in_fp32;
@@ -868,8 +872,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.layer_kinds = pattern_text && !has_field(j, "layer_types")
                         ? pattern_layer_types(j[windows.period_key].get<std::string>(), c.num_layers)
                         : parse_layer_types(j, c.num_layers, period);
-    if (family.rope_only_on_sliding && c.sliding_window > 0) {  // full-attention layers rotate nothing
-      for (const LayerKind kind : c.layer_kinds) c.rope_layers.push_back(kind == LayerKind::kSlidingAttention);
+    if (family.rope_only_on_sliding && (c.sliding_window > 0 || family.rope_needs_window)) {  // full layers: no rope
+      for (const LayerKind kind : c.layer_kinds)
+        c.rope_layers.push_back(kind == LayerKind::kSlidingAttention && c.sliding_window > 0);
     }
   } else if (family.always_windowed || get_or<bool>(j, "use_sliding_window", false)) {
     c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
@@ -1175,6 +1180,8 @@ std::string ModelConfig::to_json() const {
     j["partial_rotary_factor"] = rope.partial_rotary_factor;
   }
   if (family.sqrt_hidden_embedding_key != nullptr) j[family.sqrt_hidden_embedding_key] = embedding_multiplier != 1.0;
+  if (family.logit_scale_key != nullptr) j[family.logit_scale_key] = lm_head_multiplier;
+  if (family.qk_norm_key != nullptr) j[family.qk_norm_key] = qk_norm;
   if (family.reads_multipliers) {
     j["attention_multiplier"] = attention_multiplier;
     j["embedding_multiplier"] = embedding_multiplier;

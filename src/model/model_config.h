@@ -83,6 +83,7 @@ struct ModelConfig {
   bool qk_norm = false;      // RMSNorm over each head of q and k (qwen3, gemma3) ...
   bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
   bool qk_norm_after_rope = false;  // per-head q/k norms after the rotation (hunyuan_v1_dense), not before
+  bool qk_norm_weight_per_head = false;  // per-head q/k norms with a weight for each head (cohere)
   // The rope rotates interleaved pairs (0, 1), (2, 3), ... of each head (ernie4_5): q and k rows are reordered at
   // load into the halves the rope here rotates, which leaves every q . k as it is.
   bool interleaved_rope = false;
@@ -94,6 +95,7 @@ struct ModelConfig {
   bool output_norms_only = false;   // norms after attention and after the MLP, none before (olmo2)
   bool norm_in_fp32 = false;        // RMSNorm multiplies by w before casting back to the model dtype (olmo2)
   bool layer_norm = false;          // LayerNorm with a bias instead of RMSNorm, rms_norm_eps its epsilon (starcoder2)
+  bool norm_bias = true;            // ... or without (cohere)
   bool gated_mlp = true;            // the MLP is down(act(gate) * up); else down(act(up)) (starcoder2, phi)
   bool parallel_block = false;      // attention and MLP both on one norm's output, added together (phi)
   bool lm_head_bias = false;        // the output layer has a bias (phi)

@@ -164,7 +164,9 @@ struct ModelFamily {
                                         // and partial_rotary_factor read from the top level
   bool local_rope_base = false;    // sliding layers' rope from rope_local_base_freq (older gemma3 configs)
   bool always_windowed = false;    // sliding_window applies without use_sliding_window (mistral, mixtral, phi3)
-  bool rope_only_on_sliding = false;  // with a window, the full-attention layers rotate nothing (exaone4)
+  bool rope_only_on_sliding = false;  // with a window, the full-attention layers rotate nothing (exaone4) ...
+  bool rope_needs_window = false;     // ... and without one, no layer rotates (else every layer does)
+  bool head_dim_from_heads = false;   // head_dim is hidden_size / num_attention_heads whatever the config says
   bool nope_layers = false;        // no_rope_layers (1: the layer rotates) or every no_rope_layer_interval-th layer
                                    // without rope; with use_sliding_window, the no-rope layers slide (smollm3)
   // Biases: q, k and v always; attention_bias also on o (its default: attention_bias_default); mlp_bias read.
@@ -179,6 +181,7 @@ struct ModelFamily {
   bool qk_norm_full_width = false;
   bool qk_norm_after_rope = false;
   const char* qk_norm_key = nullptr;  // per-head q/k norms only where this key is true (glm4_moe's use_qk_norm)
+  bool qk_norm_weight_per_head = false;  // the per-head q/k norms' weights differ by head ([heads, head_dim])
   const char* q_norm = "q_norm";  // the per-head norms' names after the attention module
   const char* k_norm = "k_norm";
   bool dynamic_rope_is_ntk_alpha = false;  // rope_type dynamic with an alpha: theta times alpha^(d / (d - 2)) (hunyuan)
@@ -191,6 +194,7 @@ struct ModelFamily {
   bool reads_multipliers = false;  // attention_multiplier, embedding_multiplier, residual_multiplier, logits_scaling
   // LayerNorm with biases instead of RMSNorm, its epsilon under eps_key (starcoder2).
   bool layer_norm = false;
+  bool norms_without_bias = false;     // ... LayerNorms without biases (cohere)
   const char* eps_key = "rms_norm_eps";
   const char* all_bias_key = nullptr;  // one key for the biases of every projection (use_bias) ...
   bool all_bias_default = true;        // ... and its default
@@ -241,6 +245,9 @@ struct ModelFamily {
   const char* output_gate_proj = nullptr;
   // The embeddings times sqrt(hidden_size) as a float (not rounded to the dtype) where this key is true (muP).
   const char* sqrt_hidden_embedding_key = nullptr;
+  // The logits times this key's value (a float, in the model dtype), its default when absent; nullptr: none.
+  const char* logit_scale_key = nullptr;
+  double default_logit_scale = 1.0;
   bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
   // Gemma 4's keys: layer shapes (global_head_dim, num_global_key_value_heads, per_layer_config),

@@ -322,6 +322,17 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                          member(w.layers[i]) = rotated == 0 ? t : rope_rows_to_halves(t, head_dim, 0, rotated);
                        }});
     };
+    // q's or k's norm weight, whose rotated columns of each head a rope of interleaved pairs reorders as q's rows.
+    auto add_qk_norm = [&](const std::string& suffix, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
+      if (!c.interleaved_rope || a.qk_norm != QkNorm::kPerHead) return add(suffix, std::move(shape), member);
+      const int64_t head_dim = a.head_dim;
+      const int64_t rotated = a.rope < 0 ? 0 : spec.ropes[a.rope].rope.rotary_dim(head_dim);
+      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
+                       [i, member, head_dim, rotated](ModelWeights& w, const at::Tensor& t) {
+                         w.layers[i].*member =
+                             rotated == 0 ? t : rope_rows_to_halves(t.reshape({-1}), head_dim, 0, rotated).view(t.sizes());
+                       }});
+    };
     // Parts fused by head (rows: head 0's part 0, part 1, ..., then head 1's, ...): q, k and v (gpt_neox), or q and
     // its output gate (Qwen 3.5's q_proj); as weights [rows, h] or biases [rows].
     auto add_by_head = [&](const std::string& suffix, std::vector<int64_t> shape, std::vector<LayerTensor> parts) {
@@ -348,7 +359,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
       slots.push_back({{layer_name(family, i, name), std::move(shape)}, i, nullptr,
                        [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
     };
-    const bool biased_norms = spec.norm.layer_norm;
+    const bool biased_norms = spec.norm.layer_norm && spec.norm.bias;
     if (layer.input_norm) add(input_norm + "weight", {h}, &LayerWeights::input_norm);
     if (layer.input_norm && biased_norms) add(input_norm + "bias", {h}, &LayerWeights::input_norm_bias);
     if (layer.attn_out_norm) {  // the post-attention norm (post_norm's name) is on the attention's output there
@@ -431,10 +442,14 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, weight_of(&LayerWeights::head_gate));
     if (layer.mamba_beside)
       add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
-    if (a.qk_norm != QkNorm::kNone && attends) {  // over each head, or the whole width
-      const bool per_head = a.qk_norm == QkNorm::kPerHead;
-      add(attn + family.q_norm + ".weight", {per_head ? a.head_dim : q_out}, &LayerWeights::q_norm);
-      if (own_kv) add(attn + family.k_norm + ".weight", {per_head ? a.head_dim : kv_out}, &LayerWeights::k_norm);
+    if (a.qk_norm != QkNorm::kNone && attends) {  // over each head (one weight, or a weight a head), or the whole width
+      const bool per_head = a.qk_norm == QkNorm::kPerHead, each = a.qk_norm_weight_per_head;
+      auto shape = [&](int64_t heads) -> std::vector<int64_t> {
+        if (!per_head) return {heads * a.head_dim};
+        return each ? std::vector<int64_t>{heads, a.head_dim} : std::vector<int64_t>{a.head_dim};
+      };
+      add_qk_norm(attn + family.q_norm + ".weight", shape(a.heads), &LayerWeights::q_norm);
+      if (own_kv) add_qk_norm(attn + family.k_norm + ".weight", shape(a.kv_heads), &LayerWeights::k_norm);
     }
     if (layer.per_layer_input) {
       const int64_t p = spec.per_layer_input_size;
@@ -534,7 +549,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
   const std::string final_norm = family.final_norm;
   slots.push_back({{final_norm + ".weight", {h}}, c.num_layers,
                    [](ModelWeights& w, const at::Tensor& t) { w.final_norm = t; }});
-  if (spec.norm.layer_norm)
+  if (spec.norm.layer_norm && spec.norm.bias)
     slots.push_back({{final_norm + ".bias", {h}}, c.num_layers,
                      [](ModelWeights& w, const at::Tensor& t) { w.final_norm_bias = t; }});
   if (!c.tie_word_embeddings)

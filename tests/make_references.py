@@ -197,6 +197,19 @@ FAMILIES = {
                                     layer_types=["sliding_attention", "full_attention", "sliding_attention"]),
                    vision_config=dict(model_type="gemma4_vision", hidden_size=16, intermediate_size=32,
                                       num_hidden_layers=1, num_attention_heads=2, head_dim=8)),
+    # Gemma 4 12B (gemma4_unified, saved whole): gemma4_text's layers without per-layer inputs or MoE; values are
+    # the keys on the full layers (heads of 22, one kv head), the last layer reads layer 1's keys and values, a
+    # double-wide MLP there, windows of 16 on layer 0; sliding heads of 14.
+    "gemma4_unified": dict(model_type="gemma4_unified", audio_config=None,
+                           text_config=dict(model_type="gemma4_unified_text", intermediate_size=88,
+                                            num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                                            head_dim=14, global_head_dim=22, num_global_key_value_heads=1,
+                                            attention_k_eq_v=True, num_kv_shared_layers=1, use_double_wide_mlp=True,
+                                            sliding_window=16, final_logit_softcapping=2.0, rms_norm_eps=1e-6,
+                                            pad_token_id=0,
+                                            layer_types=["sliding_attention", "full_attention", "full_attention"]),
+                           vision_config=dict(model_type="gemma4_unified_vision", patch_size=2, pooling_kernel_size=2,
+                                              mm_embed_dim=16, output_proj_dims=16, mm_posemb_size=8)),
     "mistral3": dict(model_type="mistral3", image_token_index=502, spatial_merge_size=2, vision_feature_layer=-1,
                      text_config=dict(model_type="mistral", intermediate_size=128, num_hidden_layers=2,
                                       num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-5,

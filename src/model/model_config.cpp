@@ -697,8 +697,9 @@ void parse_nemotron_h(const json& j, ModelConfig& c) {
 // Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
 // (per_layer_config as transformers 5 saves it, else global_head_dim and, with attention_k_eq_v,
 // num_global_key_value_heads), KV sharing, per-layer inputs, and the last layer always full.
-void parse_gemma4(const json& j, ModelConfig& c) {
-  if (get_or<bool>(j, "enable_moe_block", false)) {
+void parse_gemma4(const json& j, const ModelFamily& family, ModelConfig& c) {
+  const bool extras = family.per_layer_inputs_and_experts;
+  if (extras && get_or<bool>(j, "enable_moe_block", false)) {
     c.experts_beside_mlp = c.norm_topk_prob = c.routing_weights_fp32 = true;
     c.num_experts = require<int64_t>(j, "num_experts");
     c.experts_per_token = require<int64_t>(j, "top_k_experts");
@@ -709,7 +710,7 @@ void parse_gemma4(const json& j, ModelConfig& c) {
   c.keys_as_values = get_or<bool>(j, "attention_k_eq_v", false);
   c.kv_shared_layers = get_or<int64_t>(j, "num_kv_shared_layers", 0);
   c.double_wide_shared_mlp = get_or<bool>(j, "use_double_wide_mlp", false);
-  c.per_layer_input_size = get_or<int64_t>(j, "hidden_size_per_layer_input", 256);
+  c.per_layer_input_size = extras ? get_or<int64_t>(j, "hidden_size_per_layer_input", 256) : 0;
   if (c.per_layer_input_size > 0) c.per_layer_vocab = get_or<int64_t>(j, "vocab_size_per_layer_input", 262144);
   if (!c.layer_kinds.empty()) c.layer_kinds.back() = LayerKind::kFullAttention;
   c.layer_head_dims.assign(std::max<int64_t>(c.num_layers, 0), 0);
@@ -880,7 +881,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
   if (family.nope_layers) parse_nope_layers(j, c);
-  if (family.gemma4_keys) parse_gemma4(j, c);
+  if (family.gemma4_keys) parse_gemma4(j, family, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
   if (family.lfm2_keys) parse_lfm2(j, c, family);
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
@@ -1294,15 +1295,17 @@ std::string ModelConfig::to_json() const {
     j["attention_k_eq_v"] = keys_as_values;
     j["num_kv_shared_layers"] = kv_shared_layers;
     j["use_double_wide_mlp"] = double_wide_shared_mlp;
-    j["hidden_size_per_layer_input"] = per_layer_input_size;
-    j["vocab_size_per_layer_input"] = per_layer_input_size > 0 ? per_layer_vocab : vocab_size;
+    if (family.per_layer_inputs_and_experts) {
+      j["hidden_size_per_layer_input"] = per_layer_input_size;
+      j["vocab_size_per_layer_input"] = per_layer_input_size > 0 ? per_layer_vocab : vocab_size;
+      j["enable_moe_block"] = experts_beside_mlp;
+    }
     json per_layer = json::object();
     for (int64_t i = 0; i < num_layers; ++i) {
       if (layer_head_dim(i) != head_dim || layer_kv_head_count(i) != num_kv_heads)
         per_layer[std::to_string(i)] = {{"head_dim", layer_head_dim(i)}, {"num_key_value_heads", layer_kv_head_count(i)}};
     }
     j["per_layer_config"] = per_layer;
-    j["enable_moe_block"] = experts_beside_mlp;
     if (experts_beside_mlp) {
       j["num_experts"] = num_experts;
       j["top_k_experts"] = experts_per_token;

@@ -254,6 +254,9 @@ struct ModelFamily {
   // attention_k_eq_v, num_kv_shared_layers, hidden_size_per_layer_input, use_double_wide_mlp; values normed, a
   // scalar per layer, attention scores unscaled, the last layer always full attention.
   bool gemma4_keys = false;
+  // With gemma4_keys: the per-layer inputs' keys (hidden_size_per_layer_input, vocab_size_per_layer_input) and the
+  // MoE block's (enable_moe_block and its sizes) are keys of the config; else it has neither (none read or written).
+  bool per_layer_inputs_and_experts = true;
   // Gated DeltaNet layers (linear_attention, sized by linear_num_key_heads, linear_num_value_heads,
   // linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or, without it, all but every
   // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).

@@ -45,7 +45,14 @@ std::vector<ModelFamily> gemma() {
       R"({"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0},
           "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})";
   gemma4.multimodal_wrapper = "gemma4";
-  return {gemma, gemma2, gemma3, gemma4};
+  // Gemma 4 12B (gemma4_unified_text, inside gemma4_unified): gemma4_text's layers without per-layer inputs or the
+  // MoE block (their keys are not its config's), windows of 1024 by default.
+  ModelFamily unified = gemma4;
+  unified.model_type = "gemma4_unified_text";
+  unified.multimodal_wrapper = "gemma4_unified";
+  unified.per_layer_inputs_and_experts = false;
+  unified.windows.default_window = 1024;
+  return {gemma, gemma2, gemma3, gemma4, unified};
 }
 
 }  // namespace prefix_scorer::families

@@ -415,6 +415,19 @@ FAMILIES = {
                     num_key_value_heads=2, sliding_window=16, sliding_window_pattern=3, logit_scale=0.5,
                     layer_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
                     rope_parameters=dict(rope_type="default", rope_theta=5e4)),
+    # Poolside Laguna (laguna): 4, 6 and 2 query heads over 2 kv heads by layer, per-head q/k norms, a softplus gate
+    # a head (gating's default) from g_proj, q/k/v/o biases, a window of 16 on layer 1 with a rope of its own (full
+    # layers rotate half of each head); layers 1 and 2 routed by soft-capped (2.0) sigmoid scores plus a correction
+    # bias to 3 of 8 experts of 24, renormalized, their sum times 1.5, plus a shared MLP of 40 (no gate); heads of 20.
+    "laguna": dict(model_type="laguna", intermediate_size=100, moe_intermediate_size=24, num_hidden_layers=3,
+                   num_experts=8, num_experts_per_tok=3, shared_expert_intermediate_size=40,
+                   moe_routed_scaling_factor=1.5, moe_router_logit_softcapping=2.0, attention_bias=True,
+                   num_attention_heads=4, num_attention_heads_per_layer=[4, 6, 2], num_key_value_heads=2,
+                   head_dim=20, sliding_window=16, rms_norm_eps=1e-6, tie_word_embeddings=False, pad_token_id=None,
+                   layer_types=["full_attention", "sliding_attention", "full_attention"],
+                   rope_parameters=dict(full_attention=dict(rope_type="default", rope_theta=5e5,
+                                                            partial_rotary_factor=0.5),
+                                        sliding_attention=dict(rope_type="default", rope_theta=1e4))),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.

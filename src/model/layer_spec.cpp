@@ -22,7 +22,7 @@ double latent_attention_scale(const ModelConfig& c) {
 
 AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   AttentionSpec a;
-  a.heads = c.num_heads;
+  a.heads = c.layer_head_count(layer);
   a.kv_heads = c.layer_kv_head_count(layer);
   a.head_dim = c.layer_head_dim(layer);
   a.window = c.layer_window(layer);
@@ -30,6 +30,7 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.value_norm = c.value_norm;
   a.output_gate = c.attention_output_gate;
   a.head_gate = c.attention_head_gate;
+  a.gate_softplus = c.attention_gate_softplus;
   a.key_multiplier = c.key_multiplier;
   a.qk_norm_after_rope = c.qk_norm_after_rope;
   a.qk_norm_weight_per_head = c.qk_norm_weight_per_head;
@@ -78,6 +79,8 @@ MlpSpec experts_spec(const ModelConfig& c, int64_t layer) {
   r.norm_epsilon = c.routing_norm_epsilon;
   r.norm_floor = c.routing_norm_floor;
   r.scaling = c.routed_scaling_factor;
+  r.scaled_after_sum = c.scaled_after_sum;
+  r.logit_softcap = c.router_logit_softcap;
   r.weights_fp32 = c.routing_weights_fp32;
   r.biases = c.expert_biases;
   r.shared_expert_size = c.shared_expert_intermediate_size;

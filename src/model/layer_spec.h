@@ -30,6 +30,7 @@ struct AttentionSpec {
   bool value_norm = false;      // values normed by an RMSNorm without weight
   bool output_gate = false;     // the output times sigmoid of a gate projection of the input (Qwen 3.5)
   bool head_gate = false;       // each head's output times sigmoid of its projection of the input (LFM3)
+  bool gate_softplus = false;   // either gate through softplus (in fp32, rounded back), not sigmoid
   double key_multiplier = 1;    // the keys' projection times this before their rotation (Falcon-H1)
 
   int64_t q_width() const { return heads * head_dim; }
@@ -103,7 +104,9 @@ struct RouterSpec {
   int64_t groups = 1, groups_chosen = 1;
   bool normalize = false;           // the chosen weights divided by max(sum + norm_epsilon, norm_floor)
   double norm_epsilon = 0, norm_floor = 0;
-  double scaling = 1;               // routed_scaling_factor
+  double scaling = 1;               // routed_scaling_factor: of the weights ...
+  bool scaled_after_sum = false;    // ... or of the experts' summed output
+  double logit_softcap = 0;         // the fp32 logits become cap * tanh(logit / cap) before the scores; 0: not
   bool weights_fp32 = false;        // the weights stay fp32 through the experts' sum
   bool biases = false;              // on the router and on every expert's projections
   int64_t shared_expert_size = 0;   // a shared expert beside the routed ones; 0: none

@@ -140,6 +140,12 @@ at::Tensor scale_residual(const at::Tensor& x, double multiplier) { return multi
 // cap * tanh(x / cap), or x for cap 0.
 at::Tensor soft_cap(const at::Tensor& x, double cap) { return cap > 0 ? at::tanh(x / cap) * cap : x; }
 
+// An attention head or output gate's factor from its projection: sigmoid, or softplus in fp32 rounded back.
+at::Tensor gate_factor(const AttentionSpec& a, const at::Tensor& projected) {
+  if (!a.gate_softplus) return at::sigmoid(projected);
+  return cast(at::softplus(cast(projected, at::kFloat)), projected.scalar_type());
+}
+
 std::vector<c10::Device> layer_placement(const ModelOptions& options, const ModelConfig& config,
                                          at::ScalarType dtype) {
   std::vector<c10::Device> devices;
@@ -303,7 +309,7 @@ at::Tensor attend_part(const AttentionSpec& a, const NormSpec& n, const LayerWei
       attend_cached(a, p.q, part.produced->at(a.kv_layer), shared_prefix(part.shared, a.kv_layer), in, l.sinks);
   if (own_kv && !read_later) (*part.produced)[index] = {};
   // (a head-gated model never packs its tokens: h is [b, t, hidden] here)
-  if (a.head_gate) heads = heads * at::sigmoid(linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
+  if (a.head_gate) heads = heads * gate_factor(a, linear(h, l.head_gate)).transpose(1, 2).unsqueeze(-1);
   return real_only(token_major(heads), in);
 }
 
@@ -324,7 +330,7 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
                                  read_later, state));
     by_token = at::cat(each, 1);
   }
-  if (a.output_gate) by_token = by_token * at::sigmoid(linear(h, l.attn_gate));
+  if (a.output_gate) by_token = by_token * gate_factor(a, linear(h, l.attn_gate));
   return linear(by_token, l.o);
 }
 
@@ -572,8 +578,8 @@ at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Te
 // The experts a router chooses for each token [tokens, per_token] and their weights, as RouterSpec describes.
 std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights& l, const at::Tensor& router_in,
                                         at::ScalarType dtype) {
-  const at::Tensor logits = r.fp32_logits ? linear(router_in.to(at::kFloat), l.router)
-                                          : linear(router_in, l.router);
+  at::Tensor logits = r.fp32_logits ? linear(router_in.to(at::kFloat), l.router) : linear(router_in, l.router);
+  if (r.logit_softcap > 0) logits = soft_cap(logits.to(at::kFloat), r.logit_softcap);
   at::Tensor weights, chosen;
   if (r.scores == RouterScores::kSoftmaxOfChosen || r.scores == RouterScores::kFp32SoftmaxOfChosen) {
     std::tie(weights, chosen) = logits.topk(r.per_token, -1);  // the top logits, then a softmax over them
@@ -605,7 +611,7 @@ std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights&
     if (r.norm_floor != 0) sum = sum.clamp_min(r.norm_floor);
     weights = weights / sum;
   }
-  if (r.scaling != 1) weights = weights * r.scaling;
+  if (r.scaling != 1 && !r.scaled_after_sum) weights = weights * r.scaling;
   if (r.expert_scales) weights = weights * l.expert_scales.index_select(0, chosen.reshape(-1)).view(chosen.sizes());
   return {chosen, r.weights_fp32 ? weights : weights.to(dtype)};
 }
@@ -648,6 +654,7 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
   at::Tensor out = r.weights_fp32 ? at::zeros_like(experts_in, at::kFloat).index_add_(0, tokens, y.to(at::kFloat)).to(x.scalar_type())
                                   : at::zeros_like(experts_in).index_add_(0, tokens, y.to(x.scalar_type()));
   if (m.latent_size > 0) out = linear(out, l.latent_out);
+  if (r.scaled_after_sum && r.scaling != 1) out = out * r.scaling;
   if (r.shared_expert_size > 0) {
     const at::Tensor shared = expert_forward(m, l.shared_expert, x);
     out = out + (r.shared_expert_gated ? at::sigmoid(linear(x, l.shared_expert_gate)) * shared : shared);
@@ -740,7 +747,7 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
 
 ModelInfo Model::info() const {
   const ModelConfig& c = *config_;
-  return {c.model_type,  c.vocab_size, c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim,
+  return {c.model_type,  c.vocab_size, c.hidden_size, c.num_layers, c.layer_head_count(0), c.layer_kv_head_count(0), c.layer_head_dim(0),
           c.max_position_embeddings, num_parameters()};
 }
 

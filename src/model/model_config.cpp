@@ -330,6 +330,8 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   c.routing_norm_epsilon = e.norm_epsilon;
   if (e.norm_floor_key != nullptr) c.routing_norm_floor = get_or<double>(j, e.norm_floor_key, 1e-12);
   if (e.scaled) c.routed_scaling_factor = get_or<double>(j, e.scaling_key, e.default_scaling);
+  c.scaled_after_sum = e.scaled_after_sum;
+  if (e.logit_softcap_key != nullptr) c.router_logit_softcap = get_or<double>(j, e.logit_softcap_key, 0.0);
   c.routing_weights_fp32 = e.routing_fp32;
   c.expert_biases = e.stacked;
   if (e.clamped_swiglu) {
@@ -338,7 +340,7 @@ void parse_experts(const json& j, const ExpertTraits& e, ModelConfig& c) {
   }
   if (e.default_shared_size > 0) {
     c.shared_expert_intermediate_size = get_or<int64_t>(j, "shared_expert_intermediate_size", e.default_shared_size);
-    c.shared_expert_gated = true;
+    c.shared_expert_gated = e.shared_behind_gate;
   }
   if (e.shared_count_key != nullptr)
     c.shared_expert_intermediate_size =
@@ -849,7 +851,25 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.norm_plus_one = family.norm_plus_one;
   c.scale_embeddings = family.scale_embeddings;
   c.sandwich_norms = family.sandwich_norms;
-  if (family.output_gate_proj != nullptr) c.attention_output_gate = true;
+  if (family.output_gate_proj != nullptr) {
+    bool per_head = false;
+    if (family.per_head_gate_key != nullptr) {
+      const json gating = j.contains(family.per_head_gate_key) ? j[family.per_head_gate_key] : json(true);
+      per_head = gating.is_boolean() ? gating.get<bool>() : gating.is_string() && gating.get<std::string>() == "per-head";
+    }
+    c.attention_head_gate = per_head;
+    c.attention_output_gate = !per_head;
+    c.attention_gate_softplus = family.softplus_gate;
+  }
+  if (family.layer_heads_key != nullptr && has_field(j, family.layer_heads_key)) {
+    c.layer_heads = get_or<std::vector<int64_t>>(j, family.layer_heads_key, {});
+    if (static_cast<int64_t>(c.layer_heads.size()) != c.num_layers)
+      throw std::invalid_argument(fmt::format("config.json: {} has {} entries for {} layers", family.layer_heads_key,
+                                              c.layer_heads.size(), c.num_layers));
+  }
+  if (family.refused_if_true != nullptr && get_or<bool>(j, family.refused_if_true, false))
+    throw std::invalid_argument(fmt::format("config.json: '{}' true is not supported (transformers does not run it)",
+                                            family.refused_if_true));
   if (family.sqrt_hidden_embedding_key != nullptr && get_or<bool>(j, family.sqrt_hidden_embedding_key, false))
     c.embedding_multiplier = std::sqrt(static_cast<double>(c.hidden_size));
   if (family.reads_multipliers) {
@@ -953,13 +973,13 @@ void ModelConfig::validate() const {
     if (r->original_max_position_embeddings < 1)
       throw std::invalid_argument("config: longrope needs original_max_position_embeddings >= 1");
   }
-  for (const std::vector<int64_t>* sizes : {&layer_head_dims, &layer_kv_heads}) {
+  for (const std::vector<int64_t>* sizes : {&layer_head_dims, &layer_kv_heads, &layer_heads}) {
     if (!sizes->empty() && static_cast<int64_t>(sizes->size()) != num_layers)
       throw std::invalid_argument("config: the per-layer head sizes do not cover every layer");
   }
   for (int64_t i = 0; i < num_layers; ++i) {
-    const int64_t dim = layer_head_dim(i), kv = layer_kv_head_count(i);
-    if (dim <= 0 || dim % 2 != 0 || kv <= 0 || num_heads % kv != 0)
+    const int64_t dim = layer_head_dim(i), kv = layer_kv_head_count(i), heads = layer_head_count(i);
+    if (dim <= 0 || dim % 2 != 0 || kv <= 0 || heads % kv != 0)
       throw std::invalid_argument(fmt::format("config: layer {} has heads of {} values and {} key-value heads (the "
                                               "size must be even, the heads a multiple of them)", i, dim, kv));
   }
@@ -1098,6 +1118,7 @@ void write_experts(json& j, const ExpertTraits& e, const ModelConfig& c) {
   }
   if (e.norm_floor_key != nullptr) j[e.norm_floor_key] = c.routing_norm_floor;
   if (e.scaled) j[e.scaling_key] = c.routed_scaling_factor;
+  if (e.logit_softcap_key != nullptr) j[e.logit_softcap_key] = c.router_logit_softcap;
   if (e.default_shared_size > 0) j["shared_expert_intermediate_size"] = c.shared_expert_intermediate_size;
   if (e.shared_count_key != nullptr)
     j[e.shared_count_key] = c.moe_intermediate_size > 0 ? c.shared_expert_intermediate_size / c.moe_intermediate_size : 0;
@@ -1182,6 +1203,8 @@ std::string ModelConfig::to_json() const {
   }
   if (family.sqrt_hidden_embedding_key != nullptr) j[family.sqrt_hidden_embedding_key] = embedding_multiplier != 1.0;
   if (family.logit_scale_key != nullptr) j[family.logit_scale_key] = lm_head_multiplier;
+  if (family.per_head_gate_key != nullptr) j[family.per_head_gate_key] = attention_head_gate;
+  if (family.layer_heads_key != nullptr && !layer_heads.empty()) j[family.layer_heads_key] = layer_heads;
   if (family.qk_norm_key != nullptr) j[family.qk_norm_key] = qk_norm;
   if (family.reads_multipliers) {
     j["attention_multiplier"] = attention_multiplier;

@@ -123,7 +123,9 @@ struct ModelConfig {
   bool norm_topk_prob = false;        // the chosen experts' weights renormalized to sum to 1 ...
   double routing_norm_epsilon = 0;    // ... their sum plus this (DeepSeek's 1e-20) ...
   double routing_norm_floor = 0;      // ... and at least this (ERNIE's moe_norm_min)
-  double routed_scaling_factor = 1;   // the chosen weights times this
+  double routed_scaling_factor = 1;   // the chosen weights times this ...
+  bool scaled_after_sum = false;      // ... or the experts' summed output
+  double router_logit_softcap = 0;    // the router's logits soft-capped (0: not)
   bool routing_weights_fp32 = false;  // they stay float32 through the experts' sum (mixtral)
   // A shared expert of this width beside the routed ones (0: none), behind a sigmoid gate (qwen2_moe) or not.
   int64_t shared_expert_intermediate_size = 0;
@@ -153,7 +155,7 @@ struct ModelConfig {
   int64_t kv_shared_layers = 0;
   // Heads of their own size (Gemma 4's full-attention layers: global_head_dim, num_global_key_value_heads, or
   // per_layer_config): by layer, 0 where the layer takes head_dim or num_key_value_heads; empty: none differ.
-  std::vector<int64_t> layer_head_dims, layer_kv_heads;
+  std::vector<int64_t> layer_head_dims, layer_kv_heads, layer_heads;
   // Gemma 4: full-attention layers' values are their keys' projection (attention_k_eq_v), values are normed by a
   // weightless RMSNorm, each layer's output is multiplied by its learned scalar, and the KV-shared layers' MLPs are
   // twice as wide (use_double_wide_mlp).
@@ -172,6 +174,7 @@ struct ModelConfig {
   int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0;
   int64_t linear_conv_taps = 0;
   bool attention_output_gate = false;  // attention's output times sigmoid of a second half of q's projection
+  bool attention_gate_softplus = false;  // the head or output gate through softplus, not sigmoid
   bool attention_head_gate = false;    // each head's output times sigmoid of a projection of the input (LFM3)
   double linear_beta_scale = 1;        // beta = sigmoid(b) times this (OLMo hybrid's negative eigenvalues: 2)
   double linear_norm_eps = 0;          // the gated output norm's epsilon; 0: rms_norm_eps
@@ -219,6 +222,9 @@ struct ModelConfig {
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {
     return layer_head_dims.empty() || layer_head_dims.at(layer) == 0 ? head_dim : layer_head_dims.at(layer);
+  }
+  int64_t layer_head_count(int64_t layer) const {
+    return layer_heads.empty() || layer_heads.at(layer) == 0 ? num_heads : layer_heads.at(layer);
   }
   int64_t layer_kv_head_count(int64_t layer) const {
     return layer_kv_heads.empty() || layer_kv_heads.at(layer) == 0 ? num_kv_heads : layer_kv_heads.at(layer);

@@ -72,6 +72,9 @@ struct ExpertTraits {
   const char* correction_bias_key = nullptr;  // the bias only where this key is true (default true); nullptr: always
   bool correction_bias_parameter = false;  // a parameter in transformers (counted), not a buffer
   bool correction_bias_fp32 = false;  // kept fp32 though the router is not
+  const char* logit_softcap_key = nullptr;  // the router's fp32 logits soft-capped by this key's value (0: none)
+  bool scaled_after_sum = false;  // the scale multiplies the experts' summed output (in the model dtype), not weights
+  bool shared_behind_gate = true;  // with default_shared_size: the shared expert times a sigmoid gate (qwen2_moe)
   const char* shared = "mlp.shared_expert";
   // Nemotron-H: experts (and the shared expert) without a gate (`gate` unused); the latent projections' names.
   bool ungated = false;
@@ -243,6 +246,12 @@ struct ModelFamily {
   // The attention's output times sigmoid of this projection of its input, per element (its own tensor after the
   // attention module, without bias); nullptr: none, or Qwen 3.5's gate inside q_proj (DeltaNetLayout::kQwen35).
   const char* output_gate_proj = nullptr;
+  // With output_gate_proj: the gate is one per head (the projection [heads, hidden]) where this key is true or
+  // "per-head" (its default true), else one per element; through softplus (in fp32) instead of sigmoid.
+  const char* per_head_gate_key = nullptr;
+  bool softplus_gate = false;
+  const char* layer_heads_key = nullptr;  // each layer's query heads (a list; else num_attention_heads)
+  const char* refused_if_true = nullptr;  // a key whose true value transformers does not run: refused by name
   // The embeddings times sqrt(hidden_size) as a float (not rounded to the dtype) where this key is true (muP).
   const char* sqrt_hidden_embedding_key = nullptr;
   // The logits times this key's value (a float, in the model dtype), its default when absent; nullptr: none.

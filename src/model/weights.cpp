@@ -439,7 +439,10 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
     if (a.output_gate && attends && !gate_in_q)
       add(attn + family.output_gate_proj + ".weight", {q_out, h}, weight_of(&LayerWeights::attn_gate));
-    if (a.head_gate && attends) add(attn + "gate_proj.weight", {a.heads, h}, weight_of(&LayerWeights::head_gate));
+    if (a.head_gate && attends) {
+      const std::string gate = family.output_gate_proj != nullptr ? family.output_gate_proj : "gate_proj";
+      add(attn + gate + ".weight", {a.heads, h}, weight_of(&LayerWeights::head_gate));
+    }
     if (layer.mamba_beside)
       add_mamba2(slots, layer.mamba, h, i, layer_name(family, i, std::string(family.mamba_module) + "."));
     if (a.qk_norm != QkNorm::kNone && attends) {  // over each head (one weight, or a weight a head), or the whole width

@@ -799,7 +799,7 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 // Every entry of the family table reads a config of sizes alone and writes it back as it read it.
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
-  EXPECT_EQ(types.size(), 63u);
+  EXPECT_EQ(types.size(), 64u);
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
       "num_attention_heads": 4, "head_dim": 16)";
   for (const std::string& type : types) {
@@ -1066,6 +1066,41 @@ TEST(ConfigJson, MultimodalCheckpointsReadTheirTextModel) {
               ModelConfig::from_json(R"({"model_type": "mistral3", "text_config": {"model_type": "falcon", )" + sizes +
                                      "}}");
             }).find("mistral3 text_config: unsupported model_type 'falcon'"),
+            std::string::npos);
+}
+
+// Laguna's options as named layer options: the gate per head or per element (gating), each layer's query heads, the
+// router's soft cap and a scale of the experts' sum; what transformers does not run is refused by name.
+TEST(ConfigJson, PerLayerHeadsGatesAndRouterOptions) {
+  const std::string base = R"({"model_type": "laguna", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
+      "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+      "num_experts": 8, "num_experts_per_tok": 2, "moe_router_logit_softcapping": 3.0)";
+  const ModelConfig per_head = ModelConfig::from_json(base + R"(, "num_attention_heads_per_layer": [4, 6, 2]})");
+  EXPECT_TRUE(per_head.attention_head_gate);  // gating's default: per head
+  EXPECT_FALSE(per_head.attention_output_gate);
+  EXPECT_TRUE(per_head.attention_gate_softplus);
+  EXPECT_EQ(per_head.layer_head_count(1), 6);
+  EXPECT_EQ(per_head.router_logit_softcap, 3.0);
+  EXPECT_TRUE(per_head.scaled_after_sum);
+  EXPECT_EQ(ModelConfig::from_json(per_head.to_json()).to_json(), per_head.to_json());
+  for (const char* per_element : {R"(false)", R"("per-element")"}) {
+    const ModelConfig c = ModelConfig::from_json(base + R"(, "gating": )" + per_element + "}");
+    EXPECT_TRUE(c.attention_output_gate) << per_element;
+    EXPECT_FALSE(c.attention_head_gate) << per_element;
+    EXPECT_EQ(ModelConfig::from_json(c.to_json()).attention_output_gate, true) << per_element;
+  }
+  EXPECT_TRUE(ModelConfig::from_json(base + R"(, "gating": "per-head"})").attention_head_gate);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(base + R"(, "num_attention_heads_per_layer": [4, 6]})");
+            }).find("num_attention_heads_per_layer has 2 entries for 3 layers"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(base + R"(, "num_attention_heads_per_layer": [4, 3, 2]})");
+            }).find("layer 1 has heads"),
+            std::string::npos);
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(base + R"(, "moe_apply_router_weight_on_input": true})");
+            }).find("'moe_apply_router_weight_on_input' true is not supported"),
             std::string::npos);
 }
 

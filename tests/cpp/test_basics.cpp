@@ -10,7 +10,7 @@ const std::vector<std::string>& fixture_models() {
   static const std::vector<std::string> names{
       "llama3", "mistral", "qwen2",   "qwen3",   "gemma",     "gemma2",    "gemma3_text", "olmo2",   "olmo3",
       "granite", "phi3",  "phi3_longrope", "smollm3", "mixtral", "qwen2_moe", "qwen3_moe", "gemma3", "mistral3", "starcoder2", "phi", "gpt_neox", "gpt2", "gpt_oss", "ministral3", "gemma4_text", "gemma4", "gemma4_moe", "seed_oss", "exaone4", "hunyuan_v1_dense", "ernie4_5", "apertus", "glm4_moe", "ernie4_5_moe", "hunyuan_v1_moe", "minimax_m2", "apertus1p5",
-      "deepseek_v3", "deepseek_v3_q_proj", "glm4_moe_lite", "mistral4", "deepseek_v32", "glm_moe_dsa", "glm4", "exaone_moe", "solar_open", "hy_v3", "afmoe", "cohere", "cohere2", "gemma4_unified"};
+      "deepseek_v3", "deepseek_v3_q_proj", "glm4_moe_lite", "mistral4", "deepseek_v32", "glm_moe_dsa", "glm4", "exaone_moe", "solar_open", "hy_v3", "afmoe", "cohere", "cohere2", "gemma4_unified", "laguna"};
   return names;
 }
 

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 namespace prefix_scorer::test {
 namespace {
 
@@ -55,6 +58,20 @@ TEST_P(GoldenModel, GreedyContinuationIsReportedGreedy) {
   EXPECT_FALSE(result.scores[1].is_greedy);
   EXPECT_NEAR(result.scores[0].logprob, last[best].item<double>(), 1e-6);
   EXPECT_NEAR(result.scores[1].logprob, last[other].item<double>(), 1e-6);
+}
+
+// Every model_type the engine serves natively has a golden fixture (as its own type, or as its wrapper's text
+// model), but Kimi K2's, which is DeepSeek V3's config under another name.
+TEST(GoldenFixtures, EverySupportedModelTypeHasOne) {
+  std::set<std::string> fixtures;
+  for (const auto* names : {&fixture_models(), &recurrent_fixture_models()}) {
+    for (const std::string& name : *names) {
+      const std::vector<std::string> types = fixture_model_types(name);
+      fixtures.insert(types.begin(), types.end());
+    }
+  }
+  for (const std::string& type : supported_model_types())
+    if (type != "kimi_k2") EXPECT_EQ(fixtures.count(type), 1u) << type << " has no fixture under tests/data/models";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenModel, testing::ValuesIn(fixture_models()),

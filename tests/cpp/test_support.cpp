@@ -168,4 +168,13 @@ EntryPtr prefilled(const Model& model, const TokenIds& tokens) {
   return entry;
 }
 
+std::vector<std::string> fixture_model_types(const std::string& name) {
+  std::ifstream file(model_dir(name) + "/config.json");
+  const nlohmann::json config = nlohmann::json::parse(file);
+  std::vector<std::string> types{config.at("model_type").get<std::string>()};
+  if (config.contains("text_config") && config["text_config"].contains("model_type"))
+    types.push_back(config["text_config"]["model_type"].get<std::string>());
+  return types;
+}
+
 }  // namespace prefix_scorer::test

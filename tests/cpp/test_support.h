@@ -76,6 +76,9 @@ at::Tensor full_logprobs(const Model& model, const TokenIds& tokens);
 // `n` token ids drawn uniformly from [0, 500) (every fixture's vocabulary holds them).
 TokenIds random_tokens(std::mt19937& rng, int64_t n);
 
+// The model_type a fixture's config.json states, and its text_config's where it has one.
+std::vector<std::string> fixture_model_types(const std::string& name);
+
 // A cache entry of `tokens` (from position 0), its keys and values made by a forward.
 EntryPtr prefilled(const Model& model, const TokenIds& tokens);
 

@@ -428,6 +428,21 @@ FAMILIES = {
                    rope_parameters=dict(full_attention=dict(rope_type="default", rope_theta=5e5,
                                                             partial_rotary_factor=0.5),
                                         sliding_attention=dict(rope_type="default", rope_theta=1e4))),
+    # Xiaomi MiMo-V2-Flash (mimo_v2_flash): value heads of 10 beside q/k heads of 20, the values times 0.6, q/k/v
+    # biases; windows of 16 on layers 1 and 2 with 2 kv heads (twice layer 0's) and sinks; a rope a layer type, each
+    # rotating a third of each head (6 of 20); layers 1 and 2 routed to 2 of 6 experts of 24 in the better of 2 groups
+    # by sigmoid scores plus a correction bias, times 1.5, no shared expert.
+    "mimo_v2_flash": dict(model_type="mimo_v2_flash", intermediate_size=96, num_hidden_layers=3,
+                          num_attention_heads=4, num_key_value_heads=1, head_dim=20, v_head_dim=10,
+                          attention_bias=True, attention_value_scale=0.6, n_routed_experts=6, num_experts_per_tok=2,
+                          n_group=2, topk_group=1, moe_intermediate_size=24, routed_scaling_factor=1.5,
+                          sliding_window=16, rms_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
+                          layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+                          mlp_layer_types=["dense", "sparse", "sparse"],
+                          rope_parameters=dict(
+                              full_attention=dict(rope_type="default", rope_theta=5e6, partial_rotary_factor=0.334),
+                              sliding_attention=dict(rope_type="default", rope_theta=1e4,
+                                                     partial_rotary_factor=0.334))),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.

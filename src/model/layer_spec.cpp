@@ -37,7 +37,9 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   if (c.layer_uses_rope(layer)) a.rope = a.window > 0 && c.sliding_rope ? 1 : 0;
   a.scale = c.layer_attention_scale(layer);
   a.softcap = c.attn_softcap;
-  a.sinks = c.attention_sinks;
+  a.sinks = c.attention_sinks && (!c.sinks_on_sliding_only || a.window > 0);
+  a.value_head_dim = c.value_head_dim > 0 ? c.value_head_dim : a.head_dim;
+  a.value_multiplier = c.value_multiplier;
   a.qk_norm = c.qk_norm ? QkNorm::kPerHead : c.qk_norm_full_width ? QkNorm::kFullWidth : QkNorm::kNone;
   a.qkv_bias = c.qkv_bias;
   a.o_bias = c.o_bias;

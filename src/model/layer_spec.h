@@ -32,6 +32,8 @@ struct AttentionSpec {
   bool head_gate = false;       // each head's output times sigmoid of its projection of the input (LFM3)
   bool gate_softplus = false;   // either gate through softplus (in fp32, rounded back), not sigmoid
   double key_multiplier = 1;    // the keys' projection times this before their rotation (Falcon-H1)
+  double value_multiplier = 1;  // the values' projection times this
+  int64_t value_head_dim = 0;   // the checkpoint's value heads' width (<= head_dim; zero-padded to it at load)
 
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }

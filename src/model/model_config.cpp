@@ -131,8 +131,8 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   double default_partial = family.default_partial_rotary;
   if (family.rotary_dim_key != nullptr && has_field(top, family.rotary_dim_key) && has_field(top, "head_dim"))
     default_partial = top[family.rotary_dim_key].get<double>() / top["head_dim"].get<double>();
-  rope.partial_rotary_factor =
-      get_or<double>(d, "partial_rotary_factor", get_or<double>(top, family.partial_rotary_key, default_partial));
+  if (family.partial_rotary_key != nullptr) default_partial = get_or<double>(top, family.partial_rotary_key, default_partial);
+  rope.partial_rotary_factor = get_or<double>(d, "partial_rotary_factor", default_partial);
   if (phi3) {
     rope.original_max_position_embeddings = get_or<int64_t>(top, "original_max_position_embeddings", 4096);
   } else {
@@ -210,11 +210,12 @@ T optional_field(const json& j, const char* key, T absent) {
 }
 
 // gemma2 and gemma3's layer_types, or their default pattern: every `period`-th layer full, the others sliding.
-std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int64_t period) {
+std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int64_t period, bool first_full = false) {
   std::vector<LayerKind> kinds;
   if (!j.contains("layer_types") || j["layer_types"].is_null()) {
     for (int64_t i = 0; i < num_layers; ++i)
-      kinds.push_back((i + 1) % period != 0 ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
+      kinds.push_back((i + 1) % period != 0 && !(first_full && i == 0) ? LayerKind::kSlidingAttention
+                                                                       : LayerKind::kFullAttention);
     return kinds;
   }
   for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) kinds.push_back(parse_layer_kind(type));
@@ -793,6 +794,13 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
                                               c.model_type));
   }
   c.attention_sinks = family.attention_sinks;
+  c.sinks_on_sliding_only = family.sinks_on_sliding_only;
+  if (family.value_head_dim_key != nullptr)
+    c.value_head_dim = get_or<int64_t>(j, family.value_head_dim_key, family.default_value_head_dim);
+  if (family.value_scale_key != nullptr)  // null: unscaled
+    c.value_multiplier = j.contains(family.value_scale_key) && j[family.value_scale_key].is_null()
+                             ? 1.0
+                             : get_or<double>(j, family.value_scale_key, family.default_value_scale);
   if (bidirectional_text(j))
     throw std::invalid_argument("config.json: 'use_bidirectional_attention' is not supported (causal models are)");
 
@@ -892,7 +900,14 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
                                : windows.period;
     c.layer_kinds = pattern_text && !has_field(j, "layer_types")
                         ? pattern_layer_types(j[windows.period_key].get<std::string>(), c.num_layers)
-                        : parse_layer_types(j, c.num_layers, period);
+                        : parse_layer_types(j, c.num_layers, period, windows.first_layer_full);
+    if (family.window_less_one_key != nullptr && has_field(j, family.window_less_one_key))
+      c.sliding_window = get_or<int64_t>(j, family.window_less_one_key, 0) + 1;
+    if (family.sliding_kv_heads_factor != 1) {
+      c.layer_kv_heads.assign(c.num_layers, 0);
+      for (int64_t i = 0; i < c.num_layers; ++i)
+        if (c.layer_kinds[i] == LayerKind::kSlidingAttention) c.layer_kv_heads[i] = family.sliding_kv_heads_factor * c.num_kv_heads;
+    }
     if (family.rope_only_on_sliding && (c.sliding_window > 0 || family.rope_needs_window)) {  // full layers: no rope
       for (const LayerKind kind : c.layer_kinds)
         c.rope_layers.push_back(kind == LayerKind::kSlidingAttention && c.sliding_window > 0);
@@ -978,6 +993,9 @@ void ModelConfig::validate() const {
       throw std::invalid_argument("config: the per-layer head sizes do not cover every layer");
   }
   for (int64_t i = 0; i < num_layers; ++i) {
+    if (value_head_dim < 0 || value_head_dim > layer_head_dim(i))
+      throw std::invalid_argument(fmt::format("config: value heads of {} values are wider than layer {}'s heads of {}",
+                                              value_head_dim, i, layer_head_dim(i)));
     const int64_t dim = layer_head_dim(i), kv = layer_kv_head_count(i), heads = layer_head_count(i);
     if (dim <= 0 || dim % 2 != 0 || kv <= 0 || heads % kv != 0)
       throw std::invalid_argument(fmt::format("config: layer {} has heads of {} values and {} key-value heads (the "
@@ -1195,7 +1213,8 @@ std::string ModelConfig::to_json() const {
   j[family.eps_key] = rms_norm_eps;
   if (family.all_bias_key != nullptr) j[family.all_bias_key] = qkv_bias;
   if (family.parallel_residual_key != nullptr) j[family.parallel_residual_key] = parallel_block;
-  if (family.default_partial_rotary != 1.0) j[family.partial_rotary_key] = rope.partial_rotary_factor;
+  if (family.default_partial_rotary != 1.0 && family.partial_rotary_key != nullptr)
+    j[family.partial_rotary_key] = rope.partial_rotary_factor;
   if (family.reads_mlp_bias) j["mlp_bias"] = mlp_bias;
   if (family.rope_keys_at_top_level) {  // transformers reads these two from the top level
     j["original_max_position_embeddings"] = rope.original_max_position_embeddings;
@@ -1203,6 +1222,8 @@ std::string ModelConfig::to_json() const {
   }
   if (family.sqrt_hidden_embedding_key != nullptr) j[family.sqrt_hidden_embedding_key] = embedding_multiplier != 1.0;
   if (family.logit_scale_key != nullptr) j[family.logit_scale_key] = lm_head_multiplier;
+  if (family.value_head_dim_key != nullptr) j[family.value_head_dim_key] = value_head_dim;
+  if (family.value_scale_key != nullptr) j[family.value_scale_key] = value_multiplier;
   if (family.per_head_gate_key != nullptr) j[family.per_head_gate_key] = attention_head_gate;
   if (family.layer_heads_key != nullptr && !layer_heads.empty()) j[family.layer_heads_key] = layer_heads;
   if (family.qk_norm_key != nullptr) j[family.qk_norm_key] = qk_norm;

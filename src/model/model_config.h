@@ -156,6 +156,9 @@ struct ModelConfig {
   // Heads of their own size (Gemma 4's full-attention layers: global_head_dim, num_global_key_value_heads, or
   // per_layer_config): by layer, 0 where the layer takes head_dim or num_key_value_heads; empty: none differ.
   std::vector<int64_t> layer_head_dims, layer_kv_heads, layer_heads;
+  int64_t value_head_dim = 0;       // each value head's width, zero-padded to head_dim at load; 0: head_dim
+  double value_multiplier = 1;      // the values times this (a float)
+  bool sinks_on_sliding_only = false;
   // Gemma 4: full-attention layers' values are their keys' projection (attention_k_eq_v), values are normed by a
   // weightless RMSNorm, each layer's output is multiplied by its learned scalar, and the KV-shared layers' MLPs are
   // twice as wide (use_double_wide_mlp).

@@ -137,6 +137,7 @@ struct AlternatingWindows {
   const char* period_key = nullptr; // ... or the config key that gives the period (its default: `period`)
   double default_attn_softcap = 0;  // attn_logit_softcapping when absent
   double default_final_softcap = 0; // final_logit_softcapping when absent
+  bool first_layer_full = false;    // without layer_types, the first layer full too
 };
 
 // The config.json keys of the model's sizes (GPT-2 has its own; transformers maps the usual names onto them).
@@ -257,7 +258,18 @@ struct ModelFamily {
   // The logits times this key's value (a float, in the model dtype), its default when absent; nullptr: none.
   const char* logit_scale_key = nullptr;
   double default_logit_scale = 1.0;
-  bool attention_sinks = false;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
+  bool attention_sinks = false;
+  bool sinks_on_sliding_only = false;   // the sinks on sliding layers alone
+  const char* sinks_name = "sinks";     // their tensor after the attention module
+  // Values narrower than q and k: each value head's width under this key (kept zero-padded to head_dim at load,
+  // the output projection's columns with it, which changes no number); nullptr: head_dim.
+  const char* value_head_dim_key = nullptr;
+  int64_t default_value_head_dim = 0;
+  const char* value_scale_key = nullptr;  // the values times this key's value (a float; absent: the default; null: 1)
+  double default_value_scale = 1.0;
+  int64_t sliding_kv_heads_factor = 1;  // sliding layers' kv heads: num_key_value_heads times this
+  // The window under this key is one less than the one attended (a query sees it and itself); read where given.
+  const char* window_less_one_key = nullptr;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
   // Gemma 4's keys: layer shapes (global_head_dim, num_global_key_value_heads, per_layer_config),
   // attention_k_eq_v, num_kv_shared_layers, hidden_size_per_layer_input, use_double_wide_mlp; values normed, a

@@ -322,6 +322,21 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                          member(w.layers[i]) = rotated == 0 ? t : rope_rows_to_halves(t, head_dim, 0, rotated);
                        }});
     };
+    // v's weight (or bias): rows of value heads that may be narrower than head_dim, each zero-padded to it.
+    auto add_values = [&](const std::string& suffix, bool weight) {
+      const LayerTensor member = weight ? weight_of(&LayerWeights::v) : bias_of(&LayerWeights::v);
+      if (a.value_head_dim == a.head_dim) return add(suffix, weight ? std::vector<int64_t>{kv_out, h} : std::vector<int64_t>{kv_out}, member);
+      const int64_t kv = a.kv_heads, head_dim = a.head_dim, value_dim = a.value_head_dim;
+      std::vector<int64_t> shape{kv * value_dim};
+      if (weight) shape.push_back(h);
+      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
+                       [i, member, kv, head_dim, value_dim](ModelWeights& w, const at::Tensor& t) {
+                         const int64_t columns = t.dim() == 1 ? 1 : t.size(1);
+                         const at::Tensor padded = at::constant_pad_nd(t.reshape({kv, value_dim, columns}),
+                                                                       {0, 0, 0, head_dim - value_dim});
+                         member(w.layers[i]) = t.dim() == 1 ? padded.reshape({-1}) : padded.reshape({-1, columns});
+                       }});
+    };
     // q's or k's norm weight, whose rotated columns of each head a rope of interleaved pairs reorders as q's rows.
     auto add_qk_norm = [&](const std::string& suffix, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
       if (!c.interleaved_rope || a.qk_norm != QkNorm::kPerHead) return add(suffix, std::move(shape), member);
@@ -412,7 +427,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
           add_q_or_k(attn + "q_proj.weight", {q_out, h}, weight_of(&LayerWeights::q));
         if (own_kv) {
           add_q_or_k(attn + "k_proj.weight", {kv_out, h}, weight_of(&LayerWeights::k));
-          if (!a.keys_as_values) add(attn + "v_proj.weight", {kv_out, h}, weight_of(&LayerWeights::v));
+          if (!a.keys_as_values) add_values(attn + "v_proj.weight", true);
         }
       }
       if (gated && family.gate_up_proj != nullptr) {
@@ -424,7 +439,17 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add(mlp_module + family.mlp_up + ".weight", {ff, h}, weight_of(&LayerWeights::up));
       }
     }
-    if (attends) add(attn + family.o_proj + ".weight", {h, q_out}, weight_of(&LayerWeights::o));
+    if (attends && a.value_head_dim == a.head_dim) {
+      add(attn + family.o_proj + ".weight", {h, q_out}, weight_of(&LayerWeights::o));
+    } else if (attends) {  // columns of value heads narrower than head_dim, each zero-padded to it
+      const int64_t heads = a.heads, head_dim = a.head_dim, value_dim = a.value_head_dim;
+      slots.push_back({{layer_name(family, i, attn + family.o_proj + ".weight"), {h, heads * value_dim}}, i,
+                       [i, heads, head_dim, value_dim](ModelWeights& w, const at::Tensor& t) {
+                         w.layers[i].o.weight = at::constant_pad_nd(t.reshape({t.size(0), heads, value_dim}),
+                                                                    {0, head_dim - value_dim})
+                                                    .reshape({t.size(0), heads * head_dim});
+                       }});
+    }
     if (attends && a.qkv_bias && family.qkv_by_head == nullptr && family.fused_qkv == nullptr) {
       if (gate_in_q)
         add_by_head(attn + "q_proj.bias", {2 * q_out}, {bias_of(&LayerWeights::q), bias_of(&LayerWeights::attn_gate)});
@@ -432,11 +457,11 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         add_q_or_k(attn + "q_proj.bias", {q_out}, bias_of(&LayerWeights::q));
       if (own_kv) {
         add_q_or_k(attn + "k_proj.bias", {kv_out}, bias_of(&LayerWeights::k));
-        if (!a.keys_as_values) add(attn + "v_proj.bias", {kv_out}, bias_of(&LayerWeights::v));
+        if (!a.keys_as_values) add_values(attn + "v_proj.bias", false);
       }
     }
     if (a.o_bias && attends) add(attn + family.o_proj + ".bias", {h}, bias_of(&LayerWeights::o));
-    if (a.sinks) add(attn + "sinks", {a.heads}, &LayerWeights::sinks);
+    if (a.sinks) add(attn + family.sinks_name, {a.heads}, &LayerWeights::sinks);
     if (a.output_gate && attends && !gate_in_q)
       add(attn + family.output_gate_proj + ".weight", {q_out, h}, weight_of(&LayerWeights::attn_gate));
     if (a.head_gate && attends) {
@@ -622,7 +647,7 @@ Linear stack_linears(const std::vector<Linear*>& parts) {
 }
 
 // Falcon-H1's multipliers as tensors of the rows they scale: z, x, B, C and dt's of in_proj (in the model dtype, a
-// buffer transformers keeps so), and the keys' of q, k, v (fp32: the keys times a Python float, as transformers).
+// buffer transformers keeps so), and the keys' and values' of q, k, v (fp32: times a Python float, as transformers).
 void multiplier_rows(LayerWeights& l, const LayerSpec& s) {
   const Mamba2Spec& m = s.mamba;
   const auto& mup = m.projection_multipliers;
@@ -634,9 +659,10 @@ void multiplier_rows(LayerWeights& l, const LayerSpec& s) {
     l.mamba_mup = at::cat(parts).to(l.mamba_in.weight.device(), l.mamba_in.weight.scalar_type());
   }
   const AttentionSpec& a = s.attention;
-  if (a.key_multiplier != 1 && l.qkv.defined()) {
+  if ((a.key_multiplier != 1 || a.value_multiplier != 1) && l.qkv.defined()) {
     l.qkv_scale = at::ones({l.qkv.weight.size(0)}, l.qkv.weight.options().dtype(at::kFloat));
     l.qkv_scale.narrow(0, a.q_width(), a.kv_width()).fill_(a.key_multiplier);
+    if (!a.keys_as_values) l.qkv_scale.narrow(0, a.q_width() + a.kv_width(), a.kv_width()).fill_(a.value_multiplier);
   }
 }
 

@@ -801,8 +801,9 @@ TEST(ConfigJson, SmolLM3LayersWithoutRope) {
 TEST(ConfigJson, EveryFamilyOfTheTableReadsAndWritesItsConfig) {
   const std::vector<std::string> types = supported_model_types();
   EXPECT_EQ(std::set<std::string>(types.begin(), types.end()).size(), types.size());  // each once
+  // heads of 24: every rotated share even; values of 16 and 2 kv heads (twice on some families' sliding layers) fit
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-      "num_attention_heads": 4, "head_dim": 16)";
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 24, "v_head_dim": 16)";
   for (const std::string& type : types) {
     const char* text_type = multimodal_text_type(type);
     const ModelConfig c = ModelConfig::from_json(
@@ -1102,6 +1103,27 @@ TEST(ConfigJson, PerLayerHeadsGatesAndRouterOptions) {
   EXPECT_NE(message_of<std::invalid_argument>([&] {
               ModelConfig::from_json(base + R"(, "moe_apply_router_weight_on_input": true})");
             }).find("'moe_apply_router_weight_on_input' true is not supported"),
+            std::string::npos);
+}
+
+// MiMo-V2-Flash's options: the first layer full beside every sixth, twice the kv heads on sliding layers, windows
+// from sliding_window_size + 1, values narrower than the heads (never wider), a null value scale as 1.
+TEST(ConfigJson, NarrowValuesAndSlidingLayerOptions) {
+  const std::string base = R"({"model_type": "mimo_v2_flash", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 96, "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 1,
+      "head_dim": 20, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8)";
+  const ModelConfig c = ModelConfig::from_json(base + R"(, "v_head_dim": 12, "sliding_window_size": 31})");
+  for (const int64_t full : {0, 5}) EXPECT_EQ(c.layer_window(full), 0) << full;
+  for (const int64_t sliding : {1, 4, 6}) EXPECT_EQ(c.layer_window(sliding), 32) << sliding;
+  EXPECT_EQ(c.layer_kv_head_count(0), 1);
+  EXPECT_EQ(c.layer_kv_head_count(1), 2);
+  EXPECT_EQ(c.value_head_dim, 12);
+  EXPECT_DOUBLE_EQ(c.value_multiplier, 0.707);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  EXPECT_DOUBLE_EQ(
+      ModelConfig::from_json(base + R"(, "v_head_dim": 12, "attention_value_scale": null})").value_multiplier, 1.0);
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + R"(, "v_head_dim": 24})"); })
+                .find("value heads of 24 values are wider than layer 0's heads of 20"),
             std::string::npos);
 }
 

@@ -14,9 +14,10 @@ SIZES = dict(vocab_size=262144, hidden_size=64, intermediate_size=128, num_hidde
 EPS_KEYS = ("rms_norm_eps", "layer_norm_eps", "norm_eps", "layer_norm_epsilon", "norm_epsilon")
 # Types the engine reads that transformers 5.24 registers under another name (Kimi K2's config is DeepSeek V3's).
 NOT_IN_TRANSFORMERS = {"kimi_k2"}
-# Wrappers whose default audio tokens lie past 262,144 (Gemma 4's per-layer table as long as the vocabulary).
-LONGER_VOCABULARY = {"gemma4": dict(vocab_size=270000, vocab_size_per_layer_input=270000),
-                     "apertus1p5": dict(vocab_size=270000)}
+# Sizes some types need besides: wrappers whose default audio tokens lie past 262,144 (Gemma 4's per-layer table as
+# long as the vocabulary); MiMo-V2-Flash's sliding layers, with twice the kv heads, need fewer than the 4 heads.
+EXTRA_SIZES = {"gemma4": dict(vocab_size=270000, vocab_size_per_layer_input=270000),
+               "apertus1p5": dict(vocab_size=270000), "mimo_v2_flash": dict(num_key_value_heads=2)}
 
 
 def text_types():
@@ -34,7 +35,7 @@ def test_sizes_alone_read_with_transformers_defaults(model_type):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         wrapper = "text_config" in transformers.CONFIG_MAPPING[model_type].sub_configs
-        text = dict(SIZES, **LONGER_VOCABULARY.get(model_type, {}))
+        text = dict(SIZES, **EXTRA_SIZES.get(model_type, {}))
         sizes = dict(text_config=text) if wrapper else text  # a multimodal wrapper's sizes are its text model's
         ours = json.loads(_testing.config_as_read(json.dumps(dict(model_type=model_type, **sizes))))
         theirs = transformers.AutoConfig.for_model(model_type, **sizes).get_text_config().to_dict()

@@ -2,6 +2,7 @@
 
 #include "json_integer.h"
 #include "model/config_enums.h"
+#include "model/config_json.h"
 #include "model/json_special_floats.h"
 #include "model/model_family.h"
 #include "prefix_scorer/errors.h"
@@ -24,36 +25,14 @@ namespace prefix_scorer {
 namespace {
 
 using nlohmann::json;
+using config_json::get_or;
+using config_json::has_field;
+using config_json::object_at;
+using config_json::per_layer_index;
+using config_json::require;
 
-// A field's value, or `fallback` when it is absent or null.
-template <typename T>
-T get_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if constexpr (std::is_same_v<T, int64_t>) return json_integer(*it, fmt::format("config.json: field '{}'", key));
-  if constexpr (std::is_same_v<T, std::vector<int64_t>>) {  // each entry checked as a scalar is
-    if (!it->is_array())
-      throw std::invalid_argument(fmt::format("config.json: field '{}' has the wrong type ({})", key, it->dump()));
-    std::vector<int64_t> values;
-    for (const auto& value : *it) values.push_back(json_integer(value, fmt::format("config.json: field '{}'", key)));
-    return values;
-  }
-  try {
-    return it->template get<T>();
-  } catch (const json::exception&) {
-    throw std::invalid_argument(fmt::format("config.json: field '{}' has the wrong type ({})", key, it->dump()));
-  }
-}
 
-bool has_field(const json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
 
-template <typename T>
-T require(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null())
-    throw std::invalid_argument(fmt::format("config.json: required field '{}' is missing", key));
-  return get_or<T>(j, key, T{});
-}
 
 // Whether the config's quantization is the one the family's checkpoints carry, which the loader dequantizes as
 // transformers does without its kernels (MXFP4 exactly: every value is a 4-bit float times a power of two).
@@ -155,9 +134,6 @@ RopeConfig parse_rope_dict(const json& d, double theta, const json& top, const M
   return rope;
 }
 
-const json* object_at(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_object() ? &j[key] : nullptr;
-}
 
 // Rope settings live in `rope_parameters` (newer transformers) or in `rope_theta` + `rope_scaling` (older); gemma3
 // gives full-attention and sliding layers a rope each (`rope_parameters` by layer type, or `rope_local_base_freq`).
@@ -373,20 +349,6 @@ void parse_nope_layers(const json& j, ModelConfig& c) {
     c.layer_kinds.push_back(rope ? LayerKind::kFullAttention : LayerKind::kSlidingAttention);
 }
 
-// A layer index of per_layer_config, whose keys are the indices as strings.
-int64_t per_layer_index(const std::string& key, int64_t num_layers) {
-  int64_t layer = -1;
-  try {
-    size_t used = 0;
-    layer = std::stoll(key, &used);
-    if (used != key.size()) layer = -1;
-  } catch (const std::exception&) {
-  }
-  if (layer < 0 || layer >= num_layers)
-    throw std::invalid_argument(
-        fmt::format("config.json: per_layer_config names layer '{}' of a model of {} layers", key, num_layers));
-  return layer;
-}
 
 // Qwen 3.5's Gated DeltaNet layers and their sizes, as Qwen3_5TextConfig reads them.
 void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) {
@@ -700,50 +662,6 @@ void parse_nemotron_h(const json& j, ModelConfig& c) {
 // Gemma 4 as Gemma4TextConfig reads it, its __post_init__ included: the full-attention layers' heads
 // (per_layer_config as transformers 5 saves it, else global_head_dim and, with attention_k_eq_v,
 // num_global_key_value_heads), KV sharing, per-layer inputs, and the last layer always full.
-void parse_gemma4(const json& j, const ModelFamily& family, ModelConfig& c) {
-  const bool extras = family.per_layer_inputs_and_experts;
-  if (extras && get_or<bool>(j, "enable_moe_block", false)) {
-    c.experts_beside_mlp = c.norm_topk_prob = c.routing_weights_fp32 = true;
-    c.num_experts = require<int64_t>(j, "num_experts");
-    c.experts_per_token = require<int64_t>(j, "top_k_experts");
-    c.moe_intermediate_size = require<int64_t>(j, "moe_intermediate_size");
-  }
-  c.attention_multiplier = 1.0;  // scores unscaled: q and k are normed instead
-  c.value_norm = c.layer_scalars = true;
-  c.keys_as_values = get_or<bool>(j, "attention_k_eq_v", false);
-  c.kv_shared_layers = get_or<int64_t>(j, "num_kv_shared_layers", 0);
-  c.double_wide_shared_mlp = get_or<bool>(j, "use_double_wide_mlp", false);
-  c.per_layer_input_size = extras ? get_or<int64_t>(j, "hidden_size_per_layer_input", 256) : 0;
-  if (c.per_layer_input_size > 0) c.per_layer_vocab = get_or<int64_t>(j, "vocab_size_per_layer_input", 262144);
-  if (!c.layer_kinds.empty()) c.layer_kinds.back() = LayerKind::kFullAttention;
-  c.layer_head_dims.assign(std::max<int64_t>(c.num_layers, 0), 0);
-  c.layer_kv_heads.assign(std::max<int64_t>(c.num_layers, 0), 0);
-  if (const json* per_layer = object_at(j, "per_layer_config")) {
-    for (const auto& [key, fields] : per_layer->items()) {
-      const int64_t layer = per_layer_index(key, c.num_layers);
-      if (!fields.is_object())
-        throw std::invalid_argument(fmt::format("config.json: per_layer_config of layer {} is not an object", layer));
-      for (const auto& [name, value] : fields.items()) {
-        const std::string what = fmt::format("config.json: per_layer_config of layer {}: '{}'", layer, name);
-        if (name == "head_dim") {
-          c.layer_head_dims[layer] = json_integer(value, what);
-        } else if (name == "num_key_value_heads") {
-          c.layer_kv_heads[layer] = json_integer(value, what);
-        } else {
-          throw std::invalid_argument(what + " is not supported (head_dim and num_key_value_heads are)");
-        }
-      }
-    }
-    return;
-  }
-  const int64_t global_head_dim = get_or<int64_t>(j, "global_head_dim", 512);
-  const int64_t global_kv_heads = c.keys_as_values ? get_or<int64_t>(j, "num_global_key_value_heads", 0) : 0;
-  for (int64_t i = 0; i < c.num_layers; ++i) {
-    if (c.layer_window(i) > 0) continue;
-    c.layer_head_dims[i] = global_head_dim;
-    c.layer_kv_heads[i] = global_kv_heads;
-  }
-}
 
 // Whether text tokens attend both ways: use_bidirectional_attention true, or "all" (Gemma 4's "vision" makes only
 // image tokens bidirectional, text stays causal).
@@ -916,7 +834,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.sliding_window = get_or<int64_t>(j, "sliding_window", 0);
   }
   if (family.nope_layers) parse_nope_layers(j, c);
-  if (family.gemma4_keys) parse_gemma4(j, family, c);
+  if (family.read_keys != nullptr) family.read_keys(j, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
   if (family.lfm2_keys) parse_lfm2(j, c, family);
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
@@ -1335,27 +1253,7 @@ std::string ModelConfig::to_json() const {
     j["rope_parameters"] = {{"full_attention", rope_parameters}, {"sliding_attention", rope_json(*sliding_rope)}};
     j["rope_scaling"] = nullptr;
   }
-  if (family.gemma4_keys) {
-    j["attention_k_eq_v"] = keys_as_values;
-    j["num_kv_shared_layers"] = kv_shared_layers;
-    j["use_double_wide_mlp"] = double_wide_shared_mlp;
-    if (family.per_layer_inputs_and_experts) {
-      j["hidden_size_per_layer_input"] = per_layer_input_size;
-      j["vocab_size_per_layer_input"] = per_layer_input_size > 0 ? per_layer_vocab : vocab_size;
-      j["enable_moe_block"] = experts_beside_mlp;
-    }
-    json per_layer = json::object();
-    for (int64_t i = 0; i < num_layers; ++i) {
-      if (layer_head_dim(i) != head_dim || layer_kv_head_count(i) != num_kv_heads)
-        per_layer[std::to_string(i)] = {{"head_dim", layer_head_dim(i)}, {"num_key_value_heads", layer_kv_head_count(i)}};
-    }
-    j["per_layer_config"] = per_layer;
-    if (experts_beside_mlp) {
-      j["num_experts"] = num_experts;
-      j["top_k_experts"] = experts_per_token;
-      j["moe_intermediate_size"] = moe_intermediate_size;
-    }
-  }
+  if (family.write_keys != nullptr) family.write_keys(*this, j);
   return j.dump(2);
 }
 

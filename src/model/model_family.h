@@ -6,6 +6,8 @@
 
 #include "model/model_config.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -271,13 +273,10 @@ struct ModelFamily {
   // The window under this key is one less than the one attended (a query sees it and itself); read where given.
   const char* window_less_one_key = nullptr;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
-  // Gemma 4's keys: layer shapes (global_head_dim, num_global_key_value_heads, per_layer_config),
-  // attention_k_eq_v, num_kv_shared_layers, hidden_size_per_layer_input, use_double_wide_mlp; values normed, a
-  // scalar per layer, attention scores unscaled, the last layer always full attention.
-  bool gemma4_keys = false;
-  // With gemma4_keys: the per-layer inputs' keys (hidden_size_per_layer_input, vocab_size_per_layer_input) and the
-  // MoE block's (enable_moe_block and its sizes) are keys of the config; else it has neither (none read or written).
-  bool per_layer_inputs_and_experts = true;
+  // Keys of the family's own beyond these traits, read after the generic ones (the layer kinds known) and written
+  // back by ModelConfig::to_json (Gemma 4's layer shapes, per-layer inputs and MoE block); nullptr: none.
+  void (*read_keys)(const nlohmann::json& config, ModelConfig& c) = nullptr;
+  void (*write_keys)(const ModelConfig& c, nlohmann::json& config) = nullptr;
   // Gated DeltaNet layers (linear_attention, sized by linear_num_key_heads, linear_num_value_heads,
   // linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or, without it, all but every
   // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).

@@ -3,7 +3,14 @@
 // layer (Gemma 2 soft-caps, Gemma 3 normalizes q and k and gives its sliding layers a rope of their own; Gemma 4
 // below).
 
+#include "model/config_json.h"
 #include "model/families/families.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
 
 namespace prefix_scorer::families {
 namespace {
@@ -25,6 +32,83 @@ ModelFamily gemma_windowed(const char* model_type, AlternatingWindows windows) {
   return f;
 }
 
+using config_json::get_or;
+using config_json::json;
+using config_json::object_at;
+using config_json::per_layer_index;
+using config_json::require;
+
+// Gemma 4's keys: layer shapes (global_head_dim, num_global_key_value_heads, or per_layer_config as transformers 5
+// saves them), attention_k_eq_v, num_kv_shared_layers, use_double_wide_mlp and, with `extras`, the per-layer inputs
+// (hidden_size_per_layer_input, vocab_size_per_layer_input) and the MoE block; values normed, a scalar per layer,
+// attention scores unscaled, the last layer always full attention.
+void read_gemma4_keys(const json& j, ModelConfig& c, bool extras) {
+  if (extras && get_or<bool>(j, "enable_moe_block", false)) {
+    c.experts_beside_mlp = c.norm_topk_prob = c.routing_weights_fp32 = true;
+    c.num_experts = require<int64_t>(j, "num_experts");
+    c.experts_per_token = require<int64_t>(j, "top_k_experts");
+    c.moe_intermediate_size = require<int64_t>(j, "moe_intermediate_size");
+  }
+  c.attention_multiplier = 1.0;  // scores unscaled: q and k are normed instead
+  c.value_norm = c.layer_scalars = true;
+  c.keys_as_values = get_or<bool>(j, "attention_k_eq_v", false);
+  c.kv_shared_layers = get_or<int64_t>(j, "num_kv_shared_layers", 0);
+  c.double_wide_shared_mlp = get_or<bool>(j, "use_double_wide_mlp", false);
+  c.per_layer_input_size = extras ? get_or<int64_t>(j, "hidden_size_per_layer_input", 256) : 0;
+  if (c.per_layer_input_size > 0) c.per_layer_vocab = get_or<int64_t>(j, "vocab_size_per_layer_input", 262144);
+  if (!c.layer_kinds.empty()) c.layer_kinds.back() = LayerKind::kFullAttention;
+  c.layer_head_dims.assign(std::max<int64_t>(c.num_layers, 0), 0);
+  c.layer_kv_heads.assign(std::max<int64_t>(c.num_layers, 0), 0);
+  if (const json* per_layer = object_at(j, "per_layer_config")) {
+    for (const auto& [key, fields] : per_layer->items()) {
+      const int64_t layer = per_layer_index(key, c.num_layers);
+      if (!fields.is_object())
+        throw std::invalid_argument(fmt::format("config.json: per_layer_config of layer {} is not an object", layer));
+      for (const auto& [name, value] : fields.items()) {
+        const std::string what = fmt::format("config.json: per_layer_config of layer {}: '{}'", layer, name);
+        if (name == "head_dim") {
+          c.layer_head_dims[layer] = json_integer(value, what);
+        } else if (name == "num_key_value_heads") {
+          c.layer_kv_heads[layer] = json_integer(value, what);
+        } else {
+          throw std::invalid_argument(what + " is not supported (head_dim and num_key_value_heads are)");
+        }
+      }
+    }
+    return;
+  }
+  const int64_t global_head_dim = get_or<int64_t>(j, "global_head_dim", 512);
+  const int64_t global_kv_heads = c.keys_as_values ? get_or<int64_t>(j, "num_global_key_value_heads", 0) : 0;
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    if (c.layer_window(i) > 0) continue;
+    c.layer_head_dims[i] = global_head_dim;
+    c.layer_kv_heads[i] = global_kv_heads;
+  }
+}
+
+// Gemma 4's keys as read_gemma4_keys reads them back.
+void write_gemma4_keys(const ModelConfig& c, json& j, bool extras) {
+  j["attention_k_eq_v"] = c.keys_as_values;
+  j["num_kv_shared_layers"] = c.kv_shared_layers;
+  j["use_double_wide_mlp"] = c.double_wide_shared_mlp;
+  if (extras) {
+    j["hidden_size_per_layer_input"] = c.per_layer_input_size;
+    j["vocab_size_per_layer_input"] = c.per_layer_input_size > 0 ? c.per_layer_vocab : c.vocab_size;
+    j["enable_moe_block"] = c.experts_beside_mlp;
+  }
+  json per_layer = json::object();
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    if (c.layer_head_dim(i) != c.head_dim || c.layer_kv_head_count(i) != c.num_kv_heads)
+      per_layer[std::to_string(i)] = {{"head_dim", c.layer_head_dim(i)}, {"num_key_value_heads", c.layer_kv_head_count(i)}};
+  }
+  j["per_layer_config"] = per_layer;
+  if (c.experts_beside_mlp) {
+    j["num_experts"] = c.num_experts;
+    j["top_k_experts"] = c.experts_per_token;
+    j["moe_intermediate_size"] = c.moe_intermediate_size;
+  }
+}
+
 }  // namespace
 
 std::vector<ModelFamily> gemma() {
@@ -39,7 +123,9 @@ std::vector<ModelFamily> gemma() {
   // heads of their own and a proportional rope; per-layer inputs and KV sharing in the small models.
   ModelFamily gemma4 = gemma_windowed("gemma4_text", {true, 512, 6, nullptr, 0.0, 0.0});
   gemma4.norm_plus_one = false;
-  gemma4.norm_in_fp32 = gemma4.qk_norm = gemma4.gemma4_keys = true;
+  gemma4.norm_in_fp32 = gemma4.qk_norm = true;
+  gemma4.read_keys = [](const json& j, ModelConfig& c) { read_gemma4_keys(j, c, true); };
+  gemma4.write_keys = [](const ModelConfig& c, json& j) { write_gemma4_keys(c, j, true); };
   gemma4.default_query_pre_attn_scalar = 0;
   gemma4.default_rope_scaling =
       R"({"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0},
@@ -50,7 +136,8 @@ std::vector<ModelFamily> gemma() {
   ModelFamily unified = gemma4;
   unified.model_type = "gemma4_unified_text";
   unified.multimodal_wrapper = "gemma4_unified";
-  unified.per_layer_inputs_and_experts = false;
+  unified.read_keys = [](const json& j, ModelConfig& c) { read_gemma4_keys(j, c, false); };
+  unified.write_keys = [](const ModelConfig& c, json& j) { write_gemma4_keys(c, j, false); };
   unified.windows.default_window = 1024;
   return {gemma, gemma2, gemma3, gemma4, unified};
 }

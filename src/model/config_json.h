@@ -5,9 +5,11 @@
 #include "json_integer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -64,6 +66,21 @@ inline int64_t per_layer_index(const std::string& key, int64_t num_layers) {
     throw std::invalid_argument(
         fmt::format("config.json: per_layer_config names layer '{}' of a model of {} layers", key, num_layers));
   return layer;
+}
+
+// A field that is absent takes `absent`; one that is null means "none" (0).
+template <typename T>
+T optional_field(const json& j, const char* key, T absent) {
+  if (!j.contains(key)) return absent;
+  return get_or<T>(j, key, T{0});
+}
+
+// Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
+inline void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
+  for (const char* name : supported)
+    if (type == name) return;
+  throw std::invalid_argument(
+      fmt::format("config.json: layer type '{}' (supported here: {})", type, fmt::join(supported, ", ")));
 }
 
 }  // namespace prefix_scorer::config_json

@@ -25,9 +25,11 @@ namespace prefix_scorer {
 namespace {
 
 using nlohmann::json;
+using config_json::check_layer_type;
 using config_json::get_or;
 using config_json::has_field;
 using config_json::object_at;
+using config_json::optional_field;
 using config_json::per_layer_index;
 using config_json::require;
 
@@ -178,12 +180,6 @@ void parse_rope(const json& j, const ModelFamily& family, ModelConfig& c) {
   }
 }
 
-// A field that is absent takes `absent`; one that is null means "none" (0).
-template <typename T>
-T optional_field(const json& j, const char* key, T absent) {
-  if (!j.contains(key)) return absent;
-  return get_or<T>(j, key, T{0});
-}
 
 // gemma2 and gemma3's layer_types, or their default pattern: every `period`-th layer full, the others sliding.
 std::vector<LayerKind> parse_layer_types(const json& j, int64_t num_layers, int64_t period, bool first_full = false) {
@@ -218,13 +214,6 @@ const char* const kSyntheticNames =
     "tiny-qwen3.5, qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b, olmo-hybrid-7b, lfm2-1.2b, tiny-granite4, "
     "granite-4.0-h-tiny, lfm3-1.7b, nemotron-h-8b, falcon-h1-1.5b, lfm2-8b-a1b, tiny-deepseek-v3, deepseek-v3, "
     "kimi-k2, glm-4.7-flash, mistral-small-4, deepseek-v3.2, glm-5";
-// Throws unless `type` is one of the layer types `supported` (config.json's layer_types or its family's key).
-void check_layer_type(const std::string& type, std::initializer_list<const char*> supported) {
-  for (const char* name : supported)
-    if (type == name) return;
-  throw std::invalid_argument(
-      fmt::format("config.json: layer type '{}' (supported here: {})", type, fmt::join(supported, ", ")));
-}
 
 // Which layers are MoE by the family's rule (empty: all).
 std::vector<bool> parse_moe_layers(const json& j, const ExpertTraits& e, int64_t num_layers) {
@@ -399,64 +388,10 @@ void parse_gated_deltanet(const json& j, ModelConfig& c, DeltaNetLayout layout) 
 
 // LFM3's layers over LFM2's (its conv layers and attention layers, full or sliding; its default pattern when
 // layer_types is absent), the sliding window, the sandwich norms and the heads' output gate, as Lfm3Config reads them.
-void parse_lfm3(const json& j, ModelConfig& c) {
-  std::vector<std::string> types = get_or<std::vector<std::string>>(j, "layer_types", {});
-  if (!has_field(j, "layer_types")) {
-    for (int64_t i = 0; i < c.num_layers; ++i)
-      types.emplace_back(i % 4 == 2 ? "full_attention" : i % 4 == 0 && i > 0 ? "sliding_attention" : "conv");
-  }
-  for (const std::string& type : types) {
-    check_layer_type(type, {"conv", "full_attention", "sliding_attention"});
-    c.short_conv_layers.push_back(type == "conv");
-    c.layer_kinds.push_back(type == "sliding_attention" ? LayerKind::kSlidingAttention : LayerKind::kFullAttention);
-  }
-  c.sliding_window = optional_field<int64_t>(j, "sliding_window", 256);
-  if (c.sliding_window < 0)
-    throw std::invalid_argument(fmt::format("config.json: sliding_window must be >= 0, got {}", c.sliding_window));
-  c.sandwich_norms = get_or<bool>(j, "use_sandwich_norm", true);
-  c.attention_head_gate = get_or<bool>(j, "use_attention_gate", true);
-}
 
 // LFM2 as Lfm2Config reads it: conv layers from layer_types (conv, full_attention) or all but full_attn_idxs (all
 // attention by default), tie_embedding over tie_word_embeddings, and the MLP's width as Lfm2MLP makes it (2/3, times
 // block_ffn_dim_multiplier, rounded up to block_multiple_of: 256 by default).
-void parse_lfm2(const json& j, ModelConfig& c, const ModelFamily& family) {
-  const bool ff_keys = family.lfm2_ff_keys, lfm3 = family.lfm3_keys;
-  c.short_conv_taps = get_or<int64_t>(j, "conv_L_cache", lfm3 ? 7 : 3);
-  c.short_conv_bias = get_or<bool>(j, "conv_bias", false);
-  if (c.short_conv_taps < 2)
-    throw std::invalid_argument(fmt::format("config.json: conv_L_cache must be >= 2, got {}", c.short_conv_taps));
-  // LFM3's config skips LFM2's post-init, which reads tie_embedding: there it is no alias
-  if (!lfm3 && has_field(j, "tie_embedding")) c.tie_word_embeddings = get_or<bool>(j, "tie_embedding", true);
-  if (lfm3) {
-    parse_lfm3(j, c);
-  } else if (has_field(j, "layer_types")) {
-    for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
-      check_layer_type(type, {"conv", "full_attention"});
-      c.short_conv_layers.push_back(type == "conv");
-    }
-  } else {
-    c.short_conv_layers.assign(std::max<int64_t>(c.num_layers, 0), false);
-    if (has_field(j, "full_attn_idxs")) {
-      c.short_conv_layers.assign(std::max<int64_t>(c.num_layers, 0), true);
-      for (const int64_t i : get_or<std::vector<int64_t>>(j, "full_attn_idxs", {})) {
-        if (i < 0 || i >= c.num_layers)
-          throw std::invalid_argument(fmt::format("config.json: full_attn_idxs names layer {} of {}", i, c.num_layers));
-        c.short_conv_layers[i] = false;
-      }
-    }
-  }
-  if (static_cast<int64_t>(c.short_conv_layers.size()) != c.num_layers)
-    throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
-                                            c.short_conv_layers.size(), c.num_layers));
-  if (ff_keys && get_or<bool>(j, "block_auto_adjust_ff_dim", true)) {  // the multiplier 1.0 by default, never null
-    const int64_t multiple = get_or<int64_t>(j, "block_multiple_of", 256);
-    if (multiple < 1) throw std::invalid_argument(fmt::format("config.json: block_multiple_of must be >= 1, got {}", multiple));
-    const auto ff = static_cast<int64_t>(get_or<double>(j, "block_ffn_dim_multiplier", 1.0) *
-                                         static_cast<double>(2 * c.intermediate_size / 3));
-    c.intermediate_size = multiple * ((ff + multiple - 1) / multiple);
-  }
-}
 
 // time_step_limit, the clamp of a Mamba2 prefill's dt: [min, max] with 0 <= min < max, max finite or infinite (no
 // bound: 0 here); (0, inf) when absent.
@@ -836,7 +771,6 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.read_keys != nullptr) family.read_keys(j, c);
   if (family.deltanet != DeltaNetLayout::kNone) parse_gated_deltanet(j, c, family.deltanet);
-  if (family.lfm2_keys) parse_lfm2(j, c, family);
   if (family.mamba2 == Mamba2Keys::kGranite) parse_granite_hybrid(j, c);
   if (family.mamba2 == Mamba2Keys::kNemotronH) parse_nemotron_h(j, c);
   if (family.mamba2 == Mamba2Keys::kFalconH1) parse_falcon_h1(j, c);
@@ -1183,17 +1117,6 @@ std::string ModelConfig::to_json() const {
   if (dense_attention_limit > 0) j["index_topk"] = dense_attention_limit;
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
-  if (family.lfm2_keys) {  // the MLP's width as it is, not adjusted again
-    j.update({{"conv_L_cache", short_conv_taps}, {"conv_bias", short_conv_bias}});
-    if (family.lfm2_ff_keys) j["block_auto_adjust_ff_dim"] = false;
-    json types = json::array();
-    for (int64_t i = 0; i < num_layers; ++i)
-      types.push_back(is_short_conv(i) ? "conv" : layer_window(i) > 0 ? "sliding_attention" : "full_attention");
-    j["layer_types"] = types;
-    if (family.lfm3_keys)
-      j.update({{"sliding_window", sliding_window}, {"use_sandwich_norm", sandwich_norms},
-                {"use_attention_gate", attention_head_gate}});
-  }
   if (family.deltanet != DeltaNetLayout::kNone) {
     j.update({{"linear_num_key_heads", linear_key_heads}, {"linear_num_value_heads", linear_value_heads},
               {"linear_key_head_dim", linear_key_head_dim}, {"linear_value_head_dim", linear_value_head_dim},

@@ -281,16 +281,6 @@ struct ModelFamily {
   // linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or, without it, all but every
   // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).
   DeltaNetLayout deltanet = DeltaNetLayout::kNone;
-  // LFM2's keys: conv layers (short convolutions) in layer_types or all but full_attn_idxs, conv_L_cache, conv_bias;
-  // tie_embedding as an alias; with lfm2_ff_keys, block_ff_dim as an alias too and the MLP's width
-  // block_auto_adjust_ff_dim'ed (2/3, times block_ffn_dim_multiplier, rounded up to block_multiple_of).
-  bool lfm2_keys = false;
-  bool lfm2_ff_keys = false;
-  // LFM3's over LFM2's (tie_embedding no alias: its config never reads it): layer_types also sliding_attention (sliding_window, 256 by default; the default layers every
-  // fourth from 2 full, every fourth from 4 sliding, the rest conv), conv_L_cache 7 by default, use_sandwich_norm
-  // (on by default: post_operator_norm and post_ffn_norm) and use_attention_gate (on by default: each head's output
-  // times a sigmoid of the input's projection, self_attn.gate_proj).
-  bool lfm3_keys = false;
   // The sandwich norms' names: after the mixer (nullptr: post_norm's), before and after the MLP.
   const char* mixer_out_norm = nullptr;
   const char* sandwich_pre_mlp_norm = "pre_feedforward_layernorm";

@@ -313,14 +313,18 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     auto add = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
       add_split(suffix, std::move(shape), {{member, 0}});
     };
-    // q or k, whose rotated rows (each head's first rotary_dim) a rope of interleaved pairs reorders.
-    auto add_q_or_k = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
+    // q or k, whose rotated rows (each head's first rotary_dim) a rope of interleaved pairs reorders; with
+    // `norm_weight`, q's or k's norm weight, whose values follow those rows (taken flat, a head_dim a head).
+    auto add_q_or_k = [&](const std::string& suffix, std::vector<int64_t> shape, LayerTensor member,
+                          bool norm_weight = false) {
       if (!c.interleaved_rope) return add(suffix, std::move(shape), member);
       const int64_t head_dim = a.head_dim;
       const int64_t rotated = a.rope < 0 ? 0 : spec.ropes[a.rope].rope.rotary_dim(head_dim);
       slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
-                       [i, member, head_dim, rotated](ModelWeights& w, const at::Tensor& t) {
-                         member(w.layers[i]) = rotated == 0 ? t : rope_rows_to_halves(t, head_dim, 0, rotated);
+                       [i, member, head_dim, rotated, norm_weight](ModelWeights& w, const at::Tensor& t) {
+                         const at::Tensor rows = norm_weight ? t.reshape({-1}) : t;
+                         member(w.layers[i]) =
+                             rotated == 0 ? t : rope_rows_to_halves(rows, head_dim, 0, rotated).view(t.sizes());
                        }});
     };
     // v's weight (or bias): rows of value heads that may be narrower than head_dim, each zero-padded to it.
@@ -336,17 +340,6 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
                          const at::Tensor padded = at::constant_pad_nd(t.reshape({kv, value_dim, columns}),
                                                                        {0, 0, 0, head_dim - value_dim});
                          member(w.layers[i]) = t.dim() == 1 ? padded.reshape({-1}) : padded.reshape({-1, columns});
-                       }});
-    };
-    // q's or k's norm weight, whose rotated columns of each head a rope of interleaved pairs reorders as q's rows.
-    auto add_qk_norm = [&](const std::string& suffix, std::vector<int64_t> shape, at::Tensor LayerWeights::*member) {
-      if (!c.interleaved_rope || a.qk_norm != QkNorm::kPerHead) return add(suffix, std::move(shape), member);
-      const int64_t head_dim = a.head_dim;
-      const int64_t rotated = a.rope < 0 ? 0 : spec.ropes[a.rope].rope.rotary_dim(head_dim);
-      slots.push_back({{layer_name(family, i, suffix), std::move(shape)}, i,
-                       [i, member, head_dim, rotated](ModelWeights& w, const at::Tensor& t) {
-                         w.layers[i].*member =
-                             rotated == 0 ? t : rope_rows_to_halves(t.reshape({-1}), head_dim, 0, rotated).view(t.sizes());
                        }});
     };
     // Parts fused by head (rows: head 0's part 0, part 1, ..., then head 1's, ...): q, k and v (gpt_neox), or q and
@@ -477,8 +470,8 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
         if (!per_head) return {heads * a.head_dim};
         return each ? std::vector<int64_t>{heads, a.head_dim} : std::vector<int64_t>{a.head_dim};
       };
-      add_qk_norm(attn + family.q_norm + ".weight", shape(a.heads), &LayerWeights::q_norm);
-      if (own_kv) add_qk_norm(attn + family.k_norm + ".weight", shape(a.kv_heads), &LayerWeights::k_norm);
+      add_q_or_k(attn + family.q_norm + ".weight", shape(a.heads), &LayerWeights::q_norm, /*norm_weight=*/true);
+      if (own_kv) add_q_or_k(attn + family.k_norm + ".weight", shape(a.kv_heads), &LayerWeights::k_norm, true);
     }
     if (layer.per_layer_input) {
       const int64_t p = spec.per_layer_input_size;

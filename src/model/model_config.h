@@ -274,20 +274,8 @@ struct ModelConfig {
   static ModelConfig from_json(const std::string& text);
   // Reads DIR/config.json (or the file itself); throws std::runtime_error when it cannot be read.
   static ModelConfig from_file(const std::string& path);
-  // A built-in shape: tiny, small, llama-1b, llama-8b; tiny-gemma2 and tiny-gemma3 (tiny with the families'
-  // traits, windows of 32); tiny-moe (tiny as qwen3_moe, 8 experts, 2 a token); tiny-phi3 (tiny as phi3, longrope
-  // from 64 tokens on, 3/4 of each head rotated); gemma2-2b, gemma3-1b, phi3-mini (128k, longrope from 4096)
-  // and qwen3-moe-a3b as released; pythia-1b, phi-2, starcoder2-3b, gpt2 (124M) and gpt-oss-20b as released;
-  // tiny-gemma4 (tiny with Gemma 4's traits) and gemma4-e2b (Gemma 4 E2B's text model); tiny-glm4-moe (tiny with
-  // GLM-4.5's grouped sigmoid router), glm4.5-air, ernie4.5-21b-a3b, hunyuan-a13b, minimax-m2, seed-oss-36b,
-  // exaone4-32b, hunyuan-0.5b, ernie4.5-0.3b and apertus-8b as released; tiny-qwen3.5 (tiny with Qwen 3.5's
-  // Gated DeltaNet layers, three to each attention layer); qwen3.5-9b, qwen3.5-35b-a3b, qwen3-next-80b-a3b and
-  // olmo-hybrid-7b as transformers' configs describe them; lfm2-1.2b as released; tiny-granite4 (tiny with Granite
-  // 4's Mamba2 layers, three to each attention layer, no experts) and granite-4.0-h-tiny; lfm3-1.7b as transformers'
-  // config describes it; nemotron-h-8b, falcon-h1-1.5b (multipliers at 1) and lfm2-8b-a1b at their released sizes;
-  // tiny-deepseek-v3 (tiny with DeepSeek V3's latent attention and router), deepseek-v3 and kimi-k2 as released,
-  // glm-4.7-flash and mistral-small-4 as transformers' configs describe them; deepseek-v3.2 as released and glm-5
-  // as transformers' config describes it.
+  // A built-in shape (synthetic_shape_names(): each family lists its own, of released sizes or tiny with its traits);
+  // throws std::invalid_argument naming the known ones.
   static ModelConfig synthetic(const std::string& name);
   // config.json text that from_json reads back to this config (and Hugging Face transformers understands).
   std::string to_json() const;

@@ -94,41 +94,14 @@ struct LatentDefaults {
 // Which Gated DeltaNet a family has, if any.
 enum class DeltaNetLayout {
   kNone,
-  // Qwen 3.5: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, norm; full-attention layers with an output
-  // gate.
-  kQwen35,
-  // Qwen3-Next: as Qwen 3.5 with in_proj_qkvz (each key-head group's q, k, its value heads' v, then z) and in_proj_ba
-  // (each group's b, then a) fused by key-head group, split at load.
-  kQwen3NextFused,
-  // OLMo hybrid: q_proj, k_proj, v_proj (each convolved apart: q_conv1d, k_conv1d, v_conv1d), a_proj, b_proj,
-  // g_proj, o_proj, o_norm (eps 1e-5); beta doubled under linear_allow_neg_eigval; its layers normed before their
-  // blocks while the attention layers keep OLMo 3's norms after them; sizes from the attention's when absent; no rope
-  // where rope_theta is null.
-  kOlmoHybrid,
-};
-
-// Which Mamba2 layers a family has, if any, and the config keys that give them.
-enum class Mamba2Keys {
-  kNone,
-  // Granite 4: layer_types (mamba or linear_attention; attention or full_attention), mamba_n_heads, mamba_d_head
-  // ("auto": the inner width over the heads), mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_expand (the inner
-  // width over hidden_size), mamba_chunk_size, mamba_conv_bias, mamba_proj_bias, time_step_limit; the gated norm's
-  // epsilon rms_norm_eps; rope only where position_embedding_type is "rope"; the MLP (shared_mlp,
-  // shared_intermediate_size wide) beside the experts, or alone where num_local_experts is 0.
-  kGranite,
-  // Nemotron-H: layers of one block each from hybrid_override_pattern (M Mamba2, * attention, - MLP, E experts) or
-  // layers_block_type, which also gives num_hidden_layers; mamba_num_heads, mamba_head_dim, ssm_state_size,
-  // n_groups, conv_kernel, chunk_size, use_conv_bias, use_bias (in_proj and out_proj) and time_step_min (dt's lower
-  // clamp; time_step_limit unread), each also under its older mamba_ name; attention without rope or biases; never
-  // tied.
-  kNemotronH,
-  // Falcon-H1: attention and Mamba2 side by side in every layer; mamba_n_heads, mamba_d_head ("auto"), mamba_n_groups,
-  // mamba_d_state, mamba_d_conv, mamba_d_ssm (the inner width, 1024 when absent; null: mamba_expand times
-  // hidden_size), mamba_chunk_size, mamba_conv_bias, mamba_proj_bias, projectors_bias (out_proj's),
-  // mamba_rms_norm and mamba_norm_before_gate, time_step_limit; the muP multipliers (embedding_multiplier,
-  // lm_head_multiplier, attention_in_multiplier, key_multiplier, attention_out_multiplier, ssm_in_multiplier,
-  // ssm_out_multiplier, ssm_multipliers, mlp_multipliers).
-  kFalconH1,
+  // in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, conv1d, out_proj, norm (Qwen 3.5).
+  kJoinedQkv,
+  // As kJoinedQkv with in_proj_qkvz (each key-head group's q, k, its value heads' v, then z) and in_proj_ba (each
+  // group's b, then a) fused by key-head group, split at load (Qwen3-Next).
+  kFusedByKeyGroup,
+  // q_proj, k_proj, v_proj, each convolved apart (q_conv1d, k_conv1d, v_conv1d), a_proj, b_proj, g_proj, o_proj,
+  // o_norm (OLMo hybrid).
+  kSeparateQkv,
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).
@@ -150,6 +123,13 @@ struct SizeKeys {
   const char* heads = "num_attention_heads";
   const char* positions = "max_position_embeddings";
   int64_t default_intermediate_factor = 0;  // intermediate size as this many times hidden when absent (0: required)
+};
+
+// A built-in synthetic model (ModelConfig::synthetic): its name and its config.json keys, which from_json reads as
+// a checkpoint's.
+struct SyntheticShape {
+  const char* name = "";
+  nlohmann::json (*keys)() = nullptr;
 };
 
 struct ModelFamily {
@@ -247,7 +227,7 @@ struct ModelFamily {
   // Older configs' rope_scaling is the full-attention layers' alone; sliding layers rotate unscaled (olmo3).
   bool sliding_rope_unscaled = false;
   // The attention's output times sigmoid of this projection of its input, per element (its own tensor after the
-  // attention module, without bias); nullptr: none, or Qwen 3.5's gate inside q_proj (DeltaNetLayout::kQwen35).
+  // attention module, without bias); nullptr: none, or Qwen 3.5's gate inside q_proj (DeltaNetLayout::kJoinedQkv).
   const char* output_gate_proj = nullptr;
   // With output_gate_proj: the gate is one per head (the projection [heads, hidden]) where this key is true or
   // "per-head" (its default true), else one per element; through softplus (in fp32) instead of sigmoid.
@@ -274,7 +254,9 @@ struct ModelFamily {
   const char* window_less_one_key = nullptr;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
   // Keys of the family's own beyond these traits, read after the generic ones (the layer kinds known) and written
-  // back by ModelConfig::to_json (Gemma 4's layer shapes, per-layer inputs and MoE block); nullptr: none.
+  // back by ModelConfig::to_json (Gemma 4's layer shapes, per-layer inputs and MoE block); nullptr: none. Before any
+  // key is read, prepare_keys may rewrite the config (Nemotron-H's layer count from its layer kinds).
+  void (*prepare_keys)(nlohmann::json& config) = nullptr;
   void (*read_keys)(const nlohmann::json& config, ModelConfig& c) = nullptr;
   void (*write_keys)(const ModelConfig& c, nlohmann::json& config) = nullptr;
   // Gated DeltaNet layers (linear_attention, sized by linear_num_key_heads, linear_num_value_heads,
@@ -291,8 +273,7 @@ struct ModelFamily {
   const char* up_proj = "up_proj";
   const char* down_proj = "down_proj";
   const char* gate_up_proj = nullptr;  // gate and up in one tensor under this name (gate's rows first) instead
-  // Mamba2 layers: which config keys size them (see Mamba2Keys); their module's name after "model.layers.N.".
-  Mamba2Keys mamba2 = Mamba2Keys::kNone;
+  // Mamba2 layers' module after "model.layers.N." (their keys are the family's read_keys').
   const char* mamba_module = "mamba";
   const char* quantization = nullptr;  // the one quant_method its checkpoints may carry (dequantized at load)
   // Multi-head latent attention in every layer (DeepSeek V3's keys; q_lora_rank null for q_proj directly; the rope
@@ -305,6 +286,8 @@ struct ModelFamily {
   const char* indexer = nullptr;
   AlternatingWindows windows;
   ExpertTraits experts;
+  // Its built-in synthetic shapes: released sizes, and tiny ones with its traits for tests.
+  std::vector<SyntheticShape> synthetic_shapes;
 };
 
 // The model_type of the text model inside a multimodal checkpoint of `model_type` (its text_config's, when that
@@ -316,6 +299,12 @@ const std::vector<ModelFamily>& registered_families();
 
 // The family of `model_type`; throws std::invalid_argument naming it and the supported ones.
 const ModelFamily& model_family(const std::string& model_type);
+// The config.json keys of the built-in synthetic shape `name`, from the family that lists it; throws
+// std::invalid_argument naming the known ones.
+nlohmann::json synthetic_shape_keys(const std::string& name);
+// Every synthetic shape's name, in the table's order.
+std::vector<std::string> synthetic_shape_names();
+
 // Every supported model_type, in the table's order, then the multimodal ones whose text model is scored.
 std::vector<std::string> supported_model_types();
 

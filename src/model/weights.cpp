@@ -194,7 +194,7 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
   };
   const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
   switch (layout) {
-    case DeltaNetLayout::kOlmoHybrid: {  // q, k and v apart, written into the convolution's channels in that order
+    case DeltaNetLayout::kSeparateQkv: {  // q, k and v apart, written into the convolution's channels in that order
       add_joined_rows(slots, i, prefix,
                       {{"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}},
                       {h}, weight_of(&LayerWeights::delta_qkv));
@@ -203,7 +203,7 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
       add("a_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_a));
       break;
     }
-    case DeltaNetLayout::kQwen3NextFused: {
+    case DeltaNetLayout::kFusedByKeyGroup: {
       const int64_t kd = d.key_dim, vd = per_group * d.value_dim;  // a group's key rows, and its value (or z) rows
       slots.push_back({{prefix + "in_proj_qkvz.weight", {d.conv_channels() + d.value_width(), h}}, i,
                        [=](ModelWeights& w, const at::Tensor& t) {
@@ -220,7 +220,7 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
                        }});
       break;
     }
-    case DeltaNetLayout::kQwen35:
+    case DeltaNetLayout::kJoinedQkv:
     case DeltaNetLayout::kNone:
       add("in_proj_qkv.weight", {d.conv_channels(), h}, weight_of(&LayerWeights::delta_qkv));
       add("in_proj_z.weight", {d.value_width(), h}, weight_of(&LayerWeights::delta_z));
@@ -228,8 +228,8 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
       add("in_proj_a.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_a));
       break;
   }
-  const bool olmo = layout == DeltaNetLayout::kOlmoHybrid;
-  if (olmo) {  // q's, k's and v's convolutions apart, joined in that order
+  const bool separate = layout == DeltaNetLayout::kSeparateQkv;
+  if (separate) {  // q's, k's and v's convolutions apart, joined in that order
     add_joined_rows(slots, i, prefix,
                     {{"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}},
                     {1, d.taps}, &LayerWeights::delta_conv);
@@ -238,8 +238,8 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
   }
   add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
   add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
-  add(olmo ? "o_norm.weight" : "norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
-  add(olmo ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, weight_of(&LayerWeights::o));
+  add(separate ? "o_norm.weight" : "norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
+  add(separate ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, weight_of(&LayerWeights::o));
 }
 
 // A short-convolution layer's tensors (after `prefix`, "model.layers.N.conv."), as LFM2 names them.

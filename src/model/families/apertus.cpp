@@ -5,7 +5,22 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// swiss-ai/Apertus-8B-2509
+json apertus_8b() {
+  json j = shape("apertus", 131072, 4096, 21504, 32, 32, 8, 128, 65536);
+  j.update({{"tie_word_embeddings", false}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> apertus() {
   ModelFamily f = base("apertus");
@@ -24,6 +39,7 @@ std::vector<ModelFamily> apertus() {
   pruned.model_type = "apertus1p5_text";
   pruned.multimodal_wrapper = "apertus1p5";
   pruned.output_vocab_key = "output_vocab_size";
+  f.synthetic_shapes = {{"apertus-8b", apertus_8b}};
   return {f, pruned};
 }
 

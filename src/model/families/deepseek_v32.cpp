@@ -7,6 +7,8 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
 namespace {
 
@@ -27,12 +29,34 @@ ModelFamily sparse_attention(const char* model_type, LatentDefaults latent) {
 
 }  // namespace
 
+namespace {
+
+using nlohmann::json;
+
+// deepseek-ai/DeepSeek-V3.2: DeepSeek V3's sizes, sparse attention of 2048 keys
+json deepseek_v3_2() {
+  json j = synthetic_shape_keys("deepseek-v3");
+  j.update({{"model_type", "deepseek_v32"}, {"index_topk", 2048}});
+  return j;
+}
+
+// transformers' GlmMoeDsaConfig defaults (zai-org/GLM-5)
+json glm_5() {
+  json j = shape("glm_moe_dsa", 154880, 6144, 12288, 78, 64, 64, 64, 202752);
+  j.update({{"tie_word_embeddings", false}});
+  return j;
+}
+
+}  // namespace
+
 std::vector<ModelFamily> deepseek_v32() {
   ModelFamily deepseek = sparse_attention("deepseek_v32", {512, 1536, 128, 64, 128});
   deepseek.experts.default_groups = 8;
   deepseek.experts.default_groups_chosen = 4;
   ModelFamily glm = sparse_attention("glm_moe_dsa", {512, 2048, 192, 64, 256});
   glm.default_eps = 1e-5;
+  deepseek.synthetic_shapes = {{"deepseek-v3.2", deepseek_v3_2}};
+  glm.synthetic_shapes = {{"glm-5", glm_5}};
   return {deepseek, glm};
 }
 

@@ -6,7 +6,30 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// baidu/ERNIE-4.5-0.3B-PT
+json ernie4_5_0_3b() {
+  json j = shape("ernie4_5", 103424, 1024, 3072, 18, 16, 2, 64, 131072);
+  j.update({{"tie_word_embeddings", true}, {"rope_theta", 500000.0}});
+  return j;
+}
+
+// baidu/ERNIE-4.5-21B-A3B-PT
+json ernie4_5_21b_a3b() {
+  json j = shape("ernie4_5_moe", 103424, 2560, 12288, 28, 20, 4, 128, 131072);
+  j.update({{"moe_num_experts", 64}, {"moe_k", 6}, {"moe_num_shared_experts", 2}, {"moe_intermediate_size", 1536},
+            {"moe_layer_start_index", 1}, {"tie_word_embeddings", true}, {"rope_theta", 500000.0}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> ernie() {
   ModelFamily dense = base("ernie4_5");
@@ -34,6 +57,8 @@ std::vector<ModelFamily> ernie() {
   e.correction_bias = "mlp.moe_statics.e_score_correction_bias";
   e.correction_bias_parameter = true;
   e.shared = "mlp.shared_experts";
+  dense.synthetic_shapes = {{"ernie4.5-0.3b", ernie4_5_0_3b}};
+  moe.synthetic_shapes = {{"ernie4.5-21b-a3b", ernie4_5_21b_a3b}};
   return {dense, moe};
 }
 

@@ -3,12 +3,21 @@
 
 #include "model/model_family.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace prefix_scorer::families {
 
 // The fields every family starts from: Llama's keys and names, with `model_type`.
 ModelFamily base(const char* model_type);
+
+// A synthetic shape's sizes as config.json keys (rms_norm_eps 1e-5); the family's traits come from from_json, as for a
+// checkpoint.
+nlohmann::json shape(const char* model_type, int64_t vocab, int64_t hidden, int64_t intermediate, int64_t layers,
+                     int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t max_positions);
+// The tiny shape (a vocabulary of 2048, 128 wide, 4 layers of 4 heads of 32 and 2 KV heads, MLPs of 384, tied
+// embeddings) as `model_type`.
+nlohmann::json tiny_shape(const char* model_type);
 
 // Routed experts saved one by one as mlp.experts.{e}.gate_proj/up_proj/down_proj, beside the router `router`.
 void name_experts(ExpertTraits& e, const char* router);

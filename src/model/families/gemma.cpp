@@ -111,6 +111,71 @@ void write_gemma4_keys(const ModelConfig& c, json& j, bool extras) {
 
 }  // namespace
 
+namespace {
+
+// Gemma 2 and 3 keys: windows of `window` tokens on all but every `period`-th layer, the query scale of the head.
+void gemma_keys(json& j, const char* model_type, int64_t window, int64_t period) {
+  j.update({{"model_type", model_type}, {"rms_norm_eps", 1e-6}, {"sliding_window", window},
+            {"sliding_window_pattern", period}, {"query_pre_attn_scalar", j["head_dim"]}});
+}
+
+// Gemma 4 keys: `sliding` sliding layers to one full, repeated; full layers with heads of `global_head_dim`; the
+// last `shared` layers reading earlier layers' keys and values with MLPs twice as wide; per-layer inputs of
+// `per_layer` values.
+void gemma4_keys(json& j, int64_t window, int64_t sliding, int64_t global_head_dim, int64_t shared, int64_t per_layer) {
+  json types = json::array();
+  for (int64_t i = 0; i < j["num_hidden_layers"].get<int64_t>(); ++i)
+    types.push_back((i + 1) % (sliding + 1) == 0 ? "full_attention" : "sliding_attention");
+  j.update({{"model_type", "gemma4_text"}, {"rms_norm_eps", 1e-6}, {"sliding_window", window}, {"layer_types", types},
+            {"global_head_dim", global_head_dim}, {"num_kv_shared_layers", shared}, {"use_double_wide_mlp", true},
+            {"hidden_size_per_layer_input", per_layer}, {"vocab_size_per_layer_input", j["vocab_size"]},
+            {"final_logit_softcapping", 30.0}, {"tie_word_embeddings", true}});
+}
+
+// tiny's sizes with Gemma 4's traits: windows of 32, KV shared by the last 2 layers
+json tiny_gemma4() {
+  json j = shape("gemma4_text", 2048, 128, 384, 6, 4, 2, 32, 4096);
+  gemma4_keys(j, 32, 2, 64, 2, 16);
+  return j;
+}
+
+// google/gemma-4-E2B's text model
+json gemma4_e2b() {
+  json j = shape("gemma4_text", 262144, 1536, 6144, 35, 8, 1, 256, 131072);
+  gemma4_keys(j, 512, 4, 512, 20, 256);
+  return j;
+}
+
+// tiny's sizes with Gemma 2's traits: windows of 32 on every other layer
+json tiny_gemma2() {
+  json j = tiny_shape("llama");
+  gemma_keys(j, "gemma2", 32, 2);
+  return j;
+}
+
+// tiny's sizes with Gemma 3's traits: windows of 32 on two layers of three
+json tiny_gemma3() {
+  json j = tiny_shape("llama");
+  gemma_keys(j, "gemma3_text", 32, 3);
+  return j;
+}
+
+// Llama's tiny shape, the default model: 4 layers of 4 heads of 32, 2 KV heads, tied
+json gemma2_2b() {
+  json j = shape("gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192);
+  gemma_keys(j, "gemma2", 4096, 2);
+  return j;
+}
+
+// Llama's tiny shape, the default model: 4 layers of 4 heads of 32, 2 KV heads, tied
+json gemma3_1b() {
+  json j = shape("gemma3_text", 262144, 1152, 6912, 26, 4, 1, 256, 32768);
+  gemma_keys(j, "gemma3_text", 512, 6);
+  return j;
+}
+
+}  // namespace
+
 std::vector<ModelFamily> gemma() {
   ModelFamily gemma = gemma_base("gemma");
   gemma.gelu_means_tanh = true;
@@ -139,6 +204,9 @@ std::vector<ModelFamily> gemma() {
   unified.read_keys = [](const json& j, ModelConfig& c) { read_gemma4_keys(j, c, false); };
   unified.write_keys = [](const ModelConfig& c, json& j) { write_gemma4_keys(c, j, false); };
   unified.windows.default_window = 1024;
+  gemma4.synthetic_shapes = {{"tiny-gemma4", tiny_gemma4}, {"gemma4-e2b", gemma4_e2b}};
+  gemma2.synthetic_shapes = {{"tiny-gemma2", tiny_gemma2}, {"gemma2-2b", gemma2_2b}};
+  gemma3.synthetic_shapes = {{"tiny-gemma3", tiny_gemma3}, {"gemma3-1b", gemma3_1b}};
   return {gemma, gemma2, gemma3, gemma4, unified};
 }
 

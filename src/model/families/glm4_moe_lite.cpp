@@ -4,7 +4,22 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// transformers' Glm4MoeLiteConfig defaults (zai-org/GLM-4.7-Flash)
+json glm_4_7_flash() {
+  json j = shape("glm4_moe_lite", 154880, 2048, 10240, 47, 20, 20, 64, 202752);
+  j.update({{"tie_word_embeddings", false}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> glm4_moe_lite() {
   ModelFamily f = base("glm4_moe_lite");
@@ -17,6 +32,7 @@ std::vector<ModelFamily> glm4_moe_lite() {
   e.first_dense_key = nullptr;  // its config has no first_k_dense_replace: the first layer dense
   e.default_first_dense = 1;
   e.default_scaling = 1.8;
+  f.synthetic_shapes = {{"glm-4.7-flash", glm_4_7_flash}};
   return {f};
 }
 

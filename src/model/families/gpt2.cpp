@@ -3,7 +3,22 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// openai-community/gpt2 (124M)
+json gpt2() {
+  json j = shape("gpt2", 50257, 768, 3072, 12, 12, 12, 64, 1024);
+  j.update({{"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"}, {"tie_word_embeddings", true}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> gpt2() {
   ModelFamily f = base("gpt2");
@@ -24,6 +39,7 @@ std::vector<ModelFamily> gpt2() {
   f.mlp_up = "c_fc";
   f.mlp_down = "c_proj";
   f.final_norm = "transformer.ln_f";
+  f.synthetic_shapes = {{"gpt2", gpt2}};
   return {f};
 }
 

@@ -4,7 +4,23 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// EleutherAI/pythia-1b as its config.json publishes it
+json pythia_1b() {
+  json j = shape("gpt_neox", 50304, 2048, 8192, 16, 8, 8, 256, 2048);
+  j.update({{"layer_norm_eps", 1e-5}, {"rotary_pct", 0.25}, {"rotary_emb_base", 10000}, {"hidden_act", "gelu"},
+            {"use_parallel_residual", true}, {"tie_word_embeddings", false}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> gpt_neox() {
   ModelFamily f = base("gpt_neox");
@@ -25,6 +41,7 @@ std::vector<ModelFamily> gpt_neox() {
   f.partial_rotary_key = "rotary_pct";
   f.default_partial_rotary = 0.25;
   f.theta_key = "rotary_emb_base";
+  f.synthetic_shapes = {{"pythia-1b", pythia_1b}};
   return {f};
 }
 

@@ -4,7 +4,25 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// openai/gpt-oss-20b (its experts as bf16, not MXFP4)
+json gpt_oss_20b() {
+  json j = shape("gpt_oss", 201088, 2880, 2880, 24, 64, 8, 64, 131072);
+  j.update({{"num_local_experts", 32}, {"num_experts_per_tok", 4}, {"sliding_window", 128}, {"rope_theta", 150000},
+            {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
+                              {"truncate", false}, {"original_max_position_embeddings", 4096}}},
+            {"swiglu_limit", 7.0}, {"tie_word_embeddings", false}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> gpt_oss() {
   ModelFamily f = base("gpt_oss");
@@ -24,6 +42,7 @@ std::vector<ModelFamily> gpt_oss() {
   e.router = "mlp.router";
   e.gate = e.up = "mlp.experts.gate_up_proj";
   e.down = "mlp.experts.down_proj";
+  f.synthetic_shapes = {{"gpt-oss-20b", gpt_oss_20b}};
   return {f};
 }
 

@@ -5,7 +5,31 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// tencent/Hunyuan-0.5B-Instruct
+json hunyuan_0_5b() {
+  json j = shape("hunyuan_v1_dense", 120818, 1024, 3584, 24, 16, 8, 128, 32768);
+  j.update({{"tie_word_embeddings", true},
+            {"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}, {"factor", 1.0}}}});
+  return j;
+}
+
+// tencent/Hunyuan-A13B-Instruct
+json hunyuan_a13b() {
+  json j = shape("hunyuan_v1_moe", 128167, 4096, 3072, 32, 32, 8, 128, 32768);
+  j.update({{"num_experts", 64}, {"moe_topk", 8},
+            {"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}, {"factor", 1.0}}}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> hunyuan() {
   ModelFamily dense = base("hunyuan_v1_dense");
@@ -22,6 +46,8 @@ std::vector<ModelFamily> hunyuan() {
   e.default_experts = e.default_per_token = 1;
   name_experts(e, "mlp.gate.wg.weight");
   e.shared = "mlp.shared_mlp";
+  dense.synthetic_shapes = {{"hunyuan-0.5b", hunyuan_0_5b}};
+  moe.synthetic_shapes = {{"hunyuan-a13b", hunyuan_a13b}};
   return {dense, moe};
 }
 

@@ -100,6 +100,43 @@ void write_lfm_keys(const ModelConfig& c, json& j, bool ff_keys, bool lfm3) {
 
 }  // namespace
 
+namespace {
+
+// LiquidAI/LFM3-1.7B (transformers' Lfm3Config defaults): 13 conv, 6 full, 5 sliding
+json lfm3_1_7b() {
+  json j = shape("lfm3", 128000, 2048, 7680, 24, 16, 4, 128, 128000);
+  j.erase("rms_norm_eps");
+  j["norm_eps"] = 1e-5;
+  return j;
+}
+
+// LiquidAI/LFM2-8B-A1B: 18 short-convolution layers, 6 attention; 32 experts, 4 a token
+json lfm2_8b_a1b() {
+  json j = shape("lfm2_moe", 65536, 2048, 7168, 24, 32, 8, 64, 128000);
+  j.erase("rms_norm_eps");
+  json types = json::array();
+  for (int i = 0; i < 24; ++i)
+    types.push_back(i == 2 || i == 6 || i == 10 || i == 14 || i == 18 || i == 21 ? "full_attention" : "conv");
+  j.update({{"norm_eps", 1e-5}, {"layer_types", types}, {"num_experts", 32}, {"num_experts_per_tok", 4},
+            {"moe_intermediate_size", 1792}, {"num_dense_layers", 2}, {"norm_topk_prob", true},
+            {"use_expert_bias", true}, {"routed_scaling_factor", 1.0}, {"conv_L_cache", 3},
+            {"rope_theta", 1000000.0}, {"tie_embedding", true}});
+  return j;
+}
+
+// LiquidAI/LFM2-1.2B: ten short-convolution layers, six attention layers
+json lfm2_1_2b() {
+  json j = shape("lfm2", 65536, 2048, 12288, 16, 32, 8, 64, 128000);
+  j.erase("intermediate_size");
+  j.erase("rms_norm_eps");
+  j.update({{"block_ff_dim", 12288}, {"block_multiple_of", 256}, {"block_ffn_dim_multiplier", 1.0},
+            {"block_auto_adjust_ff_dim", true}, {"conv_L_cache", 3}, {"full_attn_idxs", {2, 5, 8, 10, 12, 14}},
+            {"norm_eps", 1e-5}, {"rope_theta", 1000000.0}, {"tie_embedding", true}});
+  return j;
+}
+
+}  // namespace
+
 std::vector<ModelFamily> lfm2() {
   ModelFamily f = base("lfm2");
   f.qk_norm = f.tied_by_default = true;
@@ -164,6 +201,9 @@ std::vector<ModelFamily> lfm2() {
   lfm3.default_rope_scaling =
       R"({"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}, "full_attention": {"rope_type": )"
       R"("proportional", "rope_theta": 1000000.0, "partial_rotary_factor": 0.5}})";
+  lfm3.synthetic_shapes = {{"lfm3-1.7b", lfm3_1_7b}};
+  moe.synthetic_shapes = {{"lfm2-8b-a1b", lfm2_8b_a1b}};
+  f.synthetic_shapes = {{"lfm2-1.2b", lfm2_1_2b}};
   return {f, moe, lfm3};
 }
 

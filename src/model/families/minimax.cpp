@@ -4,7 +4,22 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// MiniMaxAI/MiniMax-M2
+json minimax_m2() {
+  json j = shape("minimax_m2", 200064, 3072, 1536, 62, 48, 8, 128, 196608);
+  j.update({{"num_local_experts", 256}, {"num_experts_per_tok", 8}, {"rotary_dim", 64}, {"rope_theta", 5000000.0}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> minimax() {
   ModelFamily f = base("minimax_m2");
@@ -19,6 +34,7 @@ std::vector<ModelFamily> minimax() {
   e.default_per_token = 8;
   name_mixtral_experts(e);
   e.correction_bias = "block_sparse_moe.e_score_correction_bias";
+  f.synthetic_shapes = {{"minimax-m2", minimax_m2}};
   return {f};
 }
 

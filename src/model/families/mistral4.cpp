@@ -4,7 +4,22 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// transformers' Mistral4Config defaults (Mistral Small 4's text model)
+json mistral_small_4() {
+  json j = shape("mistral4", 131072, 4096, 12288, 36, 32, 32, 128, 1048576);
+  j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> mistral4() {
   ModelFamily f = base("mistral4");
@@ -31,6 +46,7 @@ std::vector<ModelFamily> mistral4() {
   e.gate = "mlp.experts.gate_up_proj";
   e.down = "mlp.experts.down_proj";
   e.shared = "mlp.shared_experts";
+  f.synthetic_shapes = {{"mistral-small-4", mistral_small_4}};
   return {f};
 }
 

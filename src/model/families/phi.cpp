@@ -3,7 +3,23 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// microsoft/phi-2
+json phi_2() {
+  json j = shape("phi", 51200, 2560, 10240, 32, 32, 32, 80, 2048);
+  j.update({{"layer_norm_eps", 1e-5}, {"partial_rotary_factor", 0.4}, {"hidden_act", "gelu_new"},
+            {"tie_word_embeddings", false}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> phi() {
   ModelFamily phi = base("phi");
@@ -15,6 +31,7 @@ std::vector<ModelFamily> phi() {
   phi.mlp_down = "fc2";
   phi.o_proj = "dense";
   phi.final_norm = "model.final_layernorm";
+  phi.synthetic_shapes = {{"phi-2", phi_2}};
   return {phi};
 }
 

@@ -3,6 +3,8 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
 namespace {
 
@@ -20,6 +22,33 @@ ExpertTraits qwen_experts(int64_t default_shared_size) {
 
 }  // namespace
 
+namespace {
+
+using nlohmann::json;
+
+// Qwen3 MoE keys: every layer a mixture with renormalized routing weights.
+void qwen3_moe_keys(json& j, int64_t experts, int64_t per_token, int64_t expert_size) {
+  j.update({{"model_type", "qwen3_moe"}, {"rms_norm_eps", 1e-6}, {"tie_word_embeddings", false}, {"num_experts", experts},
+            {"num_experts_per_tok", per_token}, {"moe_intermediate_size", expert_size}, {"norm_topk_prob", true}});
+}
+
+// tiny's sizes as qwen3_moe: 8 experts of 96, 2 a token
+json tiny_moe() {
+  json j = tiny_shape("llama");
+  qwen3_moe_keys(j, 8, 2, 96);
+  return j;
+}
+
+// Llama's tiny shape, the default model: 4 layers of 4 heads of 32, 2 KV heads, tied
+json qwen3_moe_a3b() {
+  json j = shape("qwen3_moe", 151936, 2048, 6144, 48, 32, 4, 128, 40960);
+  j["rope_theta"] = 1e6;
+  qwen3_moe_keys(j, 128, 8, 768);
+  return j;
+}
+
+}  // namespace
+
 std::vector<ModelFamily> qwen() {
   ModelFamily qwen2 = base("qwen2");
   qwen2.qkv_bias = true;
@@ -33,6 +62,7 @@ std::vector<ModelFamily> qwen() {
   qwen3_moe.model_type = "qwen3_moe";
   qwen3_moe.default_head_dim = 0;  // hidden_size / num_attention_heads, unlike Qwen 3's 128
   qwen3_moe.experts = qwen_experts(0);
+  qwen3_moe.synthetic_shapes = {{"tiny-moe", tiny_moe}, {"qwen3-moe-a3b", qwen3_moe_a3b}};
   return {qwen2, qwen3, qwen2_moe, qwen3_moe};
 }
 

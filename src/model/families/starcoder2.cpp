@@ -3,7 +3,23 @@
 
 #include "model/families/families.h"
 
+#include <nlohmann/json.hpp>
+
 namespace prefix_scorer::families {
+
+namespace {
+
+using nlohmann::json;
+
+// bigcode/starcoder2-3b
+json starcoder2_3b() {
+  json j = shape("starcoder2", 49152, 3072, 12288, 30, 24, 2, 128, 16384);
+  j.update({{"norm_epsilon", 1e-5}, {"sliding_window", 4096}, {"rope_theta", 999999.4420358813},
+            {"use_bias", true}, {"tie_word_embeddings", true}});
+  return j;
+}
+
+}  // namespace
 
 std::vector<ModelFamily> starcoder2() {
   ModelFamily starcoder2 = base("starcoder2");
@@ -14,6 +30,7 @@ std::vector<ModelFamily> starcoder2() {
   starcoder2.all_bias_key = "use_bias";
   starcoder2.mlp_up = "c_fc";
   starcoder2.mlp_down = "c_proj";
+  starcoder2.synthetic_shapes = {{"starcoder2-3b", starcoder2_3b}};
   return {starcoder2};
 }
 

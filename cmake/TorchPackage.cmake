@@ -90,12 +90,17 @@ if(Torch_VERSION VERSION_LESS PREFIX_SCORER_MIN_TORCH)
   message(FATAL_ERROR "torch ${Torch_VERSION} at ${torch_package_dir} is too old: PrefixScorer needs torch >= "
     "${PREFIX_SCORER_MIN_TORCH} (${PREFIX_SCORER_TORCH_HINT}).")
 endif()
-# Newer torch (2.15) needs C++20 and says so on its target, which CMake honours for C++ but not for CUDA (torch's CMake
-# sets the CUDA standard to the project's C++ one): both follow it. Older torch builds as C++17.
+# Newer torch (2.15) needs C++20 and says so on its target, which CMake honours for C++ sources and, as the dialect
+# CUDA20, for CUDA ones: CMake before 3.26 knows no nvcc flag for that dialect, so it is named here (nvcc 12 and newer
+# take -std=c++20). Older torch builds as C++17.
 get_target_property(torch_features torch INTERFACE_COMPILE_FEATURES)
 if(torch_features MATCHES "cxx_std_20")
   set(CMAKE_CXX_STANDARD 20)
   set(CMAKE_CUDA_STANDARD 20)
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
 endif()
 # torch's CMake turns CMAKE_CUDA_ARCHITECTURES off; targets made from here on take the project's list.
 set(CMAKE_CUDA_ARCHITECTURES ${PREFIX_SCORER_CUDA_ARCHITECTURES})

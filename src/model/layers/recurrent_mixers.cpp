@@ -1,0 +1,142 @@
+// The recurrent mixers, each from its state before the forward's tokens to its state after: Gated DeltaNet, LFM2's
+// short convolution and Mamba2; and Falcon-H1's attention beside Mamba2.
+
+#include "model/layers/mixer.h"
+
+#include "model/gated_delta_rule.h"
+#include "model/layers/block_ops.h"
+#include "model/linear.h"
+#include "model/mamba2_scan.h"
+
+#include <vector>
+
+namespace prefix_scorer {
+namespace {
+
+// A Gated DeltaNet layer over its normed input `h` [b, t, hidden]: q, k and v projected and convolved (causal,
+// SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b) (times beta_scale) and the log decay
+// g = -exp(A_log) softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its weight, in the model
+// dtype) and gated by SiLU of z (in fp32), then out_proj. Each row continues from `before` (its state and
+// convolution history; empty: zeros) and leaves in `after` the state and history at its last real token: padding
+// (at a row's end) gets g = 0 and beta = 0, which leave a state as it is, and the history is taken before it.
+at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                           const std::vector<at::Tensor>& before, LayerCache& after) {
+  const int64_t b = h.size(0), t = h.size(1);
+  const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
+  const auto [mixed, history_after] =
+      causal_conv1d_silu(linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, history, in.row_lengths);
+  const std::vector<at::Tensor> qkv =
+      mixed.transpose(1, 2).split_with_sizes({d.key_width(), d.key_width(), d.value_width()}, -1);
+  at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
+                 at::softplus(linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
+  at::Tensor beta = at::sigmoid(linear(h, l.delta_b));
+  if (d.beta_scale != 1) beta = beta * d.beta_scale;
+  if (in.token_valid.defined()) {
+    const at::Tensor real = in.token_valid.unsqueeze(-1);
+    g = g * real;
+    beta = beta * real.to(beta.scalar_type());
+  }
+  const DeltaRuleInputs rule{qkv[0].reshape({b, t, d.key_heads, d.key_dim}),
+                             qkv[1].reshape({b, t, d.key_heads, d.key_dim}),
+                             qkv[2].reshape({b, t, d.value_heads, d.value_dim}), g, beta};
+  // One token a row (a decode step) token by token, as transformers steps; else in chunks.
+  const auto [out, state_after] = t == 1 ? recurrent_gated_delta_rule(rule, state) : chunked_gated_delta_rule(rule, state);
+  after = {{}, {state_after, history_after}};
+  const at::Tensor z = linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
+  const at::Tensor normed = l.delta_norm * unit_rms_norm(out, d.norm_eps);
+  return linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
+}
+
+// LFM2's short convolution over its normed input `h` [b, t, hidden]: B, C and x projected, B * x convolved (causal,
+// no activation) from `before` (its history; empty: zeros), times C, then out_proj; `after` takes the history at
+// each row's last real token.
+at::Tensor short_conv(const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                      const std::vector<at::Tensor>& before, LayerCache& after) {
+  const std::vector<at::Tensor> bcx = linear(h, l.conv_in).chunk(3, -1);
+  const auto [convolved, history_after] = causal_conv1d((bcx[0] * bcx[2]).transpose(1, 2), l.conv, l.conv_bias,
+                                                        before.empty() ? at::Tensor() : before[0], in.row_lengths, false);
+  after = {{}, {history_after}};
+  return linear(bcx[1] * convolved.transpose(1, 2), l.o);
+}
+
+// Mamba2's output y [b, t, heads, head_dim] and its gate z, as Mamba2Gate says: RMS-normed over each group of heads'
+// values in fp32, SiLU(z) taken in fp32 before or after; [b, t, inner] in y's dtype.
+at::Tensor gated_group_norm(const Mamba2Spec& m, const at::Tensor& y, const at::Tensor& z, const at::Tensor& weight) {
+  const int64_t b = y.size(0), t = y.size(1);
+  if (m.gate == Mamba2Gate::kGateOnly) return (y * at::silu(z)).reshape({b, t, m.inner()});
+  auto grouped_norm = [&](const at::Tensor& x) {
+    return unit_rms_norm(x.reshape({b, t, m.groups, -1}), m.norm_eps).reshape({b, t, m.inner()});
+  };
+  const at::Tensor gate = at::silu(z.to(at::kFloat)).reshape({b, t, m.inner()});
+  const at::Tensor values = y.to(at::kFloat).reshape({b, t, m.inner()});
+  switch (m.gate) {
+    case Mamba2Gate::kNormThenGate:
+      return (weight * grouped_norm(values) * gate).to(y.scalar_type());
+    case Mamba2Gate::kGateThenNormFp32Weight:
+      return (weight * grouped_norm(values * gate)).to(y.scalar_type());
+    default:  // the weight in y's dtype, after the cast (Granite 4, Nemotron-H)
+      return weight * grouped_norm(values * gate).to(y.scalar_type());
+  }
+}
+
+}  // namespace
+
+at::Tensor mamba2(const Mamba2Spec& m, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
+                  const std::vector<at::Tensor>& before, LayerCache& after) {
+  const int64_t b = h.size(0), t = h.size(1);
+  const at::Tensor state = before.empty() ? at::Tensor() : before[0], history = before.empty() ? at::Tensor() : before[1];
+  at::Tensor projected = linear(m.in_multiplier != 1 ? h * m.in_multiplier : h, l.mamba_in);
+  if (l.mamba_mup.defined()) projected = projected * l.mamba_mup;
+  const std::vector<at::Tensor> zxbcdt = projected.split_with_sizes({m.inner(), m.conv_channels(), m.heads}, -1);
+  const auto [convolved, history_after] =
+      causal_conv1d(zxbcdt[1].transpose(1, 2), l.mamba_conv, l.mamba_conv_bias, history, in.row_lengths, true);
+  const int64_t group_width = m.groups * m.state_size;
+  const std::vector<at::Tensor> xbc = convolved.transpose(1, 2).split_with_sizes({m.inner(), group_width, group_width}, -1);
+  const bool step = t == 1 && state.defined();
+  at::Tensor dt = at::softplus(zxbcdt[2] + l.mamba_dt_bias);
+  dt = m.dt_max > 0 ? dt.clamp(m.dt_min, m.dt_max) : dt.clamp_min(m.dt_min);
+  if (in.token_valid.defined()) dt = dt * in.token_valid.unsqueeze(-1).to(dt.scalar_type());
+  const ScanInputs scan{xbc[0].reshape({b, t, m.heads, m.head_dim}), dt, -l.mamba_a_log.to(at::kFloat).exp(),
+                        xbc[1].reshape({b, t, m.groups, m.state_size}), xbc[2].reshape({b, t, m.groups, m.state_size}),
+                        l.mamba_d};
+  const auto [y, state_after] = step ? scan_step(scan, state) : chunked_scan(scan, state, m.chunk);
+  after = {{}, {state_after, history_after}};
+  const at::Tensor normed = gated_group_norm(m, y, zxbcdt[0].reshape({b, t, m.heads, m.head_dim}), l.mamba_norm);
+  return linear(normed.to(h.scalar_type()), l.mamba_out);
+}
+
+std::vector<at::Tensor> state_before(const DeviceInputs& in, KvCache* cache, const SharedPrefixes* shared,
+                                     int64_t index) {
+  if (cache != nullptr && !cache->layer(index).empty()) return cache->layer(index).state;
+  if (shared != nullptr) return shared->layers[index].rows(in.row_prefix).state;
+  return {};
+}
+
+at::Tensor recurrent_mixer(const LayerSpec& s, const NormSpec&, const LayerWeights& l, const at::Tensor& h,
+                           const MixerContext& context) {
+  const DeviceInputs& in = context.in();
+  KvCache* cache = context.cache();
+  const std::vector<at::Tensor> before = state_before(in, cache, context.shared(), context.index);
+  LayerCache after;
+  const at::Tensor out = s.mixer == MixerKind::kShortConv ? short_conv(l, h, in, before, after)
+                         : s.mixer == MixerKind::kMamba2  ? mamba2(s.mamba, l, h, in, before, after)
+                                                          : gated_delta_net(s.delta, l, h, in, before, after);
+  if (cache != nullptr) cache->append_layer(context.index, after);  // the state after replaces the one before
+  return out;
+}
+
+// Mamba2 (its state from state_before) and attention (its input times attention_in_multiplier), each output times its
+// multiplier, added. The Mamba2 state after goes into the layer's cache with attention's keys and values.
+at::Tensor attention_and_mamba2_mixer(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
+                                      const MixerContext& context) {
+  const DeviceInputs& in = context.in();
+  LayerCache after;
+  const at::Tensor mamba =
+      mamba2(s.mamba, l, h, in, state_before(in, context.cache(), context.shared(), context.index), after);
+  const at::Tensor attention_in = s.attention_in_multiplier != 1 ? h * s.attention_in_multiplier : h;
+  const at::Tensor attended = attention(s.attention, n, l, attention_in, {context.parts.front()}, context.index,
+                                       context.read_later, after.state);
+  return mamba * s.mamba_out_multiplier + attended * s.attention_out_multiplier;
+}
+
+}  // namespace prefix_scorer

@@ -101,17 +101,27 @@ const nlohmann::json* pattern_value(const nlohmann::json& patterns, const std::s
   return nullptr;
 }
 
-}  // namespace
+// What the merge reads of an adapter_config.json.
+struct AdapterSettings {
+  double alpha = 0;
+  bool rslora = false;
+  nlohmann::json alpha_pattern, rank_pattern;
+  int64_t default_rank = 8;
+  std::vector<std::string> modules_to_save;
+  bool expert_parameters = false;    // target_parameters set
+  std::vector<std::string> targets;  // its stacked experts' gate_up_proj and down_proj
+};
 
-LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
-    : dir_(dir), file_(adapter_file(dir, "adapter_model.safetensors")) {
-  const std::string config_path = adapter_file(dir, "adapter_config.json");
-  const nlohmann::json config = read_config(config_path);
-  auto refuse = [&](const std::string& what) {
-    throw std::invalid_argument(fmt::format("adapter '{}': {}; prefix-scorer merges plain LoRA adapters only (use "
-                                            "--model hf, or merge it into the checkpoint with peft's merge_and_unload)",
-                                            dir, what));
-  };
+[[noreturn]] void refuse(const std::string& dir, const std::string& what) {
+  throw std::invalid_argument(fmt::format("adapter '{}': {}; prefix-scorer merges plain LoRA adapters only (use "
+                                          "--model hf, or merge it into the checkpoint with peft's merge_and_unload)",
+                                          dir, what));
+}
+
+// dir's adapter_config.json, refused unless it is a plain LoRA adapter's.
+AdapterSettings read_settings(const std::string& dir) {
+  const nlohmann::json config = read_config(adapter_file(dir, "adapter_config.json"));
+  auto refuse = [&](const std::string& what) { prefix_scorer::refuse(dir, what); };
   if (!config.is_object()) refuse("adapter_config.json is not a JSON object");
   const std::string type = config.value("peft_type", "");
   if (type != "LORA") refuse(fmt::format("peft_type is '{}'", type));
@@ -119,21 +129,52 @@ LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
     if (!kMergeableKeys.count(key) && is_set(value)) refuse(fmt::format("adapter_config.json sets {}={}", key, value.dump()));
   if (config.value("bias", std::string("none")) != "none")
     refuse(fmt::format("bias='{}' (trained biases)", config.value("bias", std::string())));
-  double alpha = 0.0;
+  AdapterSettings settings;
   try {
-    alpha = config.at("lora_alpha").get<double>();
+    settings.alpha = config.at("lora_alpha").get<double>();
   } catch (const nlohmann::json::exception&) {
     refuse("adapter_config.json lacks a numeric lora_alpha");
   }
-  const bool rslora = config.value("use_rslora", false);
-  const nlohmann::json alpha_pattern = config.value("alpha_pattern", nlohmann::json::object());
-  std::vector<std::string> modules_to_save;
+  settings.rslora = config.value("use_rslora", false);
+  settings.alpha_pattern = config.value("alpha_pattern", nlohmann::json::object());
+  settings.rank_pattern = config.value("rank_pattern", nlohmann::json::object());
+  settings.default_rank = config.value("r", int64_t{8});
   if (config.contains("modules_to_save") && config["modules_to_save"].is_array())
-    modules_to_save = config["modules_to_save"].get<std::vector<std::string>>();
+    settings.modules_to_save = config["modules_to_save"].get<std::vector<std::string>>();
+  settings.expert_parameters = is_set(config.value("target_parameters", nlohmann::json()));
+  if (settings.expert_parameters) {
+    if (!config["target_parameters"].is_array()) refuse("target_parameters is not a list");
+    // Stacked experts' gate_up_proj and down_proj; another parameter only as a matrix (a router's weight), whose
+    // factors are a linear layer's and merge as such.
+    for (const auto& t : config["target_parameters"]) {
+      const std::string target = t.is_string() ? t.get<std::string>() : "";
+      if (ends_with(target, "gate_up_proj") || ends_with(target, "down_proj"))
+        settings.targets.push_back(target);
+      else if (!ends_with(target, ".weight"))
+        refuse(fmt::format("target_parameters {} (stacked experts' gate_up_proj and down_proj, and matrices, merge)",
+                           config["target_parameters"].dump()));
+    }
+    if (settings.targets.size() > 2)
+      refuse(fmt::format("target_parameters {} name more than one gate_up_proj and down_proj",
+                         config["target_parameters"].dump()));
+  }
+  return settings;
+}
+
+}  // namespace
+
+LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
+    : dir_(dir), file_(adapter_file(dir, "adapter_model.safetensors")) {
+  const AdapterSettings settings = read_settings(dir);
+  auto refuse = [&](const std::string& what) { prefix_scorer::refuse(dir, what); };
+  const double alpha = settings.alpha;
+  const bool rslora = settings.rslora;
+  const nlohmann::json& alpha_pattern = settings.alpha_pattern;
+  const std::vector<std::string>& modules_to_save = settings.modules_to_save;
 
   // peft saves the default adapter's tensors under the wrapped model's names, its adapter name dropped.
   const std::string prefix = "base_model.model.";
-  const bool expert_parameters = is_set(config.value("target_parameters", nlohmann::json()));
+  const bool expert_parameters = settings.expert_parameters;
   std::map<std::string, std::vector<ExpertFactors>> expert_factors;  // by the experts module
   for (const auto& [key, info] : file_.tensors()) {
     if (key.rfind(prefix, 0) != 0) refuse(fmt::format("tensor '{}' is not under '{}'", key, prefix));
@@ -186,24 +227,9 @@ LoraAdapter::LoraAdapter(const std::string& dir, const AdapterNaming& naming)
   }
   // Stacked experts' factors: gate_up_proj's (in hidden, out 2 x ff) and down_proj's (in ff, out hidden), told
   // apart by their shapes; each expert's update is B[:, :, e] A[e] of the factors seen per expert.
-  std::vector<std::string> targets;
-  if (expert_parameters) {
-    if (!config["target_parameters"].is_array()) refuse("target_parameters is not a list");
-    // Stacked experts' gate_up_proj and down_proj; another parameter only as a matrix (a router's weight), whose
-    // factors are a linear layer's and merge as such above.
-    for (const auto& t : config["target_parameters"]) {
-      const std::string target = t.is_string() ? t.get<std::string>() : "";
-      if (ends_with(target, "gate_up_proj") || ends_with(target, "down_proj"))
-        targets.push_back(target);
-      else if (!ends_with(target, ".weight"))
-        refuse(fmt::format("target_parameters {} (stacked experts' gate_up_proj and down_proj, and matrices, merge)",
-                           config["target_parameters"].dump()));
-    }
-    if (targets.size() > 2) refuse(fmt::format("target_parameters {} name more than one gate_up_proj and down_proj",
-                                               config["target_parameters"].dump()));
-  }
-  const int64_t default_rank = config.value("r", int64_t{8});
-  const nlohmann::json rank_pattern = config.value("rank_pattern", nlohmann::json::object());
+  const std::vector<std::string>& targets = settings.targets;
+  const int64_t default_rank = settings.default_rank;
+  const nlohmann::json& rank_pattern = settings.rank_pattern;
   for (const auto& [module, pairs] : expert_factors) {
     auto is_gate_up = [&](const ExpertFactors& f) {  // out 2 x ff beside a down_proj of in ff, or the one target
       if (pairs.size() == 1) return ends_with(targets.front(), "gate_up_proj");

@@ -415,6 +415,16 @@ FAMILIES = {
                     num_key_value_heads=2, sliding_window=16, sliding_window_pattern=3, logit_scale=0.5,
                     layer_norm_eps=1e-5, tie_word_embeddings=False, pad_token_id=None,
                     rope_parameters=dict(rope_type="default", rope_theta=5e4)),
+    # Cohere 2 MoE (cohere2_moe): RMSNorms (rms_norm_eps set) in Command A's parallel layers; layer 0 dense (72 wide),
+    # full and rotating (prefix_dense_sliding_window_pattern 1); layer 1 sliding (16) and rotating, layer 2 full
+    # without rope; layers 1 and 2 routed by the sigmoid of the top 3 of 8 logits, renormalized, to experts of 24
+    # averaged with a shared expert as wide; heads of 20, the rope over interleaved pairs, logits times 0.5.
+    "cohere2_moe": dict(model_type="cohere2_moe", intermediate_size=24, prefix_dense_intermediate_size=72,
+                        num_hidden_layers=3, first_k_dense_replace=1, sliding_window_pattern=2, sliding_window=16,
+                        num_experts=8, num_experts_per_tok=3, num_shared_experts=1, expert_selection_fn="sigmoid",
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=20, rms_norm_eps=1e-5,
+                        logit_scale=0.5, tie_word_embeddings=False, pad_token_id=None,
+                        rope_parameters=dict(rope_type="default", rope_theta=1e4)),
     # Poolside Laguna (laguna): 4, 6 and 2 query heads over 2 kv heads by layer, per-head q/k norms, a softplus gate
     # a head (gating's default) from g_proj, q/k/v/o biases, a window of 16 on layer 1 with a rope of its own (full
     # layers rotate half of each head); layers 1 and 2 routed by soft-capped (2.0) sigmoid scores plus a correction

@@ -87,6 +87,7 @@ MlpSpec experts_spec(const ModelConfig& c, int64_t layer) {
   r.biases = c.expert_biases;
   r.shared_expert_size = c.shared_expert_intermediate_size;
   r.shared_expert_gated = c.shared_expert_gated;
+  r.shared_expert_averaged = c.shared_expert_averaged;
   r.scaled_input = r.expert_scales = c.experts_beside_mlp;
   return m;
 }

@@ -113,6 +113,7 @@ struct RouterSpec {
   bool biases = false;              // on the router and on every expert's projections
   int64_t shared_expert_size = 0;   // a shared expert beside the routed ones; 0: none
   bool shared_expert_gated = false; // behind a sigmoid gate (qwen2_moe)
+  bool shared_expert_averaged = false;  // (routed + shared) / 2 instead of their sum
   // Gemma 4's router: its input RMS-normed without weight, times a learned scale [hidden] and hidden^-1/2; each
   // chosen weight times its expert's learned scale.
   bool scaled_input = false;

@@ -20,9 +20,9 @@ enum class RopeType { kDefault, kLinear, kLlama3, kLongRope, kYarn, kProportiona
 enum class LayerKind { kFullAttention, kSlidingAttention };
 
 // How a router turns its logits into the experts' scores: a softmax over all (in fp32; Mistral 4's in the model
-// dtype), a sigmoid of each (in fp32), or a softmax over the chosen experts' logits alone (gpt_oss, in the model
-// dtype; Granite 4, in fp32).
-enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen, kFp32SoftmaxOfChosen, kSoftmaxInDtype };
+// dtype), a sigmoid of each (in fp32), a softmax over the chosen experts' logits alone (gpt_oss, in the model
+// dtype; Granite 4, in fp32), or a sigmoid of the chosen logits alone in the model dtype (Cohere 2 MoE's sigmoid).
+enum class RouterScores { kSoftmax, kSigmoid, kSoftmaxOfChosen, kFp32SoftmaxOfChosen, kSoftmaxInDtype, kSigmoidOfChosen };
 
 // How a Mamba2 output y meets its gate z: SiLU(z) times y, then RMS-normed per group and times the weight in y's
 // dtype (Granite 4, Nemotron-H); Falcon-H1's norm (weight times in fp32) before or after the gate; the gate alone.
@@ -127,9 +127,11 @@ struct ModelConfig {
   bool scaled_after_sum = false;      // ... or the experts' summed output
   double router_logit_softcap = 0;    // the router's logits soft-capped (0: not)
   bool routing_weights_fp32 = false;  // they stay float32 through the experts' sum (mixtral)
-  // A shared expert of this width beside the routed ones (0: none), behind a sigmoid gate (qwen2_moe) or not.
+  // A shared expert of this width beside the routed ones (0: none), behind a sigmoid gate (qwen2_moe) or not, its
+  // output added to theirs or averaged with it.
   int64_t shared_expert_intermediate_size = 0;
   bool shared_expert_gated = false;
+  bool shared_expert_averaged = false;
   std::vector<bool> moe_layers;       // which layers are MoE (empty: all, when num_experts > 0)
   // gpt_oss: biases on the router and every expert, and experts down((clamp(up, ±limit) + 1) * g * sigmoid(alpha *
   // g)) with g = min(gate, limit).

@@ -38,6 +38,12 @@ std::pair<at::Tensor, at::Tensor> route(const RouterSpec& r, const LayerWeights&
   at::Tensor logits = r.fp32_logits ? linear(router_in.to(at::kFloat), l.router) : linear(router_in, l.router);
   if (r.logit_softcap > 0) logits = soft_cap(logits.to(at::kFloat), r.logit_softcap);
   at::Tensor weights, chosen;
+  if (r.scores == RouterScores::kSigmoidOfChosen) {  // the top logits through a sigmoid, renormalized or not
+    std::tie(weights, chosen) = logits.topk(r.per_token, -1);
+    weights = at::sigmoid(weights);
+    if (r.normalize) weights = weights / weights.sum(-1, true);
+    return {chosen, weights.to(dtype)};
+  }
   if (r.scores == RouterScores::kSoftmaxOfChosen || r.scores == RouterScores::kFp32SoftmaxOfChosen) {
     std::tie(weights, chosen) = logits.topk(r.per_token, -1);  // the top logits, then a softmax over them
     return {chosen, r.scores == RouterScores::kSoftmaxOfChosen ? at::softmax(weights, -1)
@@ -110,7 +116,10 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
   if (r.scaled_after_sum && r.scaling != 1) out = out * r.scaling;
   if (r.shared_expert_size > 0) {
     const at::Tensor shared = expert_forward(m, l.shared_expert, x);
-    out = out + (r.shared_expert_gated ? at::sigmoid(linear(x, l.shared_expert_gate)) * shared : shared);
+    if (r.shared_expert_averaged)
+      out = (out + shared) / 2;
+    else
+      out = out + (r.shared_expert_gated ? at::sigmoid(linear(x, l.shared_expert_gate)) * shared : shared);
   }
   return out.view(g.sizes());
 }

@@ -1127,5 +1127,19 @@ TEST(ConfigJson, NarrowValuesAndSlidingLayerOptions) {
             std::string::npos);
 }
 
+// Arcee Trinity's sliding layers without a window: transformers cannot run them, so they are refused by name rather
+// than served with every layer rotating.
+TEST(ConfigJson, SlidingLayersWithoutAWindowAreRefusedWhereTransformersRefusesThem) {
+  const std::string base = R"({"model_type": "afmoe", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
+      "moe_intermediate_size": 8, "num_hidden_layers": 4, "num_attention_heads": 4, "num_experts": 4,
+      "num_experts_per_tok": 2, "global_attn_every_n_layers": 2)";
+  const ModelConfig windowed = ModelConfig::from_json(base + R"(, "sliding_window": 16})");
+  EXPECT_TRUE(windowed.layer_uses_rope(0));
+  EXPECT_FALSE(windowed.layer_uses_rope(1));
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + R"(, "sliding_window": null})"); })
+                .find("sliding_attention layers with sliding_window null are not supported"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace prefix_scorer::test

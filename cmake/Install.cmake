@@ -36,6 +36,7 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/prefix_scorerConfig
 install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/prefix_scorerConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/prefix_scorerConfigVersion.cmake
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmake/TorchWheelLibraries.cmake
   DESTINATION ${PREFIX_SCORER_CMAKE_DIR})
 
 if(TARGET prefix-scorer-bench)

@@ -83,6 +83,7 @@ if(PREFIX_SCORER_TORCH_CUDA)
 endif()
 
 find_package(Torch REQUIRED)
+include(TorchWheelLibraries)
 if(NOT PREFIX_SCORER_TORCH_VERSION)
   set(PREFIX_SCORER_TORCH_VERSION "${Torch_VERSION}")
 endif()

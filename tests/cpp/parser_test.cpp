@@ -1127,8 +1127,8 @@ TEST(ConfigJson, NarrowValuesAndSlidingLayerOptions) {
             std::string::npos);
 }
 
-// Arcee Trinity's sliding layers without a window: transformers cannot run them, so they are refused by name rather
-// than served with every layer rotating.
+// Sliding layers without a window (Arcee Trinity's, Command A's): transformers cannot run them, so they are refused by
+// name rather than served with every layer rotating (or none).
 TEST(ConfigJson, SlidingLayersWithoutAWindowAreRefusedWhereTransformersRefusesThem) {
   const std::string base = R"({"model_type": "afmoe", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
       "moe_intermediate_size": 8, "num_hidden_layers": 4, "num_attention_heads": 4, "num_experts": 4,
@@ -1138,6 +1138,10 @@ TEST(ConfigJson, SlidingLayersWithoutAWindowAreRefusedWhereTransformersRefusesTh
   EXPECT_FALSE(windowed.layer_uses_rope(1));
   EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + R"(, "sliding_window": null})"); })
                 .find("sliding_attention layers with sliding_window null are not supported"),
+            std::string::npos);
+  const std::string command_a = R"({"model_type": "cohere2", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 96, "num_hidden_layers": 4, "num_attention_heads": 4, "sliding_window": null})";
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(command_a); }).find("sliding_window null"),
             std::string::npos);
 }
 

@@ -9,22 +9,7 @@
 
 #include "model/families/families.h"
 
-#include <algorithm>
-#include <stdexcept>
-
 namespace prefix_scorer::families {
-namespace {
-
-// Sliding layers without a window (sliding_window null): transformers' sliding mask has no window to apply and
-// refuses to run, so there is no number to match.
-void refuse_sliding_without_window(const nlohmann::json&, ModelConfig& c) {
-  if (c.sliding_window == 0 &&
-      std::find(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::kSlidingAttention) != c.layer_kinds.end())
-    throw std::invalid_argument("config.json: sliding_attention layers with sliding_window null are not supported "
-                                "(transformers' sliding mask needs a window)");
-}
-
-}  // namespace
 
 std::vector<ModelFamily> afmoe() {
   ModelFamily f = base("afmoe");
@@ -36,7 +21,7 @@ std::vector<ModelFamily> afmoe() {
   f.default_head_dim = 128;
   f.default_eps = 1e-5;
   f.windows = {true, 1024, 4, "global_attn_every_n_layers", 0.0, 0.0};
-  f.read_keys = refuse_sliding_without_window;
+  f.read_keys = [](const nlohmann::json&, ModelConfig& c) { refuse_sliding_layers_without_window(c); };
   ExpertTraits& e = f.experts;
   e.present = e.always_normalized = e.scaled = e.routing_fp32 = e.correction_bias_fp32 = true;
   e.scores = RouterScores::kSigmoid;

@@ -3,6 +3,9 @@
 
 #include "model/families/families.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #define FAMILY_FILES(FILE) \
   FILE(llama) FILE(mistral) FILE(qwen) FILE(gemma) FILE(olmo) FILE(granite) FILE(phi3) FILE(smollm3) \
   FILE(starcoder2) FILE(phi) FILE(gpt_neox) FILE(gpt2) FILE(gpt_oss) FILE(mixtral) FILE(seed_oss) FILE(exaone4) FILE(hunyuan) FILE(ernie) FILE(apertus) \
@@ -19,6 +22,13 @@ ModelFamily base(const char* model_type) {
   ModelFamily f;
   f.model_type = model_type;
   return f;
+}
+
+void refuse_sliding_layers_without_window(const ModelConfig& c) {
+  if (c.sliding_window == 0 &&
+      std::find(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::kSlidingAttention) != c.layer_kinds.end())
+    throw std::invalid_argument("config.json: sliding_attention layers with sliding_window null are not supported "
+                                "(transformers' sliding mask needs a window)");
 }
 
 void name_experts(ExpertTraits& e, const char* router) {

@@ -1145,5 +1145,24 @@ TEST(ConfigJson, SlidingLayersWithoutAWindowAreRefusedWhereTransformersRefusesTh
             std::string::npos);
 }
 
+// Cohere 2 MoE's own keys: their values outside what transformers accepts are refused by name.
+TEST(ConfigJson, CohereMoeKeysOutsideTheirValuesAreRefused) {
+  const std::string base = R"({"model_type": "cohere2_moe", "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 24, "num_hidden_layers": 3, "num_attention_heads": 4, "head_dim": 16, "sliding_window": 16,
+      "num_shared_experts": 1)";
+  const ModelConfig c = ModelConfig::from_json(base + "}");
+  EXPECT_TRUE(c.shared_expert_averaged);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  for (const auto& entry : std::vector<std::pair<std::string, std::string>>{
+           {R"("expert_selection_fn": "tanh")", "expert_selection_fn 'tanh' (softmax or sigmoid)"},
+           {R"("shared_expert_combination_strategy": "max")", "shared_expert_combination_strategy 'max'"},
+           {R"("prefix_dense_sliding_window_pattern": 0)", "must be >= 1"}}) {
+    const std::string config = base + ", " + entry.first + "}";
+    EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(config); }).find(entry.second),
+              std::string::npos)
+        << entry.first;
+  }
+}
+
 }  // namespace
 }  // namespace prefix_scorer::test

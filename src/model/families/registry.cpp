@@ -24,7 +24,7 @@ ModelFamily base(const char* model_type) {
   return f;
 }
 
-void refuse_sliding_layers_without_window(const ModelConfig& c) {
+void refuse_sliding_layers_without_window(const nlohmann::json&, ModelConfig& c) {
   if (c.sliding_window == 0 &&
       std::find(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::kSlidingAttention) != c.layer_kinds.end())
     throw std::invalid_argument("config.json: sliding_attention layers with sliding_window null are not supported "

@@ -19,25 +19,17 @@ namespace prefix_scorer::config_json {
 
 using nlohmann::json;
 
-// A field's value, or `fallback` when it is absent or null.
+// A field's value, or `fallback` when it is absent or null. Defined in config_json.cpp for the types below, once for
+// every family file (instantiated in each, nlohmann's conversions made most of their compile time).
 template <typename T>
-T get_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  if constexpr (std::is_same_v<T, int64_t>) return json_integer(*it, fmt::format("config.json: field '{}'", key));
-  if constexpr (std::is_same_v<T, std::vector<int64_t>>) {  // each entry checked as a scalar is
-    if (!it->is_array())
-      throw std::invalid_argument(fmt::format("config.json: field '{}' has the wrong type ({})", key, it->dump()));
-    std::vector<int64_t> values;
-    for (const auto& value : *it) values.push_back(json_integer(value, fmt::format("config.json: field '{}'", key)));
-    return values;
-  }
-  try {
-    return it->template get<T>();
-  } catch (const json::exception&) {
-    throw std::invalid_argument(fmt::format("config.json: field '{}' has the wrong type ({})", key, it->dump()));
-  }
-}
+T get_or(const json& j, const char* key, T fallback);
+extern template bool get_or(const json&, const char*, bool);
+extern template int64_t get_or(const json&, const char*, int64_t);
+extern template double get_or(const json&, const char*, double);
+extern template std::string get_or(const json&, const char*, std::string);
+extern template std::vector<int64_t> get_or(const json&, const char*, std::vector<int64_t>);
+extern template std::vector<double> get_or(const json&, const char*, std::vector<double>);
+extern template std::vector<std::string> get_or(const json&, const char*, std::vector<std::string>);
 
 inline bool has_field(const json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
 

@@ -1,15 +1,15 @@
 // prefix-scorer-bench: scores a JSONL file of requests or a built-in workload, and reports timing.
 
-#include "prefix_scorer/prefix_scorer.h"
-#include "model/model_config.h"
-#include "scoring/prefix_kv.h"
+#include "generation_bench.h"
+#include "model/config/model_config.h"
 #include "modes.h"
+#include "prefix_scorer/prefix_scorer.h"
 #include "report.h"
 #include "request_io.h"
+#include "scoring/prefix_kv.h"
 #include "soak.h"
 #include "text_workloads.h"
 #include "workloads.h"
-#include "generation_bench.h"
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "floor.h"
 
-#include "model/layer_spec.h"
+#include "model/config/layer_spec.h"
 #include "scoring/rows.h"
 
 #include <algorithm>

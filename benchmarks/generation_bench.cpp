@@ -1,10 +1,10 @@
 #include "generation_bench.h"
 
+#include "model/cache/kv_cache.h"
+#include "model/config/model_config.h"
+#include "model/forward_batch.h"
 #include "op_count.h"
 #include "prefix_scorer/scorer.h"
-#include "model/forward_batch.h"
-#include "model/kv_cache.h"
-#include "model/model_config.h"
 #include "scoring/batching.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
+#include "model/config/model_config.h"
 #include "soak.h"
-#include "model/model_config.h"
 
 #include "prefix_scorer/plain_scorer.h"
 #include "prefix_scorer/scorer.h"

@@ -1,6 +1,6 @@
 #include "prefix_scorer/build_info.h"
 
-#include "model/merge_attention.h"
+#include "model/ops/merge_attention.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>

@@ -43,11 +43,11 @@ struct ModelInfo {
 // Every config.json model_type the native engine runs (the multimodal wrappers whose text model it scores last).
 std::vector<std::string> supported_model_types();
 
-struct ModelConfig;     // the architecture read from config.json (internal: src/model/model_config.h)
+struct ModelConfig;     // the architecture read from config.json (internal: src/model/config/model_config.h)
 struct ForwardBatch;    // a batch of token rows (internal: src/model/forward_batch.h)
 struct ModelWeights;    // the tensors, per layer on the layer's device (internal)
 struct ModelSpec;       // the layer specs the forward walks (internal)
-class KvCache;          // what each layer keeps of the tokens seen so far (internal: src/model/kv_cache.h)
+class KvCache;          // what each layer keeps of the tokens seen so far (internal: src/model/cache/kv_cache.h)
 struct SharedPrefixes;  // shared prefixes for cascade attention (internal, beside KvCache)
 struct ForwardPart;     // one of the batches a forward runs together (internal: src/model/forward_batch.h)
 

@@ -1,10 +1,10 @@
 // prefix_scorer._testing: hooks for the project's own tests, built and installed only with the test suite
 // (PREFIX_SCORER_BUILD_TESTS), never in a user's install.
 
+#include "model/config/model_config.h"
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
-#include "model/rope.h"
+#include "model/ops/rope.h"
 #include "prefix_scorer/plain_scorer.h"
 
 #include <pybind11/pybind11.h>

@@ -3,14 +3,14 @@
 #include "generation/prompt_lookup.h"
 #include "generation/running_batch.h"
 #include "generation/sampling.h"
+#include "model/cache/kv_cache.h"
+#include "model/config/layer_spec.h"
+#include "model/config/model_config.h"
 #include "model/host_transfers.h"
-#include "model/kv_cache.h"
-#include "model/layer_spec.h"
-#include "model/model_config.h"
 #include "prefix_scorer/errors.h"
 #include "scoring/batching.h"
-#include "scoring/forward_segments.h"
 #include "scoring/call_prefixes.h"
+#include "scoring/forward_segments.h"
 #include "scoring/requests.h"
 
 #include <fmt/format.h>

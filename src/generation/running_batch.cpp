@@ -1,8 +1,8 @@
 #include "generation/running_batch.h"
 
+#include "model/config/layer_spec.h"
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/layer_spec.h"
-#include "model/model_config.h"
 #include "scoring/batching.h"
 #include "scoring/prefix_kv.h"
 

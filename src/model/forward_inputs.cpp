@@ -1,10 +1,10 @@
 #include "model/forward_inputs.h"
 
-#include "model/cast.h"
+#include "model/config/layer_spec.h"
+#include "model/config/model_config.h"
 #include "model/fault_injection.h"
 #include "model/host_transfers.h"
-#include "model/layer_spec.h"
-#include "model/model_config.h"
+#include "model/ops/cast.h"
 
 #include <algorithm>
 #include <tuple>

@@ -3,10 +3,10 @@
 // positions, validity, masks, rotary tables and prefix groups, laid out on the host once and made on each device its
 // layers run on when a layer there first asks; and the moves between a part's packed real tokens and its padded rows.
 
-#include "model/attention.h"
+#include "model/cache/kv_cache.h"
 #include "model/forward_batch.h"
-#include "model/kv_cache.h"
-#include "model/rope.h"
+#include "model/ops/attention.h"
+#include "model/ops/rope.h"
 #include "prefix_scorer/model.h"
 
 #include <ATen/ATen.h>

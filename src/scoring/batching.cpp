@@ -1,7 +1,7 @@
 #include "scoring/batching.h"
 
+#include "model/config/layer_spec.h"
 #include "model/forward_batch.h"
-#include "model/layer_spec.h"
 #include "scoring/prefix_kv.h"
 
 #include <algorithm>

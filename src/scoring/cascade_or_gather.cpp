@@ -1,7 +1,7 @@
 #include "scoring/cascade_or_gather.h"
 
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
 #include "scoring/prefix_kv.h"
 
 #include <algorithm>

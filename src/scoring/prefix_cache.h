@@ -1,8 +1,8 @@
 #pragma once
 // An LRU store of prefix KV segments, keyed by their tokens and rope variant, with budgets in bytes and in entries.
 
+#include "model/cache/kv_cache.h"
 #include "model/forward_batch.h"
-#include "model/kv_cache.h"
 #include "prefix_scorer/types.h"
 
 #include <cstdint>

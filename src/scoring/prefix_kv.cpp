@@ -1,7 +1,7 @@
 #include "scoring/prefix_kv.h"
 
+#include "model/config/layer_spec.h"
 #include "model/host_transfers.h"
-#include "model/layer_spec.h"
 
 #include <algorithm>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
 // Checks on requests and options, and the lm-evaluation-harness input window of a request.
 
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 #include "prefix_scorer/types.h"
 
 #include <string>

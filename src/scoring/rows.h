@@ -1,7 +1,7 @@
 #pragma once
 // Forward rows: the token sequences a forward runs, and how requests read their scores from them.
 
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 #include "prefix_scorer/types.h"
 
 #include <ATen/ATen.h>

@@ -2,16 +2,16 @@
 
 #include "prefix_scorer/errors.h"
 
-#include "model/layer_spec.h"
+#include "model/config/layer_spec.h"
+#include "model/device_memory.h"
+#include "prefix_scorer/rolling_windows.h"
 #include "scoring/batching.h"
 #include "scoring/call_in_flight.h"
 #include "scoring/call_prefixes.h"
 #include "scoring/call_stats.h"
-#include "model/device_memory.h"
+#include "scoring/forward_segments.h"
 #include "scoring/prefix_cache.h"
 #include "scoring/requests.h"
-#include "prefix_scorer/rolling_windows.h"
-#include "scoring/forward_segments.h"
 #include "scoring/suffix_runner.h"
 
 #include <fmt/format.h>

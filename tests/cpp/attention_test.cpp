@@ -1,7 +1,7 @@
 // Attention: masks (positions, validity, windows), grouped and multi-query heads, cascade over shared prefixes
 // against attention over the concatenation, the log-sum-exp merge.
 
-#include "model/merge_attention.h"
+#include "model/ops/merge_attention.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Reading config.json: both rope spellings, older checkpoints, family flags, unsupported names, round trips.
 
-#include "model/model_config.h"
-#include "model/model_family.h"
+#include "model/config/model_config.h"
+#include "model/config/model_family.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

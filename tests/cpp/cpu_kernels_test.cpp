@@ -3,10 +3,10 @@
 // linear's oneDNN matmul against at::linear in double; a decode step's attention against softmax attention in
 // double.
 
-#include "model/decode_attention.h"
-#include "model/linear.h"
-#include "model/merge_attention.h"
-#include "model/rope.h"
+#include "model/ops/decode_attention.h"
+#include "model/ops/linear.h"
+#include "model/ops/merge_attention.h"
+#include "model/ops/rope.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // The fixtures on CUDA in bf16 against fp32 on the CPU, and the prefix path against the plain path on CUDA.
 // Skipped where this build or machine has no CUDA device.
 
-#include "model/merge_attention.h"
-#include "model/model_config.h"
+#include "model/config/model_config.h"
+#include "model/ops/merge_attention.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 
 #include "test_support.h"
 
-#include "model/weights.h"
+#include "model/checkpoint/weights.h"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // row's own numbers, and batches run together (Model::forward_together, a decode step and a prefill) give each
 // part's own forward's numbers and leave its cache as its own forward would.
 
+#include "model/cache/kv_cache.h"
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/kv_cache.h"
-#include "model/model_config.h"
 #include "scoring/batching.h"
 #include "scoring/prefix_kv.h"
 #include "test_support.h"

@@ -4,8 +4,8 @@
 
 #include "test_basics.h"
 
-#include "model/gated_delta_rule.h"
-#include "model/safetensors.h"
+#include "model/checkpoint/safetensors.h"
+#include "model/ops/gated_delta_rule.h"
 
 #include <gtest/gtest.h>
 

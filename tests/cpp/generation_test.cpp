@@ -5,8 +5,8 @@
 #include "generation/prompt_lookup.h"
 #include "generation/running_batch.h"
 #include "generation/sampling.h"
-#include "model/layer_spec.h"
-#include "model/model_config.h"
+#include "model/config/layer_spec.h"
+#include "model/config/model_config.h"
 #include "test_support.h"
 
 #include <ATen/CPUGeneratorImpl.h>

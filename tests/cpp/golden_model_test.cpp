@@ -1,6 +1,6 @@
 // The native model against the golden fixtures made with Hugging Face transformers (fp32, eager attention).
 
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The KV cache, padding and layer placement give the numbers of one plain full forward.
 
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

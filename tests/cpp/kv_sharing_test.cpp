@@ -4,7 +4,7 @@
 
 #include "test_support.h"
 
-#include "model/layer_spec.h"
+#include "model/config/layer_spec.h"
 
 #include <gtest/gtest.h>
 

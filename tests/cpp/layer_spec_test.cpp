@@ -1,8 +1,8 @@
 // The layer specs the forward walks, as each family's config makes them: windows, ropes, scales, norms and MLPs
 // per layer; and the weights and cache sizes that follow from them.
 
-#include "model/layer_spec.h"
-#include "model/weights.h"
+#include "model/checkpoint/weights.h"
+#include "model/config/layer_spec.h"
 
 #include <gtest/gtest.h>
 

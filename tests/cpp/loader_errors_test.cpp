@@ -2,8 +2,8 @@
 
 #include "test_support.h"
 
-#include "model/block_fp8.h"
-#include "model/mxfp4.h"
+#include "model/checkpoint/block_fp8.h"
+#include "model/checkpoint/mxfp4.h"
 
 #include <gtest/gtest.h>
 

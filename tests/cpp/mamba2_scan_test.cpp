@@ -4,8 +4,8 @@
 
 #include "test_basics.h"
 
-#include "model/mamba2_scan.h"
-#include "model/safetensors.h"
+#include "model/checkpoint/safetensors.h"
+#include "model/ops/mamba2_scan.h"
 
 #include <gtest/gtest.h>
 

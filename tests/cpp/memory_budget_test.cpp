@@ -1,9 +1,9 @@
 // The memory budget (forward_bytes) against what a forward after cached prefixes really allocates, measured by the
 // CPU allocator's own reports: the estimate bounds the peak and is not far above it, by cascade and by gather.
 
+#include "model/config/model_config.h"
 #include "model/device_memory.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
 #include "scoring/batching.h"
 #include "scoring/cascade_or_gather.h"
 #include "scoring/prefix_kv.h"

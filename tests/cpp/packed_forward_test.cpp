@@ -1,8 +1,8 @@
 // Packed forwards: independent segments in one row, each a trunk and branches continuing it, equal to each
 // branch's own full forward.
 
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // The parsers of files from strangers, free of libtorch (they also run under sanitizers): the safetensors header
 // and config.json. Every malformed input is a clear error, never a crash or a silently wrong size.
 
-#include "model/model_config.h"
-#include "model/model_family.h"
-#include "model/safetensors_header.h"
+#include "model/checkpoint/safetensors_header.h"
+#include "model/config/model_config.h"
+#include "model/config/model_family.h"
 #include "test_basics.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The plain scoring path: lm-eval truncation, batching invariance, synthetic models, and bad input.
 
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // PrefixScorer against the plain full-forward path: random workloads, cache statistics, devices, bad input.
 
-#include "model/attention.h"
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
+#include "model/ops/attention.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

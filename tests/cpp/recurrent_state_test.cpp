@@ -2,10 +2,10 @@
 // its last real token. The fixture suites (golden, cached forwards, prefix against plain, generation) run the
 // recurrent fixtures on every path; here: what only such a model has.
 
+#include "model/config/layer_spec.h"
+#include "model/config/model_config.h"
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
-#include "model/layer_spec.h"
-#include "model/model_config.h"
 #include "scoring/prefix_kv.h"
 #include "test_support.h"
 

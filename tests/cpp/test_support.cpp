@@ -1,6 +1,6 @@
-#include "test_support.h"
+#include "model/config/model_config.h"
 #include "model/forward_batch.h"
-#include "model/model_config.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

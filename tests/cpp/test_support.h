@@ -1,23 +1,23 @@
 #pragma once
 // Helpers shared by the tests: fixture paths, fixture readers, and a safetensors writer for broken checkpoints.
 
-#include "test_basics.h"
 #include "prefix_scorer/prefix_scorer.h"
+#include "test_basics.h"
 
 // The units behind the public API, which the tests reach too.
-#include "model/attention.h"
+#include "model/cache/kv_cache.h"
+#include "model/checkpoint/checkpoint.h"
+#include "model/checkpoint/safetensors.h"
+#include "model/checkpoint/weights.h"
+#include "model/ops/attention.h"
+#include "model/ops/rope.h"
+#include "prefix_scorer/rolling_windows.h"
 #include "scoring/batching.h"
-#include "model/checkpoint.h"
-#include "model/kv_cache.h"
 #include "scoring/planner.h"
 #include "scoring/prefix_cache.h"
 #include "scoring/prefix_kv.h"
 #include "scoring/requests.h"
-#include "prefix_scorer/rolling_windows.h"
-#include "model/rope.h"
 #include "scoring/rows.h"
-#include "model/safetensors.h"
-#include "model/weights.h"
 
 #include <map>
 #include <random>

@@ -1,8 +1,8 @@
 // What a call moves between the host and the devices: counted per call in the stats, the same whatever the number
 // of layers (inputs go to each device once a forward, never once a layer).
 
+#include "model/checkpoint/weights.h"
 #include "model/host_transfers.h"
-#include "model/weights.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>

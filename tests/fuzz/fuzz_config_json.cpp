@@ -1,5 +1,5 @@
 // config.json: any text is a config or a std::invalid_argument; a valid config written back reads the same.
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 // The safetensors header: any bytes are a parsed header or a std::runtime_error, and a parsed header's tensors
 // lie inside the file.
-#include "model/safetensors_header.h"
+#include "model/checkpoint/safetensors_header.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -39,3 +39,26 @@ def test_internal_headers_are_named_by_their_layer_folder():
     for path, inc in includes(SRC):
         if not inc.startswith("prefix_scorer/"):
             assert (SRC / inc).is_file(), (str(path), inc)
+
+
+# Inside the engine, what each folder may include of it (a folder, or a header at src/model/'s top): config.json's
+# reading knows nothing of tensors; the ops know the config and the forward's batch, not the layers or the model;
+# the checkpoint knows the config and the Linear it fills; the cache the config and the counted host copies.
+ENGINE_FOLDERS = {
+    "config": ("config",),
+    "families": ("config", "families"),
+    "ops": ("ops", "cpu", "cuda", "config", "forward_batch.h"),
+    "cpu": ("ops", "cpu"),
+    "cuda": ("ops", "cuda", "device_memory.h"),  # the CUDA half of device memory's queries
+    "checkpoint": ("config", "checkpoint", "ops"),
+    "cache": ("config", "cache", "host_transfers.h"),
+}
+
+
+def test_engine_folders_include_only_the_folders_below_them():
+    found = []
+    for folder, allowed in ENGINE_FOLDERS.items():
+        for path, inc in includes(SRC / "model" / folder):
+            if inc.startswith("model/") and inc.split("/")[1] not in allowed:
+                found.append((str(path), inc))
+    assert found == []

@@ -1,7 +1,7 @@
 // A decode step's attention in one pass on the CPU (decode_attention.h): an online softmax over blocks of keys, each
 // kv head's keys and values read once for every query head it serves, blocks no query sees skipped.
 
-#include "model/decode_attention.h"
+#include "model/ops/decode_attention.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,7 +1,7 @@
 // The log-sum-exp merge of two partial attentions as one loop on the CPU: ATen's sub, sigmoid, unsqueeze and lerp
 // (and, where a part is laid out by slots, its two reorderings) become one pass over the outputs.
 
-#include "model/merge_attention.h"
+#include "model/ops/merge_attention.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>

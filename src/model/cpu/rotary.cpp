@@ -3,7 +3,7 @@
 // ATen rounds each op's result, so that the outputs are bitwise those of the ops (this file is compiled without
 // contracting a * b + c into one fused multiply-add, which would round once).
 
-#include "model/rope.h"
+#include "model/ops/rope.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>

@@ -1,7 +1,7 @@
 // Fused log-sum-exp merge of two partial attentions: one pass over the outputs instead of six ATen kernels.
-// merge_attention_reference (src/model/merge_attention.cpp) is its CPU reference.
+// merge_attention_reference (src/model/ops/merge_attention.cpp) is its CPU reference.
 
-#include "model/merge_attention.h"
+#include "model/ops/merge_attention.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>

@@ -6,7 +6,7 @@
 // num_attention_heads whatever head_dim says; sliding layers without a window are refused (transformers' mask
 // refuses them). Cohere 2 MoE below.
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // layer's input_layernorm, their outputs added, then the MLP (feed_forward) on pre_ff_layernorm; muP multipliers
 // throughout; the final norm named final_layernorm.
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 #include "model/families/mamba2_keys.h"
 

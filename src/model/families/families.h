@@ -1,7 +1,7 @@
 #pragma once
 // Each family's file returns its model types' traits (model_family.h); registry.cpp lists the files' functions.
 
-#include "model/model_family.h"
+#include "model/config/model_family.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "model/families/gated_deltanet_keys.h"
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

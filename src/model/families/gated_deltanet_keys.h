@@ -1,7 +1,7 @@
 #pragma once
 // The config keys of Gated DeltaNet layers (linear_attention) as the families that have them read and write them.
 
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -3,7 +3,7 @@
 // layer (Gemma 2 soft-caps, Gemma 3 normalizes q and k and gives its sliding layers a rope of their own; Gemma 4
 // below).
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // gate's rows then up's, and output_linear) beside experts (block_sparse_moe: a softmax over the top logits, in fp32;
 // every expert's gate and up stacked by rows in input_linear, down in output_linear), or alone without experts.
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 #include "model/families/mamba2_keys.h"
 

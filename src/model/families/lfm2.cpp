@@ -3,7 +3,7 @@
 // MLP (feed_forward.w1, w3, w2), the final norm named embedding_norm; its own config keys (norm_eps, conv_L_cache,
 // full_attn_idxs, block_ff_dim and the MLP's auto-adjusted width), embeddings tied by default. LFM3 below.
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 
 #include <fmt/format.h>

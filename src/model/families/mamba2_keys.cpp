@@ -1,7 +1,7 @@
 #include "model/families/mamba2_keys.h"
 
-#include "model/config_json.h"
-#include "model/json_special_floats.h"
+#include "model/config/config_json.h"
+#include "model/config/json_special_floats.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

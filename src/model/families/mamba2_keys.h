@@ -2,7 +2,7 @@
 // The Mamba2 config keys the hybrid families share (Granite 4's and Falcon-H1's mamba_ keys, time_step_limit) and
 // the checks every Mamba2 layer's sizes pass, whichever keys gave them.
 
-#include "model/model_config.h"
+#include "model/config/model_config.h"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -6,7 +6,7 @@
 // gate (relu2 of up, then down), saved one by one, optionally through latent projections (fc1_latent_proj,
 // fc2_latent_proj), beside one shared MLP of moe_shared_expert_intermediate_size.
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 #include "model/families/mamba2_keys.h"
 

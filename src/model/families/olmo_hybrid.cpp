@@ -3,7 +3,7 @@
 // projection names and q, k and v convolved apart, beta doubled (negative eigenvalues) and an output norm of
 // epsilon 1e-5.
 
-#include "model/config_json.h"
+#include "model/config/config_json.h"
 #include "model/families/families.h"
 #include "model/families/gated_deltanet_keys.h"
 

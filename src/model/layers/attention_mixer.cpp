@@ -3,11 +3,11 @@
 
 #include "model/layers/mixer.h"
 
-#include "model/attention.h"
-#include "model/cast.h"
 #include "model/layers/block_ops.h"
-#include "model/linear.h"
-#include "model/rope.h"
+#include "model/ops/attention.h"
+#include "model/ops/cast.h"
+#include "model/ops/linear.h"
+#include "model/ops/rope.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "model/layers/block_ops.h"
 
-#include "model/cast.h"
+#include "model/ops/cast.h"
 
 #include <optional>
 #include <stdexcept>

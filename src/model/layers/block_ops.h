@@ -1,8 +1,8 @@
 #pragma once
 // The token-wise ops every layer shares: its norms, activations and scales, as transformers computes them.
 
-#include "model/layer_spec.h"
-#include "model/weights.h"
+#include "model/checkpoint/weights.h"
+#include "model/config/layer_spec.h"
 
 #include <ATen/ATen.h>
 

@@ -2,10 +2,10 @@
 
 #include "model/layers/mixer.h"
 
-#include "model/attention.h"
 #include "model/layers/block_ops.h"
-#include "model/linear.h"
-#include "model/rope.h"
+#include "model/ops/attention.h"
+#include "model/ops/linear.h"
+#include "model/ops/rope.h"
 
 #include <algorithm>
 #include <utility>

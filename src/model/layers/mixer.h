@@ -4,10 +4,10 @@
 // [1, n, hidden] where the forward packs its real tokens) and returns its output projection's result; what it keeps
 // for later tokens (keys and values, or a recurrent state) goes into the layer's cache.
 
+#include "model/cache/kv_cache.h"
+#include "model/checkpoint/weights.h"
+#include "model/config/layer_spec.h"
 #include "model/forward_inputs.h"
-#include "model/kv_cache.h"
-#include "model/layer_spec.h"
-#include "model/weights.h"
 
 #include <ATen/ATen.h>
 

@@ -1,7 +1,7 @@
 #include "model/layers/mlp.h"
 
 #include "model/layers/block_ops.h"
-#include "model/linear.h"
+#include "model/ops/linear.h"
 
 #include <cmath>
 #include <limits>

@@ -1,8 +1,8 @@
 #pragma once
 // A layer's MLP: gated, ungated, or a mixture of experts (its router and experts, and a shared expert).
 
-#include "model/layer_spec.h"
-#include "model/weights.h"
+#include "model/checkpoint/weights.h"
+#include "model/config/layer_spec.h"
 
 #include <ATen/ATen.h>
 

@@ -3,10 +3,10 @@
 
 #include "model/layers/mixer.h"
 
-#include "model/gated_delta_rule.h"
 #include "model/layers/block_ops.h"
-#include "model/linear.h"
-#include "model/mamba2_scan.h"
+#include "model/ops/gated_delta_rule.h"
+#include "model/ops/linear.h"
+#include "model/ops/mamba2_scan.h"
 
 #include <vector>
 

@@ -1,0 +1,200 @@
+#include "model/checkpoint/checkpoint_weights.h"
+
+#include "model/checkpoint/block_fp8.h"
+#include "model/checkpoint/checkpoint.h"
+#include "model/checkpoint/lora_adapter.h"
+#include "model/checkpoint/mxfp4.h"
+#include "model/config/model_config.h"
+#include "model/config/model_family.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+namespace prefix_scorer {
+namespace {
+
+// Where a checkpoint keeps the text model's tensors, by the prefixes that replace the base model's and "lm_head.":
+// as a causal LM saves them, under a multimodal model's language model (as the original checkpoints have it, and
+// as transformers 5 lays it out), or as the base model alone saves them (GPT-2's original checkpoints). The base
+// model's prefix ("model.", "transformer.", "gpt_neox.") is the first part of the embeddings' name.
+struct TensorPrefixes {
+  std::string base, model, lm_head;
+};
+
+TensorPrefixes text_model_prefixes(const Checkpoint& checkpoint, const std::string& embed_name) {
+  const std::string base = embed_name.substr(0, embed_name.find('.') + 1);
+  const std::string rest = embed_name.substr(base.size());
+  for (const TensorPrefixes& p : {TensorPrefixes{base, base, "lm_head."},
+                                  TensorPrefixes{base, "language_model." + base, "language_model.lm_head."},
+                                  TensorPrefixes{base, "model.language_model.", "lm_head."},
+                                  TensorPrefixes{base, "", "lm_head."}})
+    if (checkpoint.find(p.model + rest) != nullptr) return p;
+  return {base, base, "lm_head."};  // the error then names the tensor as a causal LM holds it
+}
+
+// Whether the checkpoint is a multimodal model's, its text model under a language_model prefix.
+bool under_language_model(const TensorPrefixes& p) { return p.model != p.base && !p.model.empty(); }
+
+// An adapter of a multimodal checkpoint names the modules of the whole model peft wrapped: its language model under
+// model.language_model. (transformers 4.52 and later) or language_model.model. (before), and a vision tower and a
+// projector that text never reaches.
+AdapterNaming adapter_naming(const TensorPrefixes& p) {
+  if (!under_language_model(p)) return {};
+  return {{{"model.language_model.", p.base}, {"language_model.model.", p.base}, {"language_model.lm_head.", "lm_head."}},
+          {"model.vision_tower.", "vision_tower.", "model.multi_modal_projector.", "multi_modal_projector."}};
+}
+
+// The elements of a multimodal checkpoint's parameters outside its language model (the vision tower, the
+// projector); the buffers saved beside them (an EMA codebook's, as Apertus 1.5's WavTokenizer encoder keeps it under
+// quantizer.codebook.) are not parameters.
+int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorPrefixes& p) {
+  if (!under_language_model(p)) return 0;
+  int64_t total = 0;
+  for (const std::string& name : checkpoint.names()) {
+    if (name.rfind(p.model, 0) == 0 || name.rfind(p.lm_head, 0) == 0) continue;
+    if (name.find("quantizer.codebook.") != std::string::npos) continue;
+    int64_t count = 1;
+    for (const int64_t size : checkpoint.find(name)->shape) count *= size;
+    total += count;
+  }
+  return total;
+}
+
+// The elements of a module's tensors that every layer holds and the forward never reads (`module` after a layer's
+// name: deepseek_v32's self_attn.indexer), which transformers counts among the model's parameters; a block-FP8
+// weight's scales are not parameters, nor are layers past num_layers.
+int64_t parameters_of_unread_module(const Checkpoint& checkpoint, const char* module, int64_t num_layers) {
+  if (module == nullptr) return 0;
+  const std::string part = "." + std::string(module) + ".", scales = "_scale_inv", layers = "layers.";
+  int64_t total = 0;
+  for (const std::string& name : checkpoint.names()) {
+    const size_t at = name.find(part), layer_at = name.find(layers);
+    if (at == std::string::npos || layer_at == std::string::npos) continue;
+    // multi-token-prediction layers, after the last, are not the model's
+    if (std::strtoll(name.c_str() + layer_at + layers.size(), nullptr, 10) >= num_layers) continue;
+    if (name.size() > scales.size() && name.compare(name.size() - scales.size(), scales.size(), scales) == 0) continue;
+    int64_t count = 1;
+    for (const int64_t size : checkpoint.find(name)->shape) count *= size;
+    total += count;
+  }
+  return total;
+}
+
+std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
+  for (const auto& [plain, stored] : {std::pair<std::string, std::string>{p.base, p.model}, {"lm_head.", p.lm_head}})
+    if (name.rfind(plain, 0) == 0) return stored + name.substr(plain.size());
+  return name;
+}
+
+// A tensor's shape as the checkpoint stores it: the tensor itself (block-FP8 with its scales beside it, whose grid
+// must fit), or MXFP4 blocks and scales beside its name that dequantize to it (gpt_oss's experts); nullopt when it
+// has neither.
+std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, const std::string& name,
+                                                 std::array<int64_t, 2> fp8_block) {
+  if (const TensorInfo* info = checkpoint.find(name)) {
+    if (info->dtype != at::kFloat8_e4m3fn) return info->shape;
+    const TensorInfo* scales = checkpoint.find(name + "_scale_inv");
+    if (fp8_block[0] == 0 || scales == nullptr)
+      throw std::runtime_error(fmt::format(
+          "tensor '{}' is float8_e4m3fn without {}", name,
+          fp8_block[0] == 0 ? "a block-FP8 quantization_config in config.json" : "'" + name + "_scale_inv' beside it"));
+    if (scales->shape != block_fp8_scale_shape(info->shape, fp8_block))
+      throw std::runtime_error(fmt::format("tensor '{}_scale_inv' has shape [{}], expected [{}] for [{}] in blocks of [{}]",
+                                           name, fmt::join(scales->shape, ", "),
+                                           fmt::join(block_fp8_scale_shape(info->shape, fp8_block), ", "),
+                                           fmt::join(info->shape, ", "), fmt::join(fp8_block, ", ")));
+    return info->shape;
+  }
+  const TensorInfo* blocks = checkpoint.find(name + "_blocks");
+  const TensorInfo* scales = checkpoint.find(name + "_scales");
+  if (blocks == nullptr || scales == nullptr) return std::nullopt;
+  try {
+    return mxfp4_dequantized_shape(blocks->shape, scales->shape);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("tensor '{}': {}", name, e.what()));
+  }
+}
+
+at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, std::array<int64_t, 2> fp8_block) {
+  if (const TensorInfo* info = checkpoint.find(name)) {
+    if (info->dtype != at::kFloat8_e4m3fn) return checkpoint.view(name);
+    return dequantize_block_fp8(checkpoint.view(name), checkpoint.view(name + "_scale_inv"), fp8_block);
+  }
+  return dequantize_mxfp4(checkpoint.view(name + "_blocks"), checkpoint.view(name + "_scales"));
+}
+
+}  // namespace
+
+ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config, const ModelOptions& options,
+                                     const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
+  const Checkpoint checkpoint(dir);
+  const std::string embed_name = expected_tensors(config).front().name;
+  const TensorPrefixes prefixes = text_model_prefixes(checkpoint, embed_name);
+  std::optional<LoraAdapter> adapter;
+  if (!options.adapter.empty()) adapter.emplace(options.adapter, adapter_naming(prefixes));
+  // An adapter that changes the embeddings or the output layer of a tied model changes only the one it names (as
+  // peft's unmerged layers do): the model loads untied, lm_head read from the embeddings.
+  const OutputLayerNames output = output_layer_names(config);
+  const std::string& lm_head_name = output.weight;
+  const bool untie = config.tie_word_embeddings && adapter &&
+                     (adapter->changes(embed_name) || adapter->changes(lm_head_name));
+  if (untie) config.tie_word_embeddings = false;
+  auto stored_name = [&](const std::string& name) {
+    return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
+  };
+  // A pruned output layer keeps its rows whatever the vocabulary grows or shrinks to.
+  const bool pruned_head = config.output_vocab_size > 0;
+  auto by_vocab = [&](const std::string& name) {
+    return name == embed_name || (!pruned_head && (name == lm_head_name || name == output.bias));
+  };
+
+  const int64_t stored_vocab = config.vocab_size;
+  for (const auto& spec : expected_tensors(config)) {
+    const std::string name = stored_name(spec.name);
+    const std::optional<std::vector<int64_t>> shape = stored_shape(checkpoint, name, config.fp8_block);
+    if (!shape)
+      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", dir, name,
+                                           fmt::join(spec.shape, ", ")));
+    if (*shape != spec.shape)
+      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape [{}], expected [{}]", dir, name,
+                                           fmt::join(*shape, ", "), fmt::join(spec.shape, ", ")));
+  }
+  if (options.vocab_size > 0 && pruned_head && options.vocab_size < config.output_vocab_size)
+    throw std::invalid_argument(fmt::format("vocab_size {} is below the pruned output layer's {} rows",
+                                            options.vocab_size, config.output_vocab_size));
+  if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
+
+  // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.
+  auto stored = [&](const std::string& name, const std::string& adapted_as) {
+    at::Tensor t = stored_tensor(checkpoint, stored_name(name), config.fp8_block);
+    if (!by_vocab(adapted_as) || config.vocab_size == stored_vocab) return t;
+    if (config.vocab_size < stored_vocab) return t.narrow(0, 0, config.vocab_size);
+    if (!adapter || !adapter->replaces(adapted_as))
+      throw std::invalid_argument(fmt::format(
+          "cannot grow '{}' from {} to {} tokens: transformers fills new rows at random, and {}", adapted_as,
+          stored_vocab, config.vocab_size,
+          adapter ? fmt::format("adapter '{}' does not save the whole tensor", options.adapter) : "no adapter saves them"));
+    std::vector<int64_t> sizes = t.sizes().vec();
+    sizes[0] = config.vocab_size;
+    return at::empty(sizes, t.options().device(at::kMeta));
+  };
+  auto source = [&](const TensorSpec& spec, c10::Device) {
+    if (!adapter) return stored(spec.name, spec.name);
+    if (untie && spec.name == lm_head_name && !adapter->replaces(lm_head_name))  // the embeddings, without their update
+      return adapter->apply(lm_head_name, adapter->base(embed_name, stored(embed_name, embed_name)));
+    return adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
+  };
+  ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
+  if (adapter) adapter->check_all_applied();
+  weights.unloaded_parameters = parameters_beside_text_model(checkpoint, prefixes) +
+                                parameters_of_unread_module(checkpoint, model_family(config.model_type).indexer,
+                                                            config.num_layers);
+  return weights;
+}
+
+}  // namespace prefix_scorer

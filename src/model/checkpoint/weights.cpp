@@ -1,0 +1,81 @@
+#include "model/checkpoint/weights.h"
+
+#include "model/checkpoint/checkpoint_layout.h"
+#include "model/checkpoint/stacked_weights.h"
+
+#include "model/config/layer_spec.h"
+#include "model/config/model_family.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <utility>
+#include <stdexcept>
+
+namespace prefix_scorer {
+
+OutputLayerNames output_layer_names(const ModelConfig& config) {
+  const std::string lm_head = model_family(config.model_type).lm_head;
+  return {lm_head + ".weight", lm_head + ".bias"};
+}
+
+std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
+  std::vector<TensorSpec> specs;
+  for (const WeightSlot& slot : checkpoint_layout(config)) specs.push_back(slot.spec);
+  return specs;
+}
+
+WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
+  WeightBytes bytes;
+  bytes.layers.assign(config.num_layers, 0);
+  const std::vector<WeightSlot> layout = checkpoint_layout(config);
+  for (const WeightSlot& slot : layout) {
+    int64_t size = c10::elementSize(slot_dtype(slot, dtype));
+    for (const int64_t extent : slot.spec.shape) size *= extent;
+    if (slot.layer < 0) {
+      bytes.first += size;
+      if (config.tie_word_embeddings && &slot == &layout.front()) bytes.last += size;  // the embeddings' copy
+    } else {
+      (slot.layer < config.num_layers ? bytes.layers[slot.layer] : bytes.last) += size;
+    }
+  }
+  return bytes;
+}
+
+ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
+                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
+  if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)
+    throw std::invalid_argument(fmt::format("{} layer devices for {} layers", layer_devices.size(), config.num_layers));
+  ModelWeights w;
+  w.layers.resize(config.num_layers);
+  const ModelSpec spec = model_spec(config);
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    w.layers[i].device = layer_devices[i];
+    const MlpSpec& m = spec.layers[i].mlp;
+    const ExpertTraits& names = model_family(config.model_type).experts;
+    if (m.kind == MlpKind::kExperts && !names.stacked && !names.gate_up_rows) {  // filled expert by expert
+      const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
+      const int64_t e = m.router.experts, ff = m.size, in = m.latent_size > 0 ? m.latent_size : config.hidden_size;
+      w.layers[i].experts = {m.ungated_experts ? at::Tensor() : at::empty({e, ff, in}, options),
+                             at::empty({e, ff, in}, options), at::empty({e, in, ff}, options)};
+    }
+  }
+  for (const WeightSlot& slot : checkpoint_layout(config)) {
+    const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
+    // Always a copy: a checkpoint's tensor is a view of its file, copied once to its device and dtype.
+    if (slot.into)
+      slot.into(w).copy_(source(slot.spec, device));
+    else
+      slot.place(w, source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true));
+  }
+  if (config.tie_word_embeddings) w.lm_head.weight = w.embed.to(layer_devices.back());
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    stack_projections(w.layers[i], spec.layers[i].attention);
+    multiplier_rows(w.layers[i], spec.layers[i]);
+  }
+  return w;
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,132 @@
+#include "model/ops/gated_delta_rule.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace prefix_scorer {
+namespace {
+
+// The inputs as fp32 [b, v_heads, t, d] (q and k repeated over the value heads they serve), q and k L2-normed
+// (epsilon 1e-6 inside the root, as the FLA library and transformers) and q scaled by dk^-1/2; g and beta [b,
+// v_heads, t].
+DeltaRuleInputs heads_first(const DeltaRuleInputs& in) {
+  if (in.q.dim() != 4 || in.k.sizes() != in.q.sizes() || in.v.dim() != 4 || in.v.size(0) != in.q.size(0) ||
+      in.v.size(1) != in.q.size(1) || in.v.size(2) % in.q.size(2) != 0 || in.g.sizes() != in.v.sizes().slice(0, 3) ||
+      in.beta.sizes() != in.g.sizes())
+    throw std::invalid_argument(fmt::format(
+        "gated delta rule: q [{}], k [{}], v [{}], g [{}], beta [{}] do not fit (q, k [b, t, k_heads, dk]; v [b, t, "
+        "v_heads, dv] with v_heads a multiple of k_heads; g, beta [b, t, v_heads])",
+        fmt::join(in.q.sizes(), ", "), fmt::join(in.k.sizes(), ", "), fmt::join(in.v.sizes(), ", "),
+        fmt::join(in.g.sizes(), ", "), fmt::join(in.beta.sizes(), ", ")));
+  const int64_t group = in.v.size(2) / in.q.size(2);
+  auto per_value_head = [&](const at::Tensor& t) {
+    return (group > 1 ? t.repeat_interleave(group, 2) : t).transpose(1, 2).to(at::kFloat);
+  };
+  auto l2_normed = [](const at::Tensor& t) { return t * at::rsqrt((t * t).sum(-1, true) + 1e-6); };
+  const at::Tensor q = l2_normed(per_value_head(in.q));
+  return {q * std::pow(static_cast<double>(q.size(-1)), -0.5), l2_normed(per_value_head(in.k)),
+          in.v.transpose(1, 2).to(at::kFloat), in.g.transpose(1, 2).to(at::kFloat),
+          in.beta.transpose(1, 2).to(at::kFloat)};
+}
+
+at::Tensor initial_state(const at::Tensor& state, const DeltaRuleInputs& h) {
+  const std::vector<int64_t> shape{h.v.size(0), h.v.size(1), h.k.size(-1), h.v.size(-1)};
+  if (!state.defined()) return at::zeros(shape, h.v.options());
+  if (state.sizes().vec() != shape)
+    throw std::invalid_argument(fmt::format("gated delta rule: state [{}], expected [{}]", fmt::join(state.sizes(), ", "),
+                                            fmt::join(shape, ", ")));
+  return state.to(at::kFloat);
+}
+
+}  // namespace
+
+std::pair<at::Tensor, at::Tensor> recurrent_gated_delta_rule(const DeltaRuleInputs& in, const at::Tensor& state) {
+  const DeltaRuleInputs h = heads_first(in);
+  at::Tensor s = initial_state(state, h);
+  const int64_t tokens = h.v.size(2);
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(tokens);
+  for (int64_t i = 0; i < tokens; ++i) {
+    const at::Tensor q = h.q.select(2, i), k = h.k.select(2, i), v = h.v.select(2, i);
+    s = s * h.g.select(2, i).exp().unsqueeze(-1).unsqueeze(-1);
+    const at::Tensor predicted = (s * k.unsqueeze(-1)).sum(-2);
+    const at::Tensor correction = (v - predicted) * h.beta.select(2, i).unsqueeze(-1);
+    s = s + k.unsqueeze(-1) * correction.unsqueeze(-2);
+    outputs.push_back((s * q.unsqueeze(-1)).sum(-2));
+  }
+  return {at::stack(outputs, 2).transpose(1, 2).to(in.v.scalar_type()).contiguous(), s};
+}
+
+std::pair<at::Tensor, at::Tensor> chunked_gated_delta_rule(const DeltaRuleInputs& in, const at::Tensor& state,
+                                                           int64_t chunk) {
+  if (chunk < 1) throw std::invalid_argument(fmt::format("gated delta rule: chunk {} must be positive", chunk));
+  DeltaRuleInputs h = heads_first(in);
+  at::Tensor s = initial_state(state, h);
+  const int64_t b = h.v.size(0), heads = h.v.size(1), tokens = h.v.size(2);
+  const int64_t pad = (chunk - tokens % chunk) % chunk, chunks = (tokens + pad) / chunk;
+  // Padded to whole chunks (zero keys, values, decays and betas change neither the outputs before them nor, as the
+  // last chunk's tail, the state: a zero beta writes nothing and a zero g decays nothing), then [b, heads, chunks,
+  // chunk, d].
+  auto blocks = [&](const at::Tensor& t) {
+    return at::constant_pad_nd(t, {0, 0, 0, pad}).view({b, heads, chunks, chunk, t.size(-1)});
+  };
+  const at::Tensor beta = at::constant_pad_nd(h.beta, {0, pad}).view({b, heads, chunks, chunk, 1});
+  const at::Tensor q = blocks(h.q), k = blocks(h.k), v = blocks(h.v);
+  const at::Tensor k_beta = k * beta, v_beta = v * beta;
+  const at::Tensor decay = at::constant_pad_nd(h.g, {0, pad}).view({b, heads, chunks, chunk}).cumsum(-1);
+  // decay_between[i][j] = exp(decay_i - decay_j): the decay from token j to token i of a chunk (i >= j); 0 above.
+  const at::Tensor above = at::ones({chunk, chunk}, h.v.options().dtype(at::kBool)).triu(1);
+  const at::Tensor decay_between =
+      (decay.unsqueeze(-1) - decay.unsqueeze(-2)).masked_fill(above, -std::numeric_limits<float>::infinity()).exp();
+  // The UT transform: (I + strictly lower part of (k_beta k^T) * decay) solved against the values and decayed keys.
+  const at::Tensor system = at::matmul(k_beta, k.transpose(-1, -2)) * decay_between;
+  const at::Tensor unit_lower = system.tril(-1) + at::eye(chunk, system.options());
+  const at::Tensor new_values = at::linalg_solve_triangular(unit_lower, v_beta, /*upper=*/false, /*left=*/true,
+                                                            /*unitriangular=*/true);
+  const at::Tensor keys_reading_state =
+      at::linalg_solve_triangular(unit_lower, k_beta * decay.exp().unsqueeze(-1), false, true, true);
+  const at::Tensor within = at::matmul(q, k.transpose(-1, -2)) * decay_between;
+  const at::Tensor q_decayed = q * decay.exp().unsqueeze(-1);
+  const at::Tensor last = decay.narrow(-1, chunk - 1, 1);
+  const at::Tensor k_to_end = k * (last - decay).exp().unsqueeze(-1);
+  const at::Tensor chunk_decay = last.exp().unsqueeze(-1);  // [b, heads, chunks, 1, 1]
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(chunks);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const at::Tensor corrected = new_values.select(2, c) - at::matmul(keys_reading_state.select(2, c), s);
+    outputs.push_back(at::matmul(q_decayed.select(2, c), s) + at::matmul(within.select(2, c), corrected));
+    s = s * chunk_decay.select(2, c) + at::matmul(k_to_end.select(2, c).transpose(-1, -2), corrected);
+  }
+  const at::Tensor out = at::stack(outputs, 2).view({b, heads, chunks * chunk, h.v.size(-1)}).narrow(2, 0, tokens);
+  return {out.transpose(1, 2).to(in.v.scalar_type()).contiguous(), s};
+}
+
+std::pair<at::Tensor, at::Tensor> causal_conv1d_silu(const at::Tensor& x, const at::Tensor& weight,
+                                                     const at::Tensor& history, const at::Tensor& lengths) {
+  return causal_conv1d(x, weight, {}, history, lengths, true);
+}
+
+std::pair<at::Tensor, at::Tensor> causal_conv1d(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                                const at::Tensor& history, const at::Tensor& lengths, bool silu) {
+  const int64_t channels = x.size(1), taps = weight.size(1);
+  const at::Tensor before = history.defined() ? history.to(weight.scalar_type())
+                                              : at::zeros({x.size(0), channels, taps - 1}, weight.options());
+  const at::Tensor joined = at::cat({before, x.to(weight.scalar_type())}, -1);
+  const std::vector<int64_t> stride{1}, padding{0}, dilation{1};  // spelled out: the overloads take brace lists alike
+  const at::Tensor convolved =
+      at::conv1d(joined, weight.unsqueeze(1), bias, stride, at::IntArrayRef(padding), dilation, channels);
+  const at::Tensor out = silu ? at::silu(convolved) : convolved;
+  if (!lengths.defined())
+    return {out.to(x.scalar_type()), joined.narrow(-1, joined.size(-1) - (taps - 1), taps - 1).contiguous()};
+  // Row r's inputs [lengths[r], lengths[r] + taps - 1) of `joined`: the last taps - 1 before its padding.
+  const at::Tensor taken = (lengths.view({-1, 1, 1}) + at::arange(taps - 1, lengths.options()).view({1, 1, -1}))
+                               .expand({x.size(0), channels, taps - 1});
+  return {out.to(x.scalar_type()), joined.gather(-1, taken)};
+}
+
+}  // namespace prefix_scorer

@@ -7,6 +7,7 @@
 #include "model/config/layer_spec.h"
 #include "model/config/model_config.h"
 #include "model/host_transfers.h"
+#include "model/layers/mixer.h"
 #include "prefix_scorer/errors.h"
 #include "scoring/batching.h"
 #include "scoring/call_prefixes.h"
@@ -85,7 +86,7 @@ constexpr int64_t kMostFedWithDrafts = 32;
 // Cascade over the shared prefixes where it gives the model's numbers and the options ask for it at the depth
 // of the call's prefixes; else each row gathers its prefix into its own cache.
 bool decode_by_cascade(const Model& model, const PrefixScorerOptions& options, const ScoringPlan& plan) {
-  if (!model.config().cascade_exact() || options.cascade_min_prefix_len < 0) return false;
+  if (!cascade_exact(model.spec()) || options.cascade_min_prefix_len < 0) return false;
   return std::any_of(plan.entries.begin(), plan.entries.end(),
                      [&](const PrefixEntryPlan& e) { return e.depth() >= options.cascade_min_prefix_len; });
 }

@@ -1,6 +1,7 @@
 #include "model/forward_inputs.h"
 
 #include "model/config/layer_spec.h"
+#include "model/layers/mixer.h"
 #include "model/config/model_config.h"
 #include "model/fault_injection.h"
 #include "model/host_transfers.h"
@@ -161,7 +162,7 @@ PartInputs::PartInputs(const Model& model, const std::vector<at::Tensor>& inv_fr
   if (together && !real_index_.defined())
     throw std::invalid_argument("forward: batches run together must give their scored positions on the CPU, as int64");
   if (shared != nullptr) {
-    if (!config.cascade_exact())
+    if (!cascade_exact(spec))
       throw std::invalid_argument(
           "forward: cascade attention does not support this model (a sliding window or soft-capping)");
     if (shared->row_prefix.size(0) != b || static_cast<int64_t>(shared->layers.size()) != config.num_layers)

@@ -120,7 +120,7 @@ at::Tensor layer_forward(const LayerSpec& s, const NormSpec& n, const LayerWeigh
                          const at::Tensor& per_layer_input) {
   const at::Tensor normed = norm(x, l.input_norm, l.input_norm_bias, n);
   if (s.mixer == MixerKind::kNone) return x + mlp(s.mlp, l, normed, n);  // a layer of its MLP alone, on its one norm
-  const at::Tensor attn = mixer_of(s)(s, n, l, normed, {parts, index, read_later});
+  const at::Tensor attn = mixer_of(s).forward(s, n, l, normed, {parts, index, read_later});
   if (s.parallel) {  // the MLP on its own norm's output, or on the input norm's
     const at::Tensor mlp_in = s.pre_mlp_norm ? norm(x, l.post_norm, l.post_norm_bias, n) : normed;
     return attn + mlp(s.mlp, l, mlp_in, n) + x;

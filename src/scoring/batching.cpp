@@ -1,6 +1,7 @@
 #include "scoring/batching.h"
 
 #include "model/config/layer_spec.h"
+#include "model/layers/mixer.h"
 #include "model/forward_batch.h"
 #include "scoring/prefix_kv.h"
 
@@ -18,31 +19,23 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   int64_t per_score = 1 + e;
   if (c.attn_softcap > 0) {
     per_score = 4 * e + 12;
-  } else if (model.layer_device(0).is_cuda() && may_cascade && c.cascade_exact()) {
+  } else if (model.layer_device(0).is_cuda() && may_cascade && cascade_exact(model.spec())) {
     per_score = 13 + e;
   }
   // Per token fed: the residual stream and its norms, q, k, v and the attention output (about 6 hidden-wide
   // tensors), the MLP's gate, up and their product (3 of its width: the widest of dense, experts chosen and shared).
-  // The widest layer sets both.
-  // A Gated DeltaNet layer holds, per token fed and value head, about 4 fp32 rows of its chunk (64), key and value
-  // widths (the decayed keys and queries, the corrected values, the within-chunk scores). A Mamba2 layer's chunked
-  // scan holds, per token fed, about 5 fp32 rows of its chunk per head (the within-chunk decays, their masks and
-  // scores), B and C repeated for every head, and a few inner-wide fp32 rows (x, y and the gate).
+  // The widest layer sets both; a recurrent mixer's own workspace (mixer_costs) where it is larger.
   int64_t ff = 0, width = c.hidden_size, heads = 0, recurrent = 0;
-  for (const LayerSpec& layer : model.spec().layers) {
+  const ModelSpec& spec = model.spec();
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const LayerSpec& layer = spec.layers[i];
     const MlpSpec& m = layer.mlp;
     const int64_t chosen = m.kind == MlpKind::kExperts ? m.router.per_token * m.size + m.router.shared_expert_size : m.size;
     ff = std::max(ff, chosen);
     width = std::max(width, layer.attention.q_width());
-    heads = std::max(heads, layer.attention.heads);
-    if (layer.mixer == MixerKind::kGatedDeltaNet) {
-      const DeltaNetSpec& d = layer.delta;
-      recurrent = std::max(recurrent, 16 * d.value_heads * (64 + d.key_dim + d.value_dim));
-    }
-    if (layer.mixer == MixerKind::kMamba2 || layer.mamba_beside) {
-      const Mamba2Spec& s = layer.mamba;
-      recurrent = std::max(recurrent, 4 * (5 * s.chunk * s.heads + 2 * s.heads * s.state_size + 3 * s.inner()));
-    }
+    const MixerCosts costs = mixer_costs(spec, i, e);
+    heads = std::max(heads, costs.score_heads);
+    recurrent = std::max(recurrent, costs.workspace_per_token);
   }
   const int64_t per_token = std::max(e * (6 * width + 3 * ff), recurrent);
   // Per row: one scored position's logits and log-probabilities in fp32.

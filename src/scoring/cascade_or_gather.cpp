@@ -2,6 +2,7 @@
 
 #include "model/config/model_config.h"
 #include "model/forward_batch.h"
+#include "model/layers/mixer.h"
 #include "scoring/prefix_kv.h"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ PrefixedForward forward_after(const Model& model, const PrefixScorerOptions& opt
   if (any_prefix && use_cascade(prefixes, options.cascade_min_prefix_len)) {
     // A window's mask needs each row's prefix positions, soft-capping the scores: such a model gathers, and the
     // distinct prefixes are stacked only for a forward that attends to them by cascade.
-    if (!model.config().cascade_exact()) {
+    if (!cascade_exact(model.spec())) {
       ++stats.cascade_fallbacks;
     } else if (auto shared = distinct_prefix_kv(model, prefixes, kept)) {
       KvCache own(model.config().num_layers);

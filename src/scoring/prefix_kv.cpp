@@ -2,6 +2,7 @@
 
 #include "model/config/layer_spec.h"
 #include "model/host_transfers.h"
+#include "model/layers/mixer.h"
 
 #include <algorithm>
 #include <optional>
@@ -27,7 +28,8 @@ std::vector<const PrefixEntry*> distinct_of(const std::vector<const PrefixEntry*
 }
 
 bool keeps_cache(const Model& model, int64_t layer) {
-  return model.spec().cached_per_token(layer) > 0 || model.spec().state_bytes(layer, 1) > 0;
+  const MixerCosts costs = mixer_costs(model.spec(), layer, 1);
+  return costs.cached_per_token > 0 || costs.state_bytes > 0;
 }
 
 // One layer's cache of every prefix of the stack, right-padded with zeros to the longest, on the layer's device;
@@ -141,15 +143,17 @@ std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t 
 
 int64_t kv_bytes(const Model& model, int64_t tokens, bool expanded) {
   int64_t widths = 0;  // of every layer's cache, per token
-  for (int64_t l = 0; l < model.config().num_layers; ++l)
-    widths += expanded ? model.spec().expanded_per_token(l) : model.spec().cached_per_token(l);
+  for (int64_t l = 0; l < model.config().num_layers; ++l) {
+    const MixerCosts costs = mixer_costs(model.spec(), l, 1);
+    widths += expanded ? costs.expanded_per_token : costs.cached_per_token;
+  }
   return widths * tokens * static_cast<int64_t>(c10::elementSize(model.dtype()));
 }
 
 int64_t state_bytes(const Model& model) {
   int64_t total = 0;
   const auto dtype_bytes = static_cast<int64_t>(c10::elementSize(model.dtype()));
-  for (int64_t l = 0; l < model.config().num_layers; ++l) total += model.spec().state_bytes(l, dtype_bytes);
+  for (int64_t l = 0; l < model.config().num_layers; ++l) total += mixer_costs(model.spec(), l, dtype_bytes).state_bytes;
   return total;
 }
 

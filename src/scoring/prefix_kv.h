@@ -32,7 +32,7 @@ std::optional<SharedPrefixes> distinct_prefix_kv(const Model& model, const std::
 std::vector<LayerCache> take_segment(const KvCache& cache, int64_t row, int64_t begin, int64_t len);
 
 // Bytes that `tokens` tokens take in every layer's cache of `model`; with `expanded`, what they would take with
-// latent attention's keys and values expanded (ModelSpec::expanded_per_token).
+// latent attention's keys and values expanded (MixerCosts::expanded_per_token).
 int64_t kv_bytes(const Model& model, int64_t tokens, bool expanded = false);
 // Bytes that a row (or a prefix entry) keeps in every recurrent layer's cache, whatever its length.
 int64_t state_bytes(const Model& model);

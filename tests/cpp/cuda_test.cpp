@@ -2,6 +2,7 @@
 // Skipped where this build or machine has no CUDA device.
 
 #include "model/config/model_config.h"
+#include "model/layers/mixer.h"
 #include "model/ops/merge_attention.h"
 #include "test_support.h"
 
@@ -47,8 +48,8 @@ TEST_P(OnCuda, PrefixPathEqualsPlainPathOnTheDevice) {
         EXPECT_GT(got.stats.trees_packed, 0) << what;
       } else {
         EXPECT_GT(got.stats.prefixes_prefilled, 0) << what;
-        if (cascade) EXPECT_GT(model->config().cascade_exact() ? got.stats.cascade_forwards
-                                                               : got.stats.cascade_fallbacks, 0) << what;
+        if (cascade) EXPECT_GT(cascade_exact(model->spec()) ? got.stats.cascade_forwards
+                                                            : got.stats.cascade_fallbacks, 0) << what;
       }
     }
   }

@@ -5,6 +5,7 @@
 #include "model/cache/kv_cache.h"
 #include "model/config/model_config.h"
 #include "model/forward_batch.h"
+#include "model/layers/mixer.h"
 #include "scoring/batching.h"
 #include "scoring/prefix_kv.h"
 #include "test_support.h"
@@ -55,7 +56,7 @@ struct Parts {
     tail_batch = make_batch(pointers(tails), after_prefix);
     tail_scored = last_positions(tails, tail_batch.tokens.size(1));
     const std::vector<const PrefixEntry*> entries(tails.size(), prefix.get());
-    if (model.config().cascade_exact())
+    if (cascade_exact(model.spec()))
       shared = distinct_prefix_kv(model, entries);
     else
       joining = gather_prefix_kv(model, entries);

@@ -7,6 +7,7 @@
 #include "generation/sampling.h"
 #include "model/config/layer_spec.h"
 #include "model/config/model_config.h"
+#include "model/layers/mixer.h"
 #include "test_support.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -181,7 +182,7 @@ TEST_P(Generation, GreedyTokensEqualThePlainPathPromptByPrompt) {
     EXPECT_GT(result.stats.decode_forwards, 0);
     EXPECT_GT(result.stats.prefill_forwards, 1);  // the last prompts joined a running batch
     EXPECT_LE(result.stats.max_rows, 3);
-    const bool by_cascade = cascade == 0 && model->config().cascade_exact();
+    const bool by_cascade = cascade == 0 && cascade_exact(model->spec());
     EXPECT_EQ(result.stats.cascade_forwards > 0, by_cascade) << "cascade " << cascade;
     if (by_cascade) EXPECT_EQ(result.stats.cascade_forwards, result.stats.prefill_forwards + result.stats.decode_forwards);
   }

@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 #include "model/config/layer_spec.h"
+#include "model/layers/mixer.h"
 
 #include <gtest/gtest.h>
 
@@ -101,7 +102,7 @@ TEST(KvSharing, EveryPathGivesThePlainNumbers) {
       const ScoringResult got = scorer.loglikelihood(requests);
       expect_same_scores(got.scores, plain, std::string(shape) + (cascade == 0 ? " cascade" : " gather"));
       EXPECT_GT(got.stats.prefixes_prefilled + got.stats.trees_packed, 0) << shape;
-      if (cascade == 0 && model->config().cascade_exact()) EXPECT_GT(got.stats.cascade_forwards, 0) << shape;
+      if (cascade == 0 && cascade_exact(model->spec())) EXPECT_GT(got.stats.cascade_forwards, 0) << shape;
     }
     // Generation: rows sharing a prefix decode as each prompt does alone.
     std::vector<GenerationRequest> prompts;

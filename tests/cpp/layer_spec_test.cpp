@@ -3,6 +3,7 @@
 
 #include "model/checkpoint/weights.h"
 #include "model/config/layer_spec.h"
+#include "model/layers/mixer.h"
 
 #include <gtest/gtest.h>
 
@@ -40,7 +41,7 @@ TEST(LayerSpec, Gemma4LayersDifferInHeadsValuesAndMlps) {
     EXPECT_DOUBLE_EQ(l.attention.scale, 1.0) << i;
     EXPECT_EQ(l.attention.kv_layer, kv_layer[i]) << i;
     EXPECT_EQ(l.mlp.size, shared ? 192 : 96) << i;
-    EXPECT_EQ(gemma4.cached_per_token(i), shared ? 0 : 2 * l.attention.kv_width()) << i;
+    EXPECT_EQ(mixer_costs(gemma4, i, 2).cached_per_token, shared ? 0 : 2 * l.attention.kv_width()) << i;
   }
   EXPECT_FALSE(gemma4.norm.plus_one);
 }
@@ -150,6 +151,60 @@ TEST(LayerSpec, GroupedSigmoidRouterWithCorrectionBias) {
 
 // The checkpoint's tensors are sized by each layer's spec: dense layers by the dense width, MoE layers by the
 // experts', with the shared expert where the spec has one.
+// Each mixer states what its layer's cache keeps, its workspace and whether cascade over a shared prefix is exact
+// for it; the model's cascade is exact where every layer's is.
+TEST(MixerCosts, EachMixerStatesWhatItKeepsAndWhetherCascadeIsExact) {
+  const ModelSpec tiny = model_spec(ModelConfig::synthetic("tiny"));
+  for (int64_t i = 0; i < 4; ++i) {
+    const MixerCosts c = mixer_costs(tiny, i, 2);
+    EXPECT_EQ(c.cached_per_token, 2 * 2 * 32) << i;  // keys and values of 2 kv heads of 32
+    EXPECT_EQ(c.expanded_per_token, c.cached_per_token) << i;
+    EXPECT_EQ(c.state_bytes, 0) << i;
+    EXPECT_EQ(c.workspace_per_token, 0) << i;
+    EXPECT_EQ(c.score_heads, 4) << i;
+    EXPECT_TRUE(c.cascade_exact) << i;
+  }
+  EXPECT_TRUE(cascade_exact(tiny));
+
+  // A window cuts into a prefix on its own layers; soft-capped scores on every layer.
+  for (const char* name : {"tiny-gemma3", "tiny-gemma2"}) {
+    const ModelSpec spec = model_spec(ModelConfig::synthetic(name));
+    for (int64_t i = 0; i < static_cast<int64_t>(spec.layers.size()); ++i) {
+      const AttentionSpec& a = spec.layers[i].attention;
+      EXPECT_EQ(mixer_costs(spec, i, 2).cascade_exact, a.window == 0 && a.softcap == 0) << name << " " << i;
+    }
+    EXPECT_FALSE(cascade_exact(spec)) << name;
+  }
+  EXPECT_FALSE(mixer_costs(model_spec(ModelConfig::synthetic("tiny-gemma2")), 1, 2).cascade_exact);  // full, capped
+
+  // Latent attention caches a token's latent; gathered expanded, every head's keys and values.
+  const ModelSpec deepseek = model_spec(ModelConfig::synthetic("tiny-deepseek-v3"));
+  const LayerSpec& d = deepseek.layers[0];
+  ASSERT_EQ(d.mixer, MixerKind::kLatentAttention);
+  EXPECT_EQ(mixer_costs(deepseek, 0, 2).cached_per_token, d.latent.kv_rank + d.latent.rope_dim);
+  EXPECT_EQ(mixer_costs(deepseek, 0, 2).expanded_per_token,
+            d.attention.heads * (d.latent.nope_dim + d.latent.rope_dim + d.latent.value_dim));
+
+  // A Gated DeltaNet keeps a state a row, nothing a token, and has no scores; attention beside Mamba2 both.
+  const ModelSpec qwen = model_spec(ModelConfig::synthetic("tiny-qwen3.5"));
+  ASSERT_EQ(qwen.layers[0].mixer, MixerKind::kGatedDeltaNet);
+  const MixerCosts delta = mixer_costs(qwen, 0, 2);
+  const DeltaNetSpec& dn = qwen.layers[0].delta;
+  EXPECT_EQ(delta.state_bytes, 4 * dn.value_heads * dn.key_dim * dn.value_dim + 2 * dn.conv_channels() * (dn.taps - 1));
+  EXPECT_EQ(delta.cached_per_token, 0);
+  EXPECT_EQ(delta.score_heads, 0);
+  EXPECT_GT(delta.workspace_per_token, 0);
+  EXPECT_TRUE(cascade_exact(qwen));
+  const ModelSpec falcon = model_spec(ModelConfig::synthetic("falcon-h1-1.5b"));
+  ASSERT_TRUE(falcon.layers[0].mamba_beside);
+  const MixerCosts both = mixer_costs(falcon, 0, 2);
+  const Mamba2Spec& m = falcon.layers[0].mamba;
+  EXPECT_EQ(both.cached_per_token, 2 * falcon.layers[0].attention.kv_width());
+  EXPECT_EQ(both.state_bytes, 4 * m.heads * m.head_dim * m.state_size + 2 * m.conv_channels() * (m.taps - 1));
+  EXPECT_GT(both.workspace_per_token, 0);
+  EXPECT_EQ(both.score_heads, falcon.layers[0].attention.heads);
+}
+
 TEST(LayerSpec, WeightsFollowTheLayerSpecs) {
   const ModelConfig config = ModelConfig::from_json(R"({"model_type": "qwen2_moe", )" + kSizes + R"(,
       "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48,

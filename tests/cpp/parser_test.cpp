@@ -132,7 +132,7 @@ TEST(ConfigJson, GemmaFamiliesTakeTransformersDefaults) {
   EXPECT_EQ(g2.sliding_window, 4096);
   constexpr LayerKind kSliding = LayerKind::kSlidingAttention, kFull = LayerKind::kFullAttention;
   EXPECT_EQ(g2.layer_kinds, (std::vector<LayerKind>{kSliding, kFull, kSliding, kFull}));
-  EXPECT_FALSE(g2.cascade_exact());
+  EXPECT_TRUE(g2.has_window());  // cascade gathers (layers/mixer.h)
   // null means none, where absent means the default
   const ModelConfig uncapped = ModelConfig::from_json(
       with(kGemma2, R"("attn_logit_softcapping": null, "final_logit_softcapping": null, "sliding_window": null)"));
@@ -144,7 +144,8 @@ TEST(ConfigJson, GemmaFamiliesTakeTransformersDefaults) {
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_act": "gelu"})");
   EXPECT_EQ(gemma.activation, Activation::kGeluTanh);  // gemma's "gelu" means the tanh approximation
   EXPECT_EQ(gemma.head_dim, 256);                     // gemma's default, not hidden_size / heads
-  EXPECT_TRUE(gemma.cascade_exact());
+  EXPECT_FALSE(gemma.has_window());
+  EXPECT_EQ(gemma.attn_softcap, 0);
 }
 
 TEST(ConfigJson, Gemma3ReadsBothRopeSpellings) {
@@ -183,7 +184,8 @@ TEST(ConfigJson, Olmo2AndGraniteTraits) {
   EXPECT_EQ(granite.residual_multiplier, 0.22);
   EXPECT_EQ(granite.attention_scale(), 0.0078125);
   EXPECT_EQ(granite.logits_scaling, 8.0);
-  EXPECT_TRUE(granite.cascade_exact());  // cascade takes the scale
+  EXPECT_FALSE(granite.has_window());  // cascade takes the scale
+  EXPECT_EQ(granite.attn_softcap, 0);
   EXPECT_EQ(ModelConfig::from_json(std::string(base) + R"("granite"})").attention_scale(), 1.0);  // transformers' default
   EXPECT_EQ(ModelConfig::from_json(granite.to_json()).to_json(), granite.to_json());
 }
@@ -909,7 +911,7 @@ TEST(ConfigJson, Ministral3ReadsYarnAndTheQueryScale) {
   EXPECT_EQ(defaults.rope.original_max_position_embeddings, 16384);
   EXPECT_DOUBLE_EQ(defaults.rope.llama4_scaling_beta, 0.1);
   EXPECT_EQ(defaults.sliding_window, 0);
-  EXPECT_TRUE(defaults.cascade_exact());
+  EXPECT_FALSE(defaults.has_window());
   const std::string yarn = R"("rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0)";
   EXPECT_NE(message_of<std::invalid_argument>([&] {
               ModelConfig::from_json(R"({"model_type": "ministral3", )" + sizes + R"(, "rope_parameters": {)" + yarn +
@@ -1019,7 +1021,7 @@ TEST(ConfigJson, GptOssReadsItsPublishedConfig) {
     EXPECT_EQ(c.experts_per_token, 4);
     EXPECT_DOUBLE_EQ(c.swiglu_alpha, 1.702);
     EXPECT_DOUBLE_EQ(c.swiglu_limit, 7.0);
-    EXPECT_FALSE(c.cascade_exact());  // windows: it gathers
+    EXPECT_TRUE(c.has_window());  // windows: it gathers
     EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
   }
   EXPECT_EQ(published.num_experts, 32);
@@ -1037,7 +1039,7 @@ TEST(ConfigJson, GptOssReadsItsPublishedConfig) {
   std::string all_full = R"("full_attention")";
   for (int i = 1; i < 24; ++i) all_full += R"(, "full_attention")";
   const ModelConfig full = ModelConfig::from_json("{" + sizes + R"(, "layer_types": [)" + all_full + "]}");
-  EXPECT_TRUE(full.cascade_exact());
+  EXPECT_FALSE(full.has_window());
 }
 
 // A multimodal checkpoint's config is its text model's: text_config (its model_type defaulted by the wrapper), the

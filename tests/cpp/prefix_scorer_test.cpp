@@ -2,6 +2,7 @@
 
 #include "model/config/model_config.h"
 #include "model/forward_batch.h"
+#include "model/layers/mixer.h"
 #include "model/ops/attention.h"
 #include "test_support.h"
 
@@ -198,7 +199,7 @@ TEST_P(PrefixVersusPlain, CascadeAndGatherAgree) {
     cascade_forwards += by_cascade.stats.cascade_forwards;
     cascade_fallbacks += by_cascade.stats.cascade_fallbacks;
   }
-  if (model->config().cascade_exact()) {
+  if (cascade_exact(model->spec())) {
     EXPECT_GT(cascade_forwards, 0);  // the cascade path ran
     EXPECT_EQ(cascade_fallbacks, 0);
   } else {  // a window cutting into the prefix, or soft-capping: every such forward gathers, and says so
@@ -213,7 +214,7 @@ TEST_P(PrefixVersusPlain, Bfloat16CascadeByEitherKernelStaysWithinBfloat16OfTheP
   ModelOptions bf16;
   bf16.dtype = "bfloat16";
   const auto model = fixture(GetParam(), bf16);
-  if (!model->config().cascade_exact()) GTEST_SKIP() << "cascade does not apply to this family (it gathers)";
+  if (!cascade_exact(model->spec())) GTEST_SKIP() << "cascade does not apply to this family (it gathers)";
   std::vector<Request> requests = fixture_requests(GetParam());
   for (const Request& r : fixture_requests(GetParam())) requests.push_back({r.context, {r.continuation.front()}});
   const std::vector<Score> plain = score_plain(*model, requests).scores;

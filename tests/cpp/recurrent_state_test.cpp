@@ -6,6 +6,7 @@
 #include "model/config/model_config.h"
 #include "model/fault_injection.h"
 #include "model/forward_batch.h"
+#include "model/layers/mixer.h"
 #include "scoring/prefix_kv.h"
 #include "test_support.h"
 
@@ -104,7 +105,7 @@ TEST(RecurrentState, EntriesCountTheirStateBytes) {
   const ModelSpec& spec = model->spec();
   // 3 Gated DeltaNet layers: a [4 value heads, 12, 10] fp32 state and a [2 * 24 + 40 channels, 3 taps] history.
   EXPECT_EQ(state_bytes(*model), 3 * (4 * 4 * 12 * 10 + 4 * (2 * 24 + 40) * 3));
-  EXPECT_EQ(spec.state_bytes(1, 4), 0);  // the attention layer
+  EXPECT_EQ(mixer_costs(spec, 1, 4).state_bytes, 0);  // the attention layer
   PrefixScorerOptions options;
   options.min_prefix_len = 2;
   options.keep_cache = true;

@@ -3,6 +3,7 @@
 
 #include "model/checkpoint/weights.h"
 #include "model/host_transfers.h"
+#include "model/layers/mixer.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -53,7 +54,7 @@ Moved moved_by(const std::string& name, int64_t layers, int64_t cascade_min_pref
   PrefixScorer scorer(model, options);
   const ScoringStats s = scorer.loglikelihood(subjects_of_questions()).stats;
   EXPECT_GT(s.prefixes_prefilled, 0);
-  EXPECT_EQ(s.cascade_forwards > 0, model->config().cascade_exact() && cascade_min_prefix_len == 0);
+  EXPECT_EQ(s.cascade_forwards > 0, cascade_exact(model->spec()) && cascade_min_prefix_len == 0);
   return {s.forwards, s.host_copies, s.host_syncs, s.bytes_to_device, s.bytes_to_host};
 }
 

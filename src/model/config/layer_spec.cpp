@@ -165,31 +165,6 @@ ModelSpec model_spec(const ModelConfig& c) {
   return spec;
 }
 
-int64_t ModelSpec::cached_per_token(int64_t layer) const {
-  const AttentionSpec& a = layers.at(layer).attention;
-  const MixerKind mixer = layers.at(layer).mixer;
-  if (mixer == MixerKind::kLatentAttention) return layers.at(layer).latent.latent_width();
-  return a.kv_layer == layer && mixer == MixerKind::kAttention ? 2 * a.kv_width() : 0;
-}
-
-int64_t ModelSpec::expanded_per_token(int64_t layer) const {
-  const LayerSpec& l = layers.at(layer);
-  if (l.mixer != MixerKind::kLatentAttention) return cached_per_token(layer);
-  return l.attention.heads * (l.latent.nope_dim + l.latent.rope_dim + l.latent.value_dim);
-}
-
-int64_t ModelSpec::state_bytes(int64_t layer, int64_t dtype_bytes) const {
-  const LayerSpec& l = layers.at(layer);
-  if (l.mixer == MixerKind::kShortConv) return dtype_bytes * hidden_size * (l.short_conv.taps - 1);
-  if (l.mixer == MixerKind::kMamba2 || l.mamba_beside) {
-    const Mamba2Spec& m = l.mamba;
-    return 4 * m.heads * m.head_dim * m.state_size + dtype_bytes * m.conv_channels() * (m.taps - 1);
-  }
-  if (l.mixer != MixerKind::kGatedDeltaNet) return 0;
-  const DeltaNetSpec& d = l.delta;
-  return 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);
-}
-
 bool ModelSpec::has_recurrent_layers() const {
   return std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) {
     return (l.mixer != MixerKind::kAttention && l.mixer != MixerKind::kNone && l.mixer != MixerKind::kLatentAttention) ||

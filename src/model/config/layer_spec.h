@@ -184,15 +184,7 @@ struct ModelSpec {
   int64_t per_layer_input_size = 0;  // the width of each layer's per-layer input; 0: none
   int64_t hidden_size = 0;
 
-  // The values a layer's cache (layer_cache.h) keeps per token: an attention layer's keys and values, none for a
-  // layer that reads another layer's.
-  int64_t cached_per_token(int64_t layer) const;
-  // What an attention layer of the same heads would keep per token: latent attention's keys and values expanded
-  // (heads x (nope_dim + rope_dim + value_dim)); cached_per_token elsewhere.
-  int64_t expanded_per_token(int64_t layer) const;
-  // The bytes a layer's cache keeps per row whatever the tokens: a Gated DeltaNet's or Mamba2's state (fp32) and
-  // convolution history, a short convolution's history (of `dtype_bytes` each); 0 for attention.
-  int64_t state_bytes(int64_t layer, int64_t dtype_bytes) const;
+  // What each layer's mixer keeps and costs: layers/mixer.h, mixer_costs.
   // Whether any layer carries recurrent state instead of keys and values (Gated DeltaNet, short convolution, Mamba2).
   bool has_recurrent_layers() const;
   // Whether every op of every layer but attention's core acts on each token alone (no recurrent state, latent

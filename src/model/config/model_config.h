@@ -259,10 +259,6 @@ struct ModelConfig {
   double attention_scale() const;
   // The scale of one layer's scores (attention_scale's rule; never 0 when it depends on the layer).
   double layer_attention_scale(int64_t layer) const;
-  // Whether cascade attention over a shared prefix gives this model's numbers: no window cutting into the prefix,
-  // no soft-capping.
-  // Attention sinks join either way: cascade folds them into its log-sum-exp merge.
-  bool cascade_exact() const { return !has_window() && attn_softcap == 0; }
   // Whether a forward of `fed_length` tokens takes the longrope long factors, as transformers picks them for a
   // sequence scored alone (longer than original_max_position_embeddings).
   bool long_rope(int64_t fed_length) const {

@@ -160,6 +160,18 @@ at::Tensor attention(const AttentionSpec& a, const NormSpec& n, const LayerWeigh
   return linear(by_token, l.o);
 }
 
+// Keys and values of its kv heads a token, unless it reads another layer's; scores for every query head; a window's
+// mask needs each row's prefix positions and soft-capping the whole row of scores, so either makes cascade inexact;
+// sinks join either way (cascade folds them into its log-sum-exp merge).
+MixerCosts attention_costs(const ModelSpec& spec, int64_t layer, int64_t) {
+  const AttentionSpec& a = spec.layers.at(layer).attention;
+  MixerCosts costs;
+  costs.cached_per_token = costs.expanded_per_token = a.kv_layer == layer ? 2 * a.kv_width() : 0;
+  costs.score_heads = a.heads;
+  costs.cascade_exact = a.window == 0 && a.softcap == 0;
+  return costs;
+}
+
 at::Tensor attention_mixer(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                            const MixerContext& context) {
   return attention(s.attention, n, l, h, context.parts, context.index, context.read_later);

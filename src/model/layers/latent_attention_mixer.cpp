@@ -104,6 +104,16 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
 
 }  // namespace
 
+// A token's latent (kv_rank + rope_dim values) cached, every head's keys and values when expanded; as attention's
+// otherwise.
+MixerCosts latent_attention_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes) {
+  const LayerSpec& s = spec.layers.at(layer);
+  MixerCosts costs = attention_costs(spec, layer, dtype_bytes);
+  costs.cached_per_token = s.latent.latent_width();
+  costs.expanded_per_token = s.attention.heads * (s.latent.nope_dim + s.latent.rope_dim + s.latent.value_dim);
+  return costs;
+}
+
 at::Tensor latent_attention_mixer(const LayerSpec& s, const NormSpec&, const LayerWeights& l, const at::Tensor& h,
                                   const MixerContext& context) {
   return latent_attention(s, l, h, context.in(), context.cache(), context.shared(), context.index, context.produced());

@@ -33,6 +33,28 @@ struct MixerContext {
 using MixerForward = at::Tensor (*)(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                                     const MixerContext& context);
 
+// What a layer's mixer costs and allows, as each mixer's file states it: read by the scorer's memory budget, its
+// prefix cache's bytes and its choice between cascade and gather.
+struct MixerCosts {
+  int64_t cached_per_token = 0;     // values the layer's cache keeps a token: keys and values, or latent attention's
+                                    // latents; none where the layer reads another layer's
+  int64_t expanded_per_token = 0;   // what attention of the same heads keeps a token (latent attention's keys and
+                                    // values expanded, as a gathered prefix holds them); cached_per_token elsewhere
+  int64_t state_bytes = 0;          // kept a row whatever its tokens: a recurrent state (fp32) and convolution history
+  int64_t workspace_per_token = 0;  // held a token fed inside the mixer, beyond the projections every layer counts
+                                    // (a recurrent mixer's chunked scan)
+  int64_t score_heads = 0;          // query heads whose (query, key) scores a forward holds at once
+  bool cascade_exact = true;        // a shared prefix attended once for all its rows and merged by log-sum-exp gives
+                                    // the full forward's numbers (no window cutting into it, no soft-capped scores)
+};
+using MixerCostsOf = MixerCosts (*)(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes);
+
+// A mixer: its forward and its costs (the cache's values in `dtype_bytes` each).
+struct Mixer {
+  MixerForward forward;
+  MixerCostsOf costs;
+};
+
 // Self-attention (attention_mixer.cpp): q, k and v projected together for every part of the forward, each part
 // attending within itself.
 at::Tensor attention_mixer(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
@@ -47,19 +69,18 @@ at::Tensor recurrent_mixer(const LayerSpec& s, const NormSpec& n, const LayerWei
 // Attention and Mamba2 side by side on one input, their outputs added (Falcon-H1's layers).
 at::Tensor attention_and_mamba2_mixer(const LayerSpec& s, const NormSpec& n, const LayerWeights& l, const at::Tensor& h,
                                       const MixerContext& context);
+// Their costs, each in the same file.
+MixerCosts attention_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes);
+MixerCosts latent_attention_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes);
+MixerCosts recurrent_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes);
+MixerCosts attention_and_mamba2_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes);
 
-// The mixer a layer runs.
-inline MixerForward mixer_of(const LayerSpec& s) {
-  if (s.mamba_beside) return attention_and_mamba2_mixer;
-  switch (s.mixer) {
-    case MixerKind::kAttention:
-      return attention_mixer;
-    case MixerKind::kLatentAttention:
-      return latent_attention_mixer;
-    default:
-      return recurrent_mixer;
-  }
-}
+// The mixer a layer runs; a layer of its MLP alone (MixerKind::kNone) has none: no forward, nothing kept.
+Mixer mixer_of(const LayerSpec& s);
+// The costs of layer `layer`'s mixer.
+MixerCosts mixer_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes);
+// Whether cascade over shared prefixes gives the full forward's numbers at every layer.
+bool cascade_exact(const ModelSpec& spec);
 
 // Shared by the mixers' files.
 // Attention with the recurrent `state` kept beside its keys and values in the layer's cache (a hybrid layer's).

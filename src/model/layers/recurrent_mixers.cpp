@@ -112,6 +112,47 @@ std::vector<at::Tensor> state_before(const DeviceInputs& in, KvCache* cache, con
   return {};
 }
 
+namespace {
+
+// Mamba2's state (fp32, a [head_dim, state_size] a head) and convolution history; its chunked scan holds, per token
+// fed, about 5 fp32 rows of its chunk per head (the within-chunk decays, their masks and scores), B and C repeated
+// for every head, and a few inner-wide fp32 rows (x, y and the gate).
+MixerCosts mamba2_costs(const Mamba2Spec& m, int64_t dtype_bytes) {
+  MixerCosts costs;
+  costs.state_bytes = 4 * m.heads * m.head_dim * m.state_size + dtype_bytes * m.conv_channels() * (m.taps - 1);
+  costs.workspace_per_token = 4 * (5 * m.chunk * m.heads + 2 * m.heads * m.state_size + 3 * m.inner());
+  return costs;
+}
+
+}  // namespace
+
+// Nothing kept a token: a state a row that a prefix's rows continue from, so cascade stays exact. A Gated DeltaNet's
+// state is fp32 [key_dim, value_dim] a value head beside its convolution's history, and its chunked rule holds, per
+// token fed and value head, about 4 fp32 rows of its chunk (64), key and value widths (the decayed keys and queries,
+// the corrected values, the within-chunk scores); a short convolution keeps its last taps - 1 inputs.
+MixerCosts recurrent_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes) {
+  const LayerSpec& s = spec.layers.at(layer);
+  if (s.mixer == MixerKind::kMamba2) return mamba2_costs(s.mamba, dtype_bytes);
+  MixerCosts costs;
+  if (s.mixer == MixerKind::kShortConv) {
+    costs.state_bytes = dtype_bytes * spec.hidden_size * (s.short_conv.taps - 1);
+    return costs;
+  }
+  const DeltaNetSpec& d = s.delta;
+  costs.state_bytes = 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);
+  costs.workspace_per_token = 16 * d.value_heads * (64 + d.key_dim + d.value_dim);
+  return costs;
+}
+
+// Attention's keys and values and scores beside Mamba2's state and scan.
+MixerCosts attention_and_mamba2_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes) {
+  MixerCosts costs = attention_costs(spec, layer, dtype_bytes);
+  const MixerCosts mamba = mamba2_costs(spec.layers.at(layer).mamba, dtype_bytes);
+  costs.state_bytes = mamba.state_bytes;
+  costs.workspace_per_token = mamba.workspace_per_token;
+  return costs;
+}
+
 at::Tensor recurrent_mixer(const LayerSpec& s, const NormSpec&, const LayerWeights& l, const at::Tensor& h,
                            const MixerContext& context) {
   const DeviceInputs& in = context.in();

@@ -53,7 +53,9 @@ struct ForwardPart;     // one of the batches a forward runs together (internal:
 
 class Model {
  public:
-  Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype);
+  // `spec` null: the config's layer specs, made here.
+  Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype,
+        std::shared_ptr<const ModelSpec> spec = nullptr);
 
   // A checkpoint directory (config.json and safetensors).
   static Model load(const std::string& dir, const ModelOptions& options = {});

@@ -3,6 +3,7 @@
 #include "prefix_scorer/devices.h"
 
 #include "model/cache/kv_cache.h"
+#include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/checkpoint_weights.h"
 #include "model/checkpoint/weights.h"
 #include "model/config/layer_spec.h"
@@ -42,14 +43,6 @@ bool ends_with(const std::string& name, const std::string& suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Tensors saved with the weights that are buffers in transformers, whose parameter count leaves them out: Gemma 4's
-// per-layer scalar, xIELU's beta and eps, and a router's correction bias unless the family's is a parameter.
-bool is_buffer(const std::string& name, const ExpertTraits& experts) {
-  return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps") ||
-         (experts.correction_bias != nullptr && !experts.correction_bias_parameter &&
-          ends_with(name, experts.correction_bias));
-}
-
 // Scales that start at one, as transformers initializes them (Gemma 4's layer scalar, router and expert scales).
 bool is_scale(const std::string& name) { return ends_with(name, "layer_scalar") || ends_with(name, "scale"); }
 
@@ -66,11 +59,11 @@ std::optional<double> initial_value(const std::string& name) {
 }
 
 std::vector<c10::Device> layer_placement(const ModelOptions& options, const ModelConfig& config,
-                                         at::ScalarType dtype) {
+                                         const ModelLayout& layout, at::ScalarType dtype) {
   std::vector<c10::Device> devices;
   if (options.layer_devices.empty()) devices.push_back(parse_device(options.device));
   for (const auto& name : options.layer_devices) devices.push_back(parse_device(name));
-  return place_layers(devices, weight_bytes(config, dtype));
+  return place_layers(devices, weight_bytes(config, layout, dtype));
 }
 
 // cuDNN attention builds a plan for every new shape, and nearly every forward here has a new one (0.6 s for a first
@@ -156,11 +149,12 @@ at::Tensor per_layer_inputs(const ModelWeights& w, const ModelSpec& spec, const 
 
 }  // namespace
 
-Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype)
+Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at::ScalarType dtype,
+             std::shared_ptr<const ModelSpec> spec)
     : config_(std::make_shared<const ModelConfig>(std::move(config))),
       weights_(std::move(weights)),
       dtype_(dtype),
-      spec_(std::make_shared<const ModelSpec>(model_spec(*config_))) {
+      spec_(spec ? std::move(spec) : std::make_shared<const ModelSpec>(model_spec(*config_))) {
   for (const RopeSpec& r : spec_->ropes) {
     inv_freqs_.push_back(rope_variant_frequencies(r.rope, r.head_dim));
     rope_variants_ = std::max(rope_variants_, inv_freqs_.back().size(0));
@@ -180,17 +174,7 @@ bool Model::on_cuda() const {
                      [](const LayerWeights& l) { return l.device.is_cuda(); });
 }
 
-int64_t Model::num_parameters() const {
-  int64_t total = 0;
-  const ExpertTraits& experts = model_family(config_->model_type).experts;
-  for (const TensorSpec& spec : expected_tensors(*config_)) {
-    if (is_buffer(spec.name, experts)) continue;
-    int64_t count = 1;
-    for (const int64_t size : spec.shape) count *= size;
-    total += count;
-  }
-  return total + weights_->unloaded_parameters;
-}
+int64_t Model::num_parameters() const { return weights_->parameters + weights_->unloaded_parameters; }
 
 bool Model::packs_real_tokens() const { return spec_->token_wise() && !config_->learned_positions; }
 
@@ -205,15 +189,18 @@ std::string Model::attention_kernels() const {
 Model Model::load(const std::string& dir, const ModelOptions& options) {
   ModelConfig config = ModelConfig::from_file(dir);
   const at::ScalarType dtype = parse_dtype(options.dtype);
-  const auto devices = layer_placement(options, config, dtype);
-  auto weights = std::make_shared<const ModelWeights>(load_checkpoint_weights(dir, config, options, devices, dtype));
-  return Model(std::move(config), std::move(weights), dtype);
+  CheckpointLoad checkpoint(dir, config, options);  // the config settled: vocabulary and tying as the model has them
+  const ModelLayout layout = model_layout(config);
+  const auto devices = layer_placement(options, config, layout, dtype);
+  auto weights = std::make_shared<const ModelWeights>(checkpoint.weights(config, layout, devices, dtype));
+  return Model(std::move(config), std::move(weights), dtype, std::make_shared<const ModelSpec>(layout.spec));
 }
 
 Model Model::synthetic(const std::string& name, const ModelOptions& options) {
   ModelConfig config = ModelConfig::synthetic(name);
   const at::ScalarType dtype = parse_dtype(options.dtype);
-  const auto devices = layer_placement(options, config, dtype);
+  const ModelLayout layout = model_layout(config);
+  const auto devices = layer_placement(options, config, layout, dtype);
   at::manual_seed(options.seed);
   auto source = [&config](const TensorSpec& spec, c10::Device device) {
     const auto opts = at::TensorOptions().device(device).dtype(at::kFloat);
@@ -225,8 +212,8 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
-  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, dtype));
-  return Model(std::move(config), std::move(weights), dtype);
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, layout, source, devices, dtype));
+  return Model(std::move(config), std::move(weights), dtype, std::make_shared<const ModelSpec>(layout.spec));
 }
 
 Model Model::open(const std::string& spec, const ModelOptions& options) {

@@ -2,6 +2,7 @@
 
 #include "test_support.h"
 
+#include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/weights.h"
 
 #include <gtest/gtest.h>
@@ -42,7 +43,7 @@ TEST(Devices, WeightBytesCountEveryTensorWhereItFalls) {
   for (const char* name : {"tiny", "tiny-moe", "tiny-gemma2"}) {
     const ModelConfig config = ModelConfig::synthetic(name);
     const Model model = Model::synthetic(name);
-    const WeightBytes bytes = weight_bytes(config, at::kBFloat16);
+    const WeightBytes bytes = weight_bytes(config, model_layout(config), at::kBFloat16);
     ASSERT_EQ(static_cast<int64_t>(bytes.layers.size()), config.num_layers);
     int64_t total = bytes.first + bytes.last;
     for (const int64_t layer : bytes.layers) total += layer;

@@ -4,6 +4,7 @@
 
 #include "test_support.h"
 
+#include "model/checkpoint/checkpoint_layout.h"
 #include "model/config/layer_spec.h"
 #include "model/layers/mixer.h"
 
@@ -28,7 +29,7 @@ std::shared_ptr<const Model> random_model(const ModelConfig& config) {
     return at::randn(spec.shape, options) * 0.05;
   };
   const std::vector<c10::Device> devices(config.num_layers, c10::kCPU);
-  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, source, devices, at::kFloat));
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, model_layout(config), source, devices, at::kFloat));
   return std::make_shared<const Model>(config, weights, at::kFloat);
 }
 
@@ -66,7 +67,7 @@ TEST(KvSharing, SharedLayersReadTheLastEarlierLayerOfTheirKind) {
 TEST(KvSharing, SharedLayersHaveNoKeyOrValueProjectionAndHoldNoKeys) {
   const ModelConfig config = with_shared_layers("tiny", 2);
   int64_t k_projections = 0;
-  for (const TensorSpec& t : expected_tensors(config))
+  for (const TensorSpec& t : expected_tensors(model_layout(config)))
     k_projections += t.name.find("k_proj.weight") != std::string::npos ? 1 : 0;
   EXPECT_EQ(k_projections, 2);
   const auto model = random_model(config);

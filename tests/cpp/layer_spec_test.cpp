@@ -1,6 +1,7 @@
 // The layer specs the forward walks, as each family's config makes them: windows, ropes, scales, norms and MLPs
 // per layer; and the weights and cache sizes that follow from them.
 
+#include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/weights.h"
 #include "model/config/layer_spec.h"
 #include "model/layers/mixer.h"
@@ -139,9 +140,10 @@ TEST(LayerSpec, GroupedSigmoidRouterWithCorrectionBias) {
   EXPECT_EQ(r.shared_expert_size, 24);
   EXPECT_FALSE(r.shared_expert_gated);
   const ModelConfig config = ModelConfig::from_json(R"({"model_type": "glm4_moe", )" + kSizes + keys + "}");
-  const WeightBytes bf16 = weight_bytes(config, at::kBFloat16), fp32 = weight_bytes(config, at::kFloat);
+  const ModelLayout layout = model_layout(config);
+  const WeightBytes bf16 = weight_bytes(config, layout, at::kBFloat16), fp32 = weight_bytes(config, layout, at::kFloat);
   int64_t router_elements = 0;
-  for (const TensorSpec& t : expected_tensors(config)) {
+  for (const TensorSpec& t : expected_tensors(model_layout(config))) {
     if (t.name == "model.layers.1.mlp.gate.weight" || t.name == "model.layers.1.mlp.gate.e_score_correction_bias")
       router_elements += t.shape.front() * (t.shape.size() > 1 ? t.shape[1] : 1);
   }
@@ -210,7 +212,7 @@ TEST(LayerSpec, WeightsFollowTheLayerSpecs) {
       "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 48,
       "decoder_sparse_step": 2})");
   int64_t dense_downs = 0, expert_downs = 0, shared = 0;
-  for (const TensorSpec& t : expected_tensors(config)) {
+  for (const TensorSpec& t : expected_tensors(model_layout(config))) {
     if (t.name.find("experts.") != std::string::npos && t.name.find("down_proj.weight") != std::string::npos) {
       EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 32})) << t.name;
       ++expert_downs;

@@ -1,6 +1,7 @@
 // What a call moves between the host and the devices: counted per call in the stats, the same whatever the number
 // of layers (inputs go to each device once a forward, never once a layer).
 
+#include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/weights.h"
 #include "model/host_transfers.h"
 #include "model/layers/mixer.h"
@@ -24,7 +25,7 @@ std::shared_ptr<const Model> with_layers(const std::string& name, int64_t layers
   at::manual_seed(0);
   auto source = [](const TensorSpec& spec, c10::Device) { return at::randn(spec.shape) * 0.02; };
   auto weights = std::make_shared<const ModelWeights>(
-      assemble_weights(config, source, std::vector<c10::Device>(layers, c10::kCPU), at::kFloat));
+      assemble_weights(config, model_layout(config), source, std::vector<c10::Device>(layers, c10::kCPU), at::kFloat));
   return std::make_shared<const Model>(config, weights, at::kFloat);
 }
 

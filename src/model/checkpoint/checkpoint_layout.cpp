@@ -360,12 +360,15 @@ void add_model_outputs(std::vector<WeightSlot>& slots, const ModelConfig& c, con
 
 }  // namespace
 
-std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
+std::string embeddings_name(const ModelConfig& c) { return std::string(model_family(c.model_type).embed) + ".weight"; }
+
+ModelLayout model_layout(const ModelConfig& c) {
   const int64_t h = c.hidden_size;
   const ModelFamily& family = model_family(c.model_type);
-  const ModelSpec spec = model_spec(c);
-  std::vector<WeightSlot> slots;
-  slots.push_back({{std::string(family.embed) + ".weight", {c.vocab_size, h}}, -1,
+  ModelLayout layout{model_spec(c), {}};
+  const ModelSpec& spec = layout.spec;
+  std::vector<WeightSlot>& slots = layout.slots;
+  slots.push_back({{embeddings_name(c), {c.vocab_size, h}}, -1,
                    [](ModelWeights& w, const at::Tensor& t) { w.embed = t; }});
   if (c.learned_positions)
     slots.push_back({{std::string(family.position_embed) + ".weight", {c.max_position_embeddings, h}}, -1,
@@ -385,7 +388,7 @@ std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c) {
     add_mlp_outputs(l);
   }
   add_model_outputs(slots, c, family, spec);
-  return slots;
+  return layout;
 }
 
 }  // namespace prefix_scorer

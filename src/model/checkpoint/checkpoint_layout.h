@@ -32,7 +32,16 @@ inline at::ScalarType slot_dtype(const WeightSlot& slot, at::ScalarType dtype) {
   return slot.fp32 ? at::kFloat : dtype;
 }
 
-std::vector<WeightSlot> checkpoint_layout(const ModelConfig& c);
+// What a load walks, made once from the config it loads (its vocabulary and tying settled): the layer specs, and
+// every checkpoint tensor with its slot in the weights.
+struct ModelLayout {
+  ModelSpec spec;
+  std::vector<WeightSlot> slots;
+};
+ModelLayout model_layout(const ModelConfig& c);
+
+// The embeddings' checkpoint name: the layout's first tensor.
+std::string embeddings_name(const ModelConfig& c);
 
 // Where a layer's tensor goes: a member of LayerWeights, or the weight or bias of one of its Linears.
 using LayerTensor = std::function<at::Tensor&(LayerWeights&)>;

@@ -2,6 +2,7 @@
 
 #include "model/checkpoint/block_fp8.h"
 #include "model/checkpoint/checkpoint.h"
+#include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/lora_adapter.h"
 #include "model/checkpoint/mxfp4.h"
 #include "model/config/model_config.h"
@@ -130,69 +131,93 @@ at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, 
 
 }  // namespace
 
-ModelWeights load_checkpoint_weights(const std::string& dir, ModelConfig& config, const ModelOptions& options,
-                                     const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
-  const Checkpoint checkpoint(dir);
-  const std::string embed_name = expected_tensors(config).front().name;
-  const TensorPrefixes prefixes = text_model_prefixes(checkpoint, embed_name);
+struct CheckpointLoad::Opened {
+  std::string dir;
+  Checkpoint checkpoint;
+  TensorPrefixes prefixes;
   std::optional<LoraAdapter> adapter;
-  if (!options.adapter.empty()) adapter.emplace(options.adapter, adapter_naming(prefixes));
+  std::string adapter_dir, embed_name, lm_head_name, output_bias_name;
+  bool untie = false;        // the adapter changes one of tied embeddings and output layer: both loaded apart
+  bool pruned_head = false;  // an output layer of its own rows, whatever the vocabulary grows or shrinks to
+  int64_t stored_vocab = 0;
+
+  explicit Opened(const std::string& folder) : dir(folder), checkpoint(folder) {}
+
+  // A tensor's name in the checkpoint (an untied output layer read from the embeddings).
+  std::string stored_name(const std::string& name) const {
+    return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
+  }
+  // Whether a tensor's rows are the vocabulary's.
+  bool by_vocab(const std::string& name) const {
+    return name == embed_name || (!pruned_head && (name == lm_head_name || name == output_bias_name));
+  }
+};
+
+CheckpointLoad::CheckpointLoad(const std::string& dir, ModelConfig& config, const ModelOptions& options)
+    : opened_(std::make_unique<Opened>(dir)) {
+  Opened& o = *opened_;
+  o.embed_name = embeddings_name(config);
+  o.prefixes = text_model_prefixes(o.checkpoint, o.embed_name);
+  o.adapter_dir = options.adapter;
+  if (!options.adapter.empty()) o.adapter.emplace(options.adapter, adapter_naming(o.prefixes));
   // An adapter that changes the embeddings or the output layer of a tied model changes only the one it names (as
   // peft's unmerged layers do): the model loads untied, lm_head read from the embeddings.
   const OutputLayerNames output = output_layer_names(config);
-  const std::string& lm_head_name = output.weight;
-  const bool untie = config.tie_word_embeddings && adapter &&
-                     (adapter->changes(embed_name) || adapter->changes(lm_head_name));
-  if (untie) config.tie_word_embeddings = false;
-  auto stored_name = [&](const std::string& name) {
-    return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
-  };
-  // A pruned output layer keeps its rows whatever the vocabulary grows or shrinks to.
-  const bool pruned_head = config.output_vocab_size > 0;
-  auto by_vocab = [&](const std::string& name) {
-    return name == embed_name || (!pruned_head && (name == lm_head_name || name == output.bias));
-  };
-
-  const int64_t stored_vocab = config.vocab_size;
-  for (const auto& spec : expected_tensors(config)) {
-    const std::string name = stored_name(spec.name);
-    const std::optional<std::vector<int64_t>> shape = stored_shape(checkpoint, name, config.fp8_block);
-    if (!shape)
-      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", dir, name,
-                                           fmt::join(spec.shape, ", ")));
-    if (*shape != spec.shape)
-      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape [{}], expected [{}]", dir, name,
-                                           fmt::join(*shape, ", "), fmt::join(spec.shape, ", ")));
-  }
-  if (options.vocab_size > 0 && pruned_head && options.vocab_size < config.output_vocab_size)
+  o.lm_head_name = output.weight;
+  o.output_bias_name = output.bias;
+  o.untie = config.tie_word_embeddings && o.adapter &&
+            (o.adapter->changes(o.embed_name) || o.adapter->changes(o.lm_head_name));
+  if (o.untie) config.tie_word_embeddings = false;
+  o.pruned_head = config.output_vocab_size > 0;
+  o.stored_vocab = config.vocab_size;
+  if (options.vocab_size > 0 && o.pruned_head && options.vocab_size < config.output_vocab_size)
     throw std::invalid_argument(fmt::format("vocab_size {} is below the pruned output layer's {} rows",
                                             options.vocab_size, config.output_vocab_size));
   if (options.vocab_size > 0) config.vocab_size = options.vocab_size;
+}
+
+CheckpointLoad::~CheckpointLoad() = default;
+
+ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayout& layout,
+                                     const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
+  Opened& o = *opened_;
+  for (const WeightSlot& slot : layout.slots) {  // as stored: a vocabulary's rows before any resizing
+    const std::string name = o.stored_name(slot.spec.name);
+    std::vector<int64_t> expected = slot.spec.shape;
+    if (o.by_vocab(slot.spec.name)) expected[0] = o.stored_vocab;
+    const std::optional<std::vector<int64_t>> shape = stored_shape(o.checkpoint, name, config.fp8_block);
+    if (!shape)
+      throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", o.dir, name,
+                                           fmt::join(expected, ", ")));
+    if (*shape != expected)
+      throw std::runtime_error(fmt::format("checkpoint '{}': tensor '{}' has shape [{}], expected [{}]", o.dir, name,
+                                           fmt::join(*shape, ", "), fmt::join(expected, ", ")));
+  }
 
   // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.
   auto stored = [&](const std::string& name, const std::string& adapted_as) {
-    at::Tensor t = stored_tensor(checkpoint, stored_name(name), config.fp8_block);
-    if (!by_vocab(adapted_as) || config.vocab_size == stored_vocab) return t;
-    if (config.vocab_size < stored_vocab) return t.narrow(0, 0, config.vocab_size);
-    if (!adapter || !adapter->replaces(adapted_as))
+    at::Tensor t = stored_tensor(o.checkpoint, o.stored_name(name), config.fp8_block);
+    if (!o.by_vocab(adapted_as) || config.vocab_size == o.stored_vocab) return t;
+    if (config.vocab_size < o.stored_vocab) return t.narrow(0, 0, config.vocab_size);
+    if (!o.adapter || !o.adapter->replaces(adapted_as))
       throw std::invalid_argument(fmt::format(
           "cannot grow '{}' from {} to {} tokens: transformers fills new rows at random, and {}", adapted_as,
-          stored_vocab, config.vocab_size,
-          adapter ? fmt::format("adapter '{}' does not save the whole tensor", options.adapter) : "no adapter saves them"));
+          o.stored_vocab, config.vocab_size,
+          o.adapter ? fmt::format("adapter '{}' does not save the whole tensor", o.adapter_dir) : "no adapter saves them"));
     std::vector<int64_t> sizes = t.sizes().vec();
     sizes[0] = config.vocab_size;
     return at::empty(sizes, t.options().device(at::kMeta));
   };
   auto source = [&](const TensorSpec& spec, c10::Device) {
-    if (!adapter) return stored(spec.name, spec.name);
-    if (untie && spec.name == lm_head_name && !adapter->replaces(lm_head_name))  // the embeddings, without their update
-      return adapter->apply(lm_head_name, adapter->base(embed_name, stored(embed_name, embed_name)));
-    return adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
+    if (!o.adapter) return stored(spec.name, spec.name);
+    if (o.untie && spec.name == o.lm_head_name && !o.adapter->replaces(o.lm_head_name))  // the embeddings, without their update
+      return o.adapter->apply(o.lm_head_name, o.adapter->base(o.embed_name, stored(o.embed_name, o.embed_name)));
+    return o.adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
   };
-  ModelWeights weights = assemble_weights(config, source, layer_devices, dtype);
-  if (adapter) adapter->check_all_applied();
-  weights.unloaded_parameters = parameters_beside_text_model(checkpoint, prefixes) +
-                                parameters_of_unread_module(checkpoint, model_family(config.model_type).indexer,
+  ModelWeights weights = assemble_weights(config, layout, source, layer_devices, dtype);
+  if (o.adapter) o.adapter->check_all_applied();
+  weights.unloaded_parameters = parameters_beside_text_model(o.checkpoint, o.prefixes) +
+                                parameters_of_unread_module(o.checkpoint, model_family(config.model_type).indexer,
                                                             config.num_layers);
   return weights;
 }

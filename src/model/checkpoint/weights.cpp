@@ -21,22 +21,42 @@ OutputLayerNames output_layer_names(const ModelConfig& config) {
   return {lm_head + ".weight", lm_head + ".bias"};
 }
 
-std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
+namespace {
+
+bool ends_with(const std::string& name, const std::string& suffix) {
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Tensors saved with the weights that are buffers in transformers, whose parameter count leaves them out: Gemma 4's
+// per-layer scalar, xIELU's beta and eps, and a router's correction bias unless the family's is a parameter.
+bool is_buffer(const std::string& name, const ExpertTraits& experts) {
+  return ends_with(name, "layer_scalar") || ends_with(name, "act_fn.beta") || ends_with(name, "act_fn.eps") ||
+         (experts.correction_bias != nullptr && !experts.correction_bias_parameter &&
+          ends_with(name, experts.correction_bias));
+}
+
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (const int64_t extent : shape) count *= extent;
+  return count;
+}
+
+}  // namespace
+
+std::vector<TensorSpec> expected_tensors(const ModelLayout& layout) {
   std::vector<TensorSpec> specs;
-  for (const WeightSlot& slot : checkpoint_layout(config)) specs.push_back(slot.spec);
+  for (const WeightSlot& slot : layout.slots) specs.push_back(slot.spec);
   return specs;
 }
 
-WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
+WeightBytes weight_bytes(const ModelConfig& config, const ModelLayout& layout, at::ScalarType dtype) {
   WeightBytes bytes;
   bytes.layers.assign(config.num_layers, 0);
-  const std::vector<WeightSlot> layout = checkpoint_layout(config);
-  for (const WeightSlot& slot : layout) {
-    int64_t size = c10::elementSize(slot_dtype(slot, dtype));
-    for (const int64_t extent : slot.spec.shape) size *= extent;
+  for (const WeightSlot& slot : layout.slots) {
+    const int64_t size = static_cast<int64_t>(c10::elementSize(slot_dtype(slot, dtype))) * elements(slot.spec.shape);
     if (slot.layer < 0) {
       bytes.first += size;
-      if (config.tie_word_embeddings && &slot == &layout.front()) bytes.last += size;  // the embeddings' copy
+      if (config.tie_word_embeddings && &slot == &layout.slots.front()) bytes.last += size;  // the embeddings' copy
     } else {
       (slot.layer < config.num_layers ? bytes.layers[slot.layer] : bytes.last) += size;
     }
@@ -44,17 +64,17 @@ WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype) {
   return bytes;
 }
 
-ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
+ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layout, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
   if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)
     throw std::invalid_argument(fmt::format("{} layer devices for {} layers", layer_devices.size(), config.num_layers));
   ModelWeights w;
   w.layers.resize(config.num_layers);
-  const ModelSpec spec = model_spec(config);
+  const ModelSpec& spec = layout.spec;
+  const ExpertTraits& names = model_family(config.model_type).experts;
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
     const MlpSpec& m = spec.layers[i].mlp;
-    const ExpertTraits& names = model_family(config.model_type).experts;
     if (m.kind == MlpKind::kExperts && !names.stacked && !names.gate_up_rows) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
       const int64_t e = m.router.experts, ff = m.size, in = m.latent_size > 0 ? m.latent_size : config.hidden_size;
@@ -62,7 +82,8 @@ ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& sou
                              at::empty({e, ff, in}, options), at::empty({e, in, ff}, options)};
     }
   }
-  for (const WeightSlot& slot : checkpoint_layout(config)) {
+  for (const WeightSlot& slot : layout.slots) {
+    if (!is_buffer(slot.spec.name, names)) w.parameters += elements(slot.spec.shape);
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
     // Always a copy: a checkpoint's tensor is a view of its file, copied once to its device and dtype.
     if (slot.into)

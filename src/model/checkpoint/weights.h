@@ -94,6 +94,8 @@ struct ModelWeights {
   // Weights the checkpoint holds beside the text model and that are never loaded (a multimodal checkpoint's vision
   // tower and projector), counted for the parameter total as transformers counts the whole model.
   int64_t unloaded_parameters = 0;
+  // The parameters of the tensors loaded, as transformers counts them (buffers saved beside them left out).
+  int64_t parameters = 0;
 };
 
 // The output layer's checkpoint names (its weight is absent from checkpoints with tied embeddings).
@@ -109,12 +111,14 @@ struct TensorSpec {
   bool stored_in_out = false;  // a projection stored [in, out], as GPT-2's Conv1D saves it (transposed at load)
 };
 
-// Every tensor `config` needs, in a fixed order.
-std::vector<TensorSpec> expected_tensors(const ModelConfig& config);
+struct ModelLayout;  // checkpoint_layout.h: the layer specs and the checkpoint's tensors of a config, made once a load
 
-// The bytes of the weights `config` needs in `dtype`, by where they fall (a tied output layer counted on the last
-// device too, where a model split over devices keeps its copy).
-WeightBytes weight_bytes(const ModelConfig& config, at::ScalarType dtype);
+// Every tensor of `layout`, in its fixed order.
+std::vector<TensorSpec> expected_tensors(const ModelLayout& layout);
+
+// The bytes of `config`'s weights (laid out as `layout`) in `dtype`, by where they fall (a tied output layer counted
+// on the last device too, where a model split over devices keeps its copy).
+WeightBytes weight_bytes(const ModelConfig& config, const ModelLayout& layout, at::ScalarType dtype);
 
 // Produces the tensor for a spec, on any device (read from a checkpoint, or drawn at random on `device`).
 using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;
@@ -122,7 +126,7 @@ using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device dev
 // Fetches every expected tensor from `source`, and copies it to its layer's device in `dtype` (one copy, which
 // the weights own: a source may hand out views of a mapped file). Projections that read the same input are then
 // stacked (q, k, v; gate, up), the separate ones left as views of the stack.
-ModelWeights assemble_weights(const ModelConfig& config, const TensorSource& source,
+ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layout, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype);
 
 }  // namespace prefix_scorer

@@ -133,12 +133,15 @@ TEST(ConfigJson, GemmaFamiliesTakeTransformersDefaults) {
   constexpr LayerKind kSliding = LayerKind::kSlidingAttention, kFull = LayerKind::kFullAttention;
   EXPECT_EQ(g2.layer_kinds, (std::vector<LayerKind>{kSliding, kFull, kSliding, kFull}));
   EXPECT_TRUE(g2.has_window());  // cascade gathers (layers/mixer.h)
-  // null means none, where absent means the default
-  const ModelConfig uncapped = ModelConfig::from_json(
-      with(kGemma2, R"("attn_logit_softcapping": null, "final_logit_softcapping": null, "sliding_window": null)"));
+  // null means none, where absent means the default; sliding layers without a window are refused (transformers'
+  // sliding mask needs one)
+  const ModelConfig uncapped =
+      ModelConfig::from_json(with(kGemma2, R"("attn_logit_softcapping": null, "final_logit_softcapping": null)"));
   EXPECT_EQ(uncapped.attn_softcap, 0);
   EXPECT_EQ(uncapped.final_softcap, 0);
-  EXPECT_FALSE(uncapped.has_window());
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(with(kGemma2, R"("sliding_window": null)")); })
+                .find("sliding_window null"),
+            std::string::npos);
 
   const ModelConfig gemma = ModelConfig::from_json(R"({"model_type": "gemma", "vocab_size": 512, "hidden_size": 64,
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "hidden_act": "gelu"})");
@@ -348,8 +351,8 @@ TEST(ConfigJson, Lfm3Defaults) {
   EXPECT_TRUE(ModelConfig::from_json("{" + sizes + R"(, "attention_bias": true})").o_bias);  // on all four
   EXPECT_EQ(c.intermediate_size, 96);  // not adjusted
   EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
-  const ModelConfig plain = ModelConfig::from_json(
-      "{" + sizes + R"(, "use_sandwich_norm": false, "use_attention_gate": false, "sliding_window": null})");
+  const ModelConfig plain = ModelConfig::from_json("{" + sizes + R"(, "use_sandwich_norm": false,
+      "use_attention_gate": false, "layer_types": ["conv", "conv", "full_attention", "conv", "full_attention", "conv"]})");
   EXPECT_FALSE(plain.sandwich_norms || plain.attention_head_gate);
   EXPECT_EQ(plain.layer_window(4), 0);
   EXPECT_EQ(ModelConfig::from_json(plain.to_json()).to_json(), plain.to_json());
@@ -866,8 +869,8 @@ TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
 }
 
 // EXAONE 4's sliding_window_pattern as text ("L" local, "G" global, repeated from layer 0, the last layer global),
-// with rope on the sliding layers only; without a window every layer is full and rotates. Seed-OSS reads o's bias
-// under its own key.
+// with rope on the sliding layers only; without a window (and so every layer full, as transformers needs them) every
+// layer rotates. Seed-OSS reads o's bias under its own key.
 TEST(ConfigJson, Exaone4PatternTextAndSeedOssOutputBias) {
   const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 5,
       "num_attention_heads": 4, "head_dim": 16)";
@@ -878,9 +881,16 @@ TEST(ConfigJson, Exaone4PatternTextAndSeedOssOutputBias) {
     EXPECT_EQ(exaone.layer_window(i), sliding[i] ? 8 : 0) << i;
     EXPECT_EQ(exaone.layer_uses_rope(i), sliding[i]) << i;
   }
-  const ModelConfig unwindowed = ModelConfig::from_json(
-      R"({"model_type": "exaone4", )" + sizes + R"(, "sliding_window": null, "sliding_window_pattern": "LLG"})");
+  const std::string full = R"("full_attention")";
+  const ModelConfig unwindowed = ModelConfig::from_json(R"({"model_type": "exaone4", )" + sizes +
+                                                        R"(, "sliding_window": null, "layer_types": [)" + full + ", " +
+                                                        full + ", " + full + ", " + full + ", " + full + "]}");
   for (int64_t i = 0; i < 5; ++i) EXPECT_TRUE(unwindowed.layer_window(i) == 0 && unwindowed.layer_uses_rope(i)) << i;
+  EXPECT_NE(message_of<std::invalid_argument>([&] {
+              ModelConfig::from_json(R"({"model_type": "exaone4", )" + sizes +
+                                     R"(, "sliding_window": null, "sliding_window_pattern": "LLG"})");
+            }).find("sliding_window null"),
+            std::string::npos);
   EXPECT_NE(message_of<std::invalid_argument>([&] {
               ModelConfig::from_json(R"({"model_type": "exaone4", )" + sizes + R"(, "sliding_window_pattern": "LXG"})");
             }).find("'LXG'"),
@@ -1145,6 +1155,19 @@ TEST(ConfigJson, SlidingLayersWithoutAWindowAreRefusedWhereTransformersRefusesTh
       "intermediate_size": 96, "num_hidden_layers": 4, "num_attention_heads": 4, "sliding_window": null})";
   EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(command_a); }).find("sliding_window null"),
             std::string::npos);
+  // Every family with sliding layers alike (transformers' sliding mask refuses them all); without sliding layers a
+  // null window is no window.
+  const std::string sizes = R"("vocab_size": 512, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "sliding_window": null)";
+  for (const char* type : {"gemma2", "gemma3_text", "olmo3", "exaone4"}) {
+    const std::string config = std::string(R"({"model_type": ")") + type + R"(", )" + sizes + "}";
+    EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(config); }).find("sliding_window null"),
+              std::string::npos) << type;
+  }
+  EXPECT_FALSE(ModelConfig::from_json(R"({"model_type": "gemma3_text", )" + sizes +
+                                      R"(, "layer_types": ["full_attention", "full_attention", "full_attention",
+                                      "full_attention"]})").has_window());
+  EXPECT_FALSE(ModelConfig::from_json(R"({"model_type": "mistral", )" + sizes + "}").has_window());
 }
 
 // Cohere 2 MoE's own keys: their values outside what transformers accepts are refused by name.

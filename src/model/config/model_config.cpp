@@ -436,6 +436,11 @@ void ModelConfig::validate() const {
   if (!layer_kinds.empty() && static_cast<int64_t>(layer_kinds.size()) != num_layers)
     throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", layer_kinds.size(),
                                             num_layers));
+  // transformers' sliding mask needs a window and refuses to run without one: there is no number to match.
+  if (sliding_window == 0 &&
+      std::find(layer_kinds.begin(), layer_kinds.end(), LayerKind::kSlidingAttention) != layer_kinds.end())
+    throw std::invalid_argument("config.json: sliding_attention layers with sliding_window null are not supported "
+                                "(transformers' sliding mask needs a window)");
   if (sliding_window < 0 || attn_softcap < 0 || final_softcap < 0 || query_pre_attn_scalar < 0 ||
       attention_multiplier < 0)
     throw std::invalid_argument(

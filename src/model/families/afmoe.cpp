@@ -21,7 +21,6 @@ std::vector<ModelFamily> afmoe() {
   f.default_head_dim = 128;
   f.default_eps = 1e-5;
   f.windows = {true, 1024, 4, "global_attn_every_n_layers", 0.0, 0.0};
-  f.read_keys = refuse_sliding_layers_without_window;
   ExpertTraits& e = f.experts;
   e.present = e.always_normalized = e.scaled = e.routing_fp32 = e.correction_bias_fp32 = true;
   e.scores = RouterScores::kSigmoid;

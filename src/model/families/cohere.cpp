@@ -29,7 +29,6 @@ using config_json::json;
 // width (prefix_dense_intermediate_size), and without layer_types, the first first_k_dense_replace layers sliding but
 // every prefix_dense_sliding_window_pattern-th. Every dense layer rotates where that pattern is 1, full or not.
 void read_moe_keys(const json& j, ModelConfig& c) {
-  refuse_sliding_layers_without_window(j, c);
   if (has_field(j, "rms_norm_eps")) {
     c.layer_norm = c.norm_in_fp32 = false;
     c.rms_norm_eps = get_or<double>(j, "rms_norm_eps", 1e-5);
@@ -104,7 +103,6 @@ std::vector<ModelFamily> cohere() {
   two.default_rope_theta = 10000.0;
   two.rope_only_on_sliding = two.rope_needs_window = two.head_dim_from_heads = true;
   two.windows = {true, 4096, 4, "sliding_window_pattern", 0.0, 0.0};
-  two.read_keys = refuse_sliding_layers_without_window;
   // Cohere 2 MoE (cohere2_moe): Command A's layers with head_dim as given (128 by default) and tied embeddings; each
   // sparse layer's MLP routed to num_experts_per_tok of num_experts experts as wide as intermediate_size (top logits
   // in the model dtype), beside num_shared_experts experts' widths of shared MLP; the dense layers by mlp_layer_types

@@ -19,10 +19,6 @@ nlohmann::json shape(const char* model_type, int64_t vocab, int64_t hidden, int6
 // embeddings) as `model_type`.
 nlohmann::json tiny_shape(const char* model_type);
 
-// Throws where sliding layers have no window (sliding_window null): transformers' sliding mask needs one and refuses
-// to run, so there is no number to match. A family's read_keys where it has nothing else to read.
-void refuse_sliding_layers_without_window(const nlohmann::json& config, ModelConfig& c);
-
 // Routed experts saved one by one as mlp.experts.{e}.gate_proj/up_proj/down_proj, beside the router `router`.
 void name_experts(ExpertTraits& e, const char* router);
 // Mixtral's names: the router and experts' w1 (gate), w3 (up), w2 (down) under block_sparse_moe.

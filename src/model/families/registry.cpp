@@ -3,7 +3,6 @@
 
 #include "model/families/families.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 #define FAMILY_FILES(FILE) \
@@ -22,13 +21,6 @@ ModelFamily base(const char* model_type) {
   ModelFamily f;
   f.model_type = model_type;
   return f;
-}
-
-void refuse_sliding_layers_without_window(const nlohmann::json&, ModelConfig& c) {
-  if (c.sliding_window == 0 &&
-      std::find(c.layer_kinds.begin(), c.layer_kinds.end(), LayerKind::kSlidingAttention) != c.layer_kinds.end())
-    throw std::invalid_argument("config.json: sliding_attention layers with sliding_window null are not supported "
-                                "(transformers' sliding mask needs a window)");
 }
 
 void name_experts(ExpertTraits& e, const char* router) {

@@ -453,6 +453,34 @@ FAMILIES = {
                               full_attention=dict(rope_type="default", rope_theta=5e6, partial_rotary_factor=0.334),
                               sliding_attention=dict(rope_type="default", rope_theta=1e4,
                                                      partial_rotary_factor=0.334))),
+    # Meta's Llama 4 text model (llama4_text): layer 2 without rope (no_rope_layers) and its queries scaled by
+    # position (attn_scale 0.5, floor_scale 8: 2.47x at 150 tokens), the others rotating interleaved pairs under
+    # Scout's llama3 rope (low and high frequency factors both 1) and norming q and k per head without weight; q/k/v/o
+    # biases; heads of 20; chunks of 150 (the longest golden sequence); layers 1 and 3 routed (interleave step 2) by
+    # the sigmoid of the top 2 of 6 logits, each expert of 24 reading the input times its weight, beside a shared
+    # expert as wide; the dense layers' MLPs of 96.
+    "llama4_text": dict(model_type="llama4_text", intermediate_size=24, intermediate_size_mlp=96, num_hidden_layers=4,
+                        num_attention_heads=4, num_key_value_heads=2, head_dim=20, num_local_experts=6,
+                        num_experts_per_tok=2, interleave_moe_layer_step=2, no_rope_layers=[1, 1, 0, 1],
+                        attention_chunk_size=150, attn_temperature_tuning=True, attn_scale=0.5, floor_scale=8,
+                        use_qk_norm=True, attention_bias=True, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                        pad_token_id=None,
+                        rope_parameters=dict(rope_type="llama3", rope_theta=5e5, factor=16.0, low_freq_factor=1.0,
+                                             high_freq_factor=1.0, original_max_position_embeddings=64)),
+    # MiniMax M3's text model inside its wrapper (minimax_m3_vl, a one-layer vision tower), saved whole: Gemma's
+    # (1 + w) norms, per-head q/k norms, heads of 20 rotated whole (transformers 5.24 ignores rotary_dim 10 here);
+    # layer 0 dense (96 wide), layers 1 and 2 sparse (lightning indexer over 10 blocks of 16 keys: dense up to 160)
+    # and routed by sigmoid scores plus a correction bias to 2 of 6 experts of 24 (saved as Mixtral's, as transformers
+    # saves them), renormalized, their sum times 1.5, plus shared experts of 40; every MLP through the clamped SwiGLU
+    # (limit 0.1, so that it clamps).
+    "minimax_m3_vl": dict(model_type="minimax_m3_vl", seed=1, projector_hidden_size=64, text_config=dict(
+        intermediate_size=24, dense_intermediate_size=96, shared_intermediate_size=40, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=20, rotary_dim=10, num_local_experts=6,
+        num_experts_per_tok=2, routed_scaling_factor=1.5, swiglu_limit=0.1, index_n_heads=2, index_head_dim=8,
+        index_block_size=16, index_topk_blocks=10, index_local_blocks=1, rms_norm_eps=1e-6, pad_token_id=None,
+        layer_types=["full_attention", "minimax_m3_sparse", "minimax_m3_sparse"],
+        mlp_layer_types=["dense", "sparse", "sparse"]),
+        vision_config=dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)),
     # DeepSeek V3: multi-head latent attention (latent of 24, queries through a rank-24 pair, unrotated key parts of
     # 12 and rotated of 8 over interleaved pairs, values of 10) under YaRN with mscale_all_dim (which scales the
     # scores); a dense first layer, then the grouped sigmoid router (best 2 of 4 groups), one shared expert.
@@ -577,6 +605,7 @@ def make_model(family):
                 p.add_(0.3 * torch.randn_like(p))
             elif name.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight", "mlp.router.weight",
                                 "gate.wg.weight", "feed_forward.gate.weight", "router.layer.weight", "router.gate.weight",
+                                "feed_forward.router.weight",
                                 "mixer.gate.weight")):
                 p.normal_(0.0, 0.5)  # routers that rank experts clearly, so that no near-tie picks a different one
             elif name.endswith("router.proj.weight"):  # Gemma 4's reads its input times hidden^-1/2
@@ -591,6 +620,8 @@ def make_model(family):
             elif name.endswith(("fc1_latent_proj.weight", "fc2_latent_proj.weight", "mixer.experts.up_proj",
                                 "mixer.experts.down_proj")):  # Nemotron-H's experts through their latent: at 0.02
                 p.normal_(0.0, 0.15)                          # their relu2 of four products would vanish
+            elif name.endswith(("feed_forward.experts.gate_up_proj", "feed_forward.experts.down_proj")):
+                p.normal_(0.0, 0.15)  # Llama 4's experts: at 0.02 whether they weigh their input or output would not show
             elif name.endswith(("mamba.dt_bias", "mixer.dt_bias")):  # steps of 0.3 to 1.3 (released inits are 0.001 to 0.1): tokens
                 p.uniform_(-1.0, 1.0)              # move the state far enough for a misplaced one to show
             elif name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU, away from its init

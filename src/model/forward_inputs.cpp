@@ -32,11 +32,13 @@ RealTokens real_tokens_of(const at::Tensor& valid) {
   return real;
 }
 
-// Llama 4's query scale as transformers computes it, in fp32 then the model dtype: 1 + beta ln(1 + floor(p / n)).
-at::Tensor llama4_query_scale(const RopeConfig& rope, const at::Tensor& positions, at::ScalarType dtype) {
+// The queries' factor by position as transformers computes it (PositionQueryScale): in fp32, then the model dtype
+// unless the product is taken in fp32.
+at::Tensor position_query_scale(const PositionQueryScale& s, const at::Tensor& positions, at::ScalarType dtype) {
   const at::Tensor p = positions.clamp_min(0).to(at::kFloat);  // padding's positions may be negative
-  const at::Tensor steps = at::floor(p / static_cast<double>(rope.original_max_position_embeddings));
-  return (at::log(steps + 1) * rope.llama4_scaling_beta + 1).to(dtype).unsqueeze(1).unsqueeze(-1);
+  const at::Tensor steps = at::floor((p + static_cast<double>(s.offset)) / static_cast<double>(s.divisor));
+  const at::Tensor scale = at::log1p(steps) * s.beta + 1;
+  return (s.product_in_fp32 ? scale : scale.to(dtype)).unsqueeze(1).unsqueeze(-1);
 }
 
 // The rows' real tokens as recurrent layers take them: valid [b, t] (int64, 1 at a real token) and lengths [b], both
@@ -222,8 +224,8 @@ const DeviceInputs& PartInputs::on(c10::Device device) {
     in.rotary[a.rope] =
         rotary_tables(inv_freq, device_positions, model_.dtype(), model_.spec().ropes[a.rope].rope.attention_factor);
   }
-  if (model_.config().rope.llama4_scaling_beta != 0)
-    in.query_scale = llama4_query_scale(model_.config().rope, device_positions, model_.dtype());
+  if (model_.spec().query_scale.beta != 0)
+    in.query_scale = position_query_scale(model_.spec().query_scale, device_positions, model_.dtype());
   if (shared != nullptr) {
     const at::Tensor key_valid = cast(on[9], at::kBool);
     const at::Tensor additive = device.is_cpu() ? additive_mask(key_valid, model_.dtype()) : at::Tensor();

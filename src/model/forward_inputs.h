@@ -32,7 +32,7 @@ struct DeviceInputs {
   std::vector<std::pair<int64_t, at::Tensor>> plain_masks;  // (window, mask before folding)
   mutable std::deque<Mask> masks;  // a deque: a mask handed out stays where it is when another is folded
   std::vector<RotaryTables> rotary;  // by ModelSpec::ropes' index
-  at::Tensor query_scale;  // [batch, 1, len, 1] in the model dtype: ministral3's by position; else undefined
+  at::Tensor query_scale;  // [batch, 1, len, 1]: ModelSpec::query_scale's factors (in fp32 or the dtype); else undefined
   PrefixGroups groups;
   // What a recurrent layer takes in of right-padded rows: [b, t] fp32, 1 at a real token, and [b] int64, the real
   // tokens of each row (both undefined when every token is real); each row's shared prefix ([b] int64, with them).

@@ -53,9 +53,9 @@ void check_dense_attention_limit(const ModelConfig& config, int64_t tokens, cons
   const int64_t limit = config.dense_attention_limit;
   if (limit > 0 && tokens > limit)
     throw std::invalid_argument(fmt::format(
-        "{}: {} tokens reach the model, but {}'s sparse attention is served here as dense attention, which it equals "
-        "only while a query sees at most index_topk = {} keys (the indexer is not built); {}",
-        what, tokens, config.model_type, limit, remedy));
+        "{}: {} tokens reach the model, but {}'s attention is served here as dense attention, which equals its own "
+        "only while a query sees at most {} = {} keys; {}",
+        what, tokens, config.model_type, config.dense_attention_limit_key, limit, remedy));
 }
 
 ScoringWindow scoring_window(const Request& request, int64_t max_length, size_t index) {

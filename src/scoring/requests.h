@@ -31,8 +31,8 @@ struct ScoringWindow {
 };
 
 // Throws std::invalid_argument (naming `index`) when the continuation is longer than max_length.
-// Throws, naming `what`, when `tokens` fed in one row exceed the model's dense_attention_limit (sparse attention
-// served as dense).
+// Throws, naming `what`, when `tokens` fed in one row exceed the model's dense_attention_limit (sparse or chunked
+// attention served as dense).
 // `remedy` says what would bring it within.
 void check_dense_attention_limit(const ModelConfig& config, int64_t tokens, const std::string& what,
                                  const std::string& remedy);

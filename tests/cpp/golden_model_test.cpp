@@ -61,7 +61,9 @@ TEST_P(GoldenModel, GreedyContinuationIsReportedGreedy) {
 }
 
 // Every model_type the engine serves natively has a golden fixture (as its own type, or as its wrapper's text
-// model), but Kimi K2's, which is DeepSeek V3's config under another name.
+// model), but Kimi K2's, which is DeepSeek V3's config under another name, and the llama4 wrapper's: transformers
+// 5.24's Llama4ForConditionalGeneration cannot run (its forward reads image_outputs off its text model's output),
+// so test_references.py saves the llama4_text fixture inside it at test time and checks that fixture's numbers.
 TEST(GoldenFixtures, EverySupportedModelTypeHasOne) {
   std::set<std::string> fixtures;
   for (const auto* names : {&fixture_models(), &recurrent_fixture_models()}) {
@@ -71,7 +73,7 @@ TEST(GoldenFixtures, EverySupportedModelTypeHasOne) {
     }
   }
   for (const std::string& type : supported_model_types())
-    if (type != "kimi_k2") EXPECT_EQ(fixtures.count(type), 1u) << type << " has no fixture under tests/data/models";
+    if (type != "kimi_k2" && type != "llama4") EXPECT_EQ(fixtures.count(type), 1u) << type << " has no fixture under tests/data/models";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenModel, testing::ValuesIn(fixture_models()),

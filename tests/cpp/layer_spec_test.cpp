@@ -154,6 +154,36 @@ TEST(LayerSpec, GroupedSigmoidRouterWithCorrectionBias) {
 // The checkpoint's tensors are sized by each layer's spec: dense layers by the dense width, MoE layers by the
 // experts', with the shared expert where the spec has one.
 // Each mixer states what its layer's cache keeps, its workspace and whether cascade over a shared prefix is exact
+
+// Llama 4: the layers that rotate norm q and k per head without weight (none under use_qk_norm false), those that do
+// not scale their queries by position (in fp32, from position + 1); experts read their input times their weight.
+TEST(LayerSpec, Llama4NormsRotatingLayersAndScalesTheOthersQueries) {
+  const ModelSpec llama4 = spec_of("llama4_text");
+  EXPECT_EQ(llama4.layers[0].attention.qk_norm, QkNorm::kUnitPerHead);
+  EXPECT_TRUE(llama4.layers[0].attention.qk_norm_after_rope);
+  EXPECT_FALSE(llama4.layers[0].attention.has_qk_norm_weights());
+  EXPECT_FALSE(llama4.layers[0].attention.query_scaled_by_position);
+  EXPECT_EQ(llama4.layers[3].attention.rope, -1);
+  EXPECT_EQ(llama4.layers[3].attention.qk_norm, QkNorm::kNone);
+  EXPECT_TRUE(llama4.layers[3].attention.query_scaled_by_position);
+  EXPECT_DOUBLE_EQ(llama4.query_scale.beta, 0.1);
+  EXPECT_EQ(llama4.query_scale.divisor, 8192);
+  EXPECT_EQ(llama4.query_scale.offset, 1);
+  EXPECT_TRUE(llama4.query_scale.product_in_fp32);
+  EXPECT_TRUE(llama4.layers[0].mlp.router.weight_on_input);
+  EXPECT_EQ(llama4.layers[0].mlp.router.shared_expert_size, 96);
+  EXPECT_EQ(spec_of("llama4_text", R"(, "use_qk_norm": false)").layers[0].attention.qk_norm, QkNorm::kNone);
+  const ModelSpec untuned = spec_of("llama4_text", R"(, "attn_temperature_tuning": false)");
+  EXPECT_EQ(untuned.query_scale.beta, 0);
+  EXPECT_FALSE(untuned.layers[3].attention.query_scaled_by_position);
+  // Ministral 3's scale: every layer, from the position itself, rounded to the dtype first
+  const ModelSpec ministral = spec_of("ministral3", R"(, "rope_parameters": {"rope_type": "default",
+      "rope_theta": 10000.0, "llama_4_scaling_beta": 0.2, "original_max_position_embeddings": 16})");
+  EXPECT_TRUE(ministral.layers[0].attention.query_scaled_by_position);
+  EXPECT_EQ(ministral.query_scale.offset, 0);
+  EXPECT_EQ(ministral.query_scale.divisor, 16);
+  EXPECT_FALSE(ministral.query_scale.product_in_fp32);
+}
 // for it; the model's cascade is exact where every layer's is.
 TEST(MixerCosts, EachMixerStatesWhatItKeepsAndWhetherCascadeIsExact) {
   const ModelSpec tiny = model_spec(ModelConfig::synthetic("tiny"));

@@ -1118,6 +1118,111 @@ TEST(ConfigJson, PerLayerHeadsGatesAndRouterOptions) {
             std::string::npos);
 }
 
+// Llama 4's keys as transformers' defaults fill them (every layer routed, every fourth without rope, the others
+// chunked), the layer lists given, and its errors.
+TEST(ConfigJson, Llama4ChunksNopeLayersAndInterleavedExperts) {
+  const std::string base = R"({"model_type": "llama4_text", "vocab_size": 512, "hidden_size": 64,
+      "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2)";
+  const ModelConfig defaults = ModelConfig::from_json(base + "}");
+  EXPECT_EQ(defaults.intermediate_size, 16384);
+  EXPECT_EQ(defaults.moe_intermediate_size, 8192);
+  EXPECT_EQ(defaults.shared_expert_intermediate_size, 8192);
+  EXPECT_EQ(defaults.head_dim, 128);
+  EXPECT_EQ(defaults.num_experts, 16);
+  EXPECT_EQ(defaults.experts_per_token, 1);
+  EXPECT_TRUE(defaults.router_weight_on_input);
+  EXPECT_EQ(defaults.router_scores, RouterScores::kSigmoidOfChosen);
+  EXPECT_FALSE(defaults.norm_topk_prob);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_TRUE(defaults.is_moe_layer(i)) << i;
+  EXPECT_EQ(defaults.rope.theta, 500000.0);
+  EXPECT_TRUE(defaults.interleaved_rope);
+  EXPECT_FALSE(defaults.layer_uses_rope(3));
+  EXPECT_TRUE(defaults.layer_uses_rope(2));
+  EXPECT_EQ(defaults.dense_attention_limit, 8192);
+  EXPECT_STREQ(defaults.dense_attention_limit_key, "attention_chunk_size");
+  EXPECT_DOUBLE_EQ(defaults.query_temperature, 0.1);
+  EXPECT_EQ(defaults.query_temperature_floor, 8192);
+  EXPECT_EQ(ModelConfig::from_json(defaults.to_json()).to_json(), defaults.to_json());
+
+  const ModelConfig given = ModelConfig::from_json(base + R"(, "interleave_moe_layer_step": 2, "use_qk_norm": false,
+      "attn_temperature_tuning": false, "attention_chunk_size": null, "no_rope_layers": [1, 0, 1, 1]})");
+  EXPECT_FALSE(given.is_moe_layer(0));
+  EXPECT_TRUE(given.is_moe_layer(1));
+  EXPECT_TRUE(given.is_moe_layer(3));
+  EXPECT_FALSE(given.layer_uses_rope(1));
+  EXPECT_EQ(given.dense_attention_limit, 0);
+  EXPECT_EQ(given.query_temperature, 0);
+  EXPECT_FALSE(given.qk_unit_norm);
+  EXPECT_EQ(ModelConfig::from_json(given.to_json()).to_json(), given.to_json());
+  const ModelConfig listed = ModelConfig::from_json(base + R"(, "moe_layers": [2], "attention_chunk_size": 64,
+      "layer_types": ["full_attention", "full_attention", "full_attention", "chunked_attention"]})");
+  EXPECT_TRUE(listed.is_moe_layer(2));
+  EXPECT_FALSE(listed.is_moe_layer(1));
+  EXPECT_EQ(listed.dense_attention_limit, 64);
+  EXPECT_EQ(ModelConfig::from_json(base + R"(, "attention_chunk_size": 64, "layer_types": ["full_attention",
+      "full_attention", "full_attention", "full_attention"]})").dense_attention_limit, 0);
+
+  auto error = [&](const std::string& keys) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + keys + "}"); });
+  };
+  EXPECT_NE(error(R"(, "moe_layers": [4])").find("moe_layers names layer 4 of a model of 4 layers"), std::string::npos);
+  EXPECT_NE(error(R"(, "interleave_moe_layer_step": 0)").find("interleave_moe_layer_step must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(error(R"(, "floor_scale": 0)").find("floor_scale must be >= 1"), std::string::npos);
+  EXPECT_NE(error(R"(, "layer_types": ["full_attention", "sliding_attention", "full_attention", "full_attention"])")
+                .find("layer type 'sliding_attention'"),
+            std::string::npos);
+  EXPECT_NE(error(R"(, "attention_chunk_size": null, "layer_types": ["chunked_attention", "full_attention",
+      "full_attention", "full_attention"])").find("chunked_attention layers need attention_chunk_size"),
+            std::string::npos);
+}
+
+// MiniMax M3's text model: transformers' defaults (every layer routed, none sparse), the older sparse_attention_config
+// and moe_layer_freq read as transformers reads them, the sparse layers' reach as the dense attention limit.
+TEST(ConfigJson, MiniMaxM3SparseLayersAndOlderKeys) {
+  const std::string base = R"({"model_type": "minimax_m3_vl_text", "vocab_size": 512, "hidden_size": 64,
+      "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "hidden_act": "swigluoai")";
+  const ModelConfig defaults = ModelConfig::from_json(base + "}");
+  EXPECT_EQ(defaults.intermediate_size, 12288);
+  EXPECT_EQ(defaults.moe_intermediate_size, 3072);
+  EXPECT_EQ(defaults.shared_expert_intermediate_size, 3072);
+  EXPECT_FALSE(defaults.shared_expert_gated);
+  EXPECT_EQ(defaults.num_experts, 128);
+  EXPECT_EQ(defaults.experts_per_token, 4);
+  EXPECT_DOUBLE_EQ(defaults.routed_scaling_factor, 2.0);
+  EXPECT_TRUE(defaults.scaled_after_sum);
+  EXPECT_TRUE(defaults.clamped_swiglu_mlps);
+  EXPECT_DOUBLE_EQ(defaults.swiglu_limit, 7.0);
+  EXPECT_EQ(defaults.activation, Activation::kSilu);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(defaults.is_moe_layer(i)) << i;
+  EXPECT_EQ(defaults.dense_attention_limit, 0);
+  EXPECT_EQ(defaults.rope.theta, 5000000.0);
+  EXPECT_EQ(ModelConfig::from_json(defaults.to_json()).to_json(), defaults.to_json());
+
+  const ModelConfig older = ModelConfig::from_json(base + R"(, "moe_layer_freq": [0, 1, 1], "sparse_attention_config":
+      {"sparse_attention_freq": [0, 1, 1], "sparse_block_size": 64, "sparse_topk_blocks": 4}})");
+  EXPECT_FALSE(older.is_moe_layer(0));
+  EXPECT_TRUE(older.is_moe_layer(1));
+  EXPECT_EQ(older.dense_attention_limit, 256);
+  EXPECT_STREQ(older.dense_attention_limit_key, "index_topk_blocks x index_block_size");
+  const ModelConfig again = ModelConfig::from_json(older.to_json());
+  EXPECT_EQ(again.dense_attention_limit, 256);
+  EXPECT_FALSE(again.is_moe_layer(0));
+  EXPECT_EQ(again.to_json(), older.to_json());
+
+  auto error = [&](const std::string& keys) {
+    return message_of<std::invalid_argument>([&] { ModelConfig::from_json(base + keys + "}"); });
+  };
+  EXPECT_NE(error(R"(, "layer_types": ["full_attention", "sliding_attention", "full_attention"])")
+                .find("layer type 'sliding_attention'"),
+            std::string::npos);
+  EXPECT_NE(error(R"(, "layer_types": ["full_attention"])").find("layer_types has 1 entries for 3 layers"),
+            std::string::npos);
+  EXPECT_NE(error(R"(, "index_topk_blocks": 0, "layer_types": ["minimax_m3_sparse", "full_attention",
+      "full_attention"])").find("index_topk_blocks 0 and index_block_size 128 must be >= 1"),
+            std::string::npos);
+}
+
 // MiMo-V2-Flash's options: the first layer full beside every sixth, twice the kv heads on sliding layers, windows
 // from sliding_window_size + 1, values narrower than the heads (never wider), a null value scale as 1.
 TEST(ConfigJson, NarrowValuesAndSlidingLayerOptions) {

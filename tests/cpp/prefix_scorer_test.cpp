@@ -6,6 +6,7 @@
 #include "model/ops/attention.h"
 #include "test_support.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -615,33 +616,52 @@ TEST(PrefixScorerErrors, ContinuationsPastAPrunedOutputLayerAreNamed) {
             std::string::npos);
 }
 
-// DeepSeek V3.2's sparse attention is served as dense attention up to index_topk keys a query (150 in the fixture,
-// whose longest golden sequence is as long): an input past that is refused by name, on every path; truncated to it
-// by max_length, it is scored.
-TEST(PrefixScorerErrors, InputsPastTheSparseAttentionsTopKAreRefused) {
-  const auto model = fixture("deepseek_v32");
-  ASSERT_EQ(model->config().dense_attention_limit, 150);
-  const Request fits{TokenIds(149, 7), {4, 5}}, past{TokenIds(150, 7), {4, 5}};  // 150 and 151 tokens fed
-  EXPECT_EQ(PrefixScorer(model).loglikelihood({fits}).scores.size(), 1u);
-  const std::string message = message_of<std::invalid_argument>([&] { PrefixScorer(model).loglikelihood({fits, past}); });
-  EXPECT_NE(message.find("request 1: 151 tokens reach the model, but deepseek_v32's sparse attention"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("set max_length to at most 150"), std::string::npos) << message;
-  EXPECT_THROW(score_plain(*model, {past}), std::invalid_argument);
-  EXPECT_THROW(PrefixScorer(model).loglikelihood_rolling({TokenIds(300, 9)}, 0), std::invalid_argument);
-  PrefixScorerOptions truncating;
-  truncating.max_length = 150;
-  ScoringOptions plain_truncating;
-  plain_truncating.max_length = 150;
-  expect_same_scores(PrefixScorer(model, truncating).loglikelihood({past}).scores,
-                     score_plain(*model, {past}, plain_truncating).scores, "truncated to index_topk");
-  const std::string generating = message_of<std::invalid_argument>(
-      [&] { PrefixScorer(model).generate({GenerationRequest{TokenIds(140, 7), 12}}); });
-  EXPECT_NE(generating.find("generate: request 0 (prompt and new tokens but the last): 151 tokens"), std::string::npos)
-      << generating;
-  EXPECT_NE(generating.find("give at most 151 prompt tokens and max_new_tokens together"), std::string::npos)
-      << generating;
-  EXPECT_EQ(PrefixScorer(model).generate({GenerationRequest{TokenIds(140, 7), 11}}).generations[0].tokens.size(), 11u);
+// Sparse attention served as dense attention up to the keys a query may take (DeepSeek V3.2's index_topk, MiniMax
+// M3's index_topk_blocks blocks of index_block_size), Llama 4's chunked attention up to attention_chunk_size (150,
+// 160 and 150 in the fixtures, whose longest golden sequence is 150): an input past that is refused by name, on every
+// path; truncated to it by max_length, it is scored.
+TEST(PrefixScorerErrors, InputsPastTheDenseAttentionLimitAreRefused) {
+  struct Limited {
+    const char* fixture;
+    const char* key;
+    int64_t limit;
+  };
+  for (const Limited& c : {Limited{"deepseek_v32", "index_topk", 150}, Limited{"llama4_text", "attention_chunk_size", 150},
+                           Limited{"minimax_m3_vl", "index_topk_blocks x index_block_size", 160}}) {
+    SCOPED_TRACE(c.fixture);
+    const auto model = fixture(c.fixture);
+    const int64_t limit = c.limit;
+    ASSERT_EQ(model->config().dense_attention_limit, limit);
+    const Request fits{TokenIds(limit - 1, 7), {4, 5}}, past{TokenIds(limit, 7), {4, 5}};  // limit and one more fed
+    EXPECT_EQ(PrefixScorer(model).loglikelihood({fits}).scores.size(), 1u);
+    const std::string message =
+        message_of<std::invalid_argument>([&] { PrefixScorer(model).loglikelihood({fits, past}); });
+    EXPECT_NE(message.find(fmt::format("request 1: {} tokens reach the model, but {}'s attention is served here as "
+                                       "dense attention", limit + 1, model->config().model_type)),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find(fmt::format("{} = {} keys", c.key, limit)), std::string::npos) << message;
+    EXPECT_NE(message.find(fmt::format("set max_length to at most {}", limit)), std::string::npos) << message;
+    EXPECT_THROW(score_plain(*model, {past}), std::invalid_argument);
+    EXPECT_THROW(PrefixScorer(model).loglikelihood_rolling({TokenIds(2 * limit, 9)}, 0), std::invalid_argument);
+    PrefixScorerOptions truncating;
+    truncating.max_length = limit;
+    ScoringOptions plain_truncating;
+    plain_truncating.max_length = limit;
+    expect_same_scores(PrefixScorer(model, truncating).loglikelihood({past}).scores,
+                       score_plain(*model, {past}, plain_truncating).scores, "truncated to the limit");
+    const std::string generating = message_of<std::invalid_argument>(
+        [&] { PrefixScorer(model).generate({GenerationRequest{TokenIds(limit - 10, 7), 12}}); });
+    EXPECT_NE(generating.find(fmt::format("generate: request 0 (prompt and new tokens but the last): {} tokens",
+                                          limit + 1)),
+              std::string::npos)
+        << generating;
+    EXPECT_NE(generating.find(fmt::format("give at most {} prompt tokens and max_new_tokens together", limit + 1)),
+              std::string::npos)
+        << generating;
+    EXPECT_EQ(PrefixScorer(model).generate({GenerationRequest{TokenIds(limit - 10, 7), 11}}).generations[0].tokens.size(),
+              11u);
+  }
 }
 
 TEST(PrefixScorerThreads, ConcurrentCallsAgreeWithSequentialOnes) {

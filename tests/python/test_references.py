@@ -99,6 +99,28 @@ def test_ministral3_text_model_alone_scores_as_transformers(tmp_path):
     assert [g[1] for g in got] == [w[1] for w in want]
 
 
+def test_llama4_wrapper_saved_whole_scores_as_its_text_model(tmp_path):
+    """Llama 4 as released: the llama4_text fixture inside Llama4ForConditionalGeneration with a tiny vision tower,
+    saved whole (language_model.model.*, language_model.lm_head), scores as the text model alone and counts the
+    tower's parameters."""
+    text = transformers.AutoConfig.from_pretrained(MODELS / "llama4_text")
+    vision = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, image_size=28,
+                  patch_size=14, vision_output_dim=32, projector_input_dim=32, projector_output_dim=64)
+    config = transformers.Llama4Config(text_config=text.to_dict(), vision_config=vision, image_token_index=511,
+                                       boi_token_index=509, eoi_token_index=510)
+    whole = transformers.Llama4ForConditionalGeneration(config).eval()
+    whole.language_model.load_state_dict(hf_model(MODELS / "llama4_text").state_dict())
+    whole.save_pretrained(tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "llama4"
+    rows = json.loads((MODELS / "llama4_text" / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path)
+    got = scorer.loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([r["logprob"] for r in rows], abs=1e-4)
+    assert [g[1] for g in got] == [r["is_greedy"] for r in rows]
+    assert scorer.num_parameters == whole.num_parameters()
+
+
 def copy_with_attention_scaled(family, folder, suffixes, factor):
     """The fixture copied into `folder` with the weights whose names end in `suffixes` times `factor` (random weights
     give attention scores too small for positions and scales to show); returns its config."""

@@ -47,6 +47,18 @@ void add_row_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const st
   slots.push_back({{down, {experts, h, ff}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t; }});
 }
 
+// `experts` experts of layer `i` stacked by columns: gate's then up's [experts, hidden, 2 x ff] under `gate_up`, down
+// [experts, ff, hidden] under `down`; transposed to the [experts, out, in] stacks the grouped matmuls take.
+void add_column_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const std::string& gate_up,
+                                const std::string& down, int64_t experts, int64_t ff, int64_t h) {
+  slots.push_back({{gate_up, {experts, h, 2 * ff}}, i, [i, ff](ModelWeights& w, const at::Tensor& t) {
+                     w.layers[i].experts.gate = t.narrow(2, 0, ff).transpose(1, 2).contiguous();
+                     w.layers[i].experts.up = t.narrow(2, ff, ff).transpose(1, 2).contiguous();
+                   }});
+  slots.push_back({{down, {experts, ff, h}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t.transpose(1, 2).contiguous(); }});
+}
+
 // The shared expert of `size` beside the routed ones: gate and up (apart, or in the family's gate_up_proj), down,
 // their biases where the dense MLP has them, and its sigmoid gate.
 void add_shared_expert(LayerLayout& l, int64_t size) {
@@ -110,6 +122,8 @@ void add_routed_experts(LayerLayout& l) {
   }
   if (names.gate_up_rows)
     add_row_stacked_experts(l.slots, i, l.name(names.gate), l.name(names.down), m.router.experts, ff, h);
+  if (names.gate_up_columns)
+    add_column_stacked_experts(l.slots, i, l.name(names.gate), l.name(names.down), m.router.experts, ff, h);
   const int64_t in = m.latent_size > 0 ? m.latent_size : h;  // the experts' width
   if (m.latent_size > 0) {
     l.add(std::string(names.latent_in) + ".weight", {in, h}, weight_of(&LayerWeights::latent_in));
@@ -124,7 +138,7 @@ void add_routed_experts(LayerLayout& l) {
     l.slots.push_back({{l.name(fmt::format(fmt::runtime(name), e)), std::move(shape)}, i, nullptr,
                        [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
   };
-  for (int64_t e = 0; e < m.router.experts && !names.gate_up_rows; ++e) {
+  for (int64_t e = 0; e < m.router.experts && names.saved_one_by_one(); ++e) {
     if (!m.ungated_experts) add_expert(names.gate, {ff, in}, e, &StackedExperts::gate);
     add_expert(names.up, {ff, in}, e, &StackedExperts::up);
     add_expert(names.down, {in, ff}, e, &StackedExperts::down);

@@ -383,7 +383,7 @@ ModelLayout model_layout(const ModelConfig& c) {
       add_mixer_and_mlp_inputs(l);
     if (attends) add_attention_outputs(l);
     if (l.layer.mamba_beside) add_mamba2(slots, l.layer.mamba, h, i, l.name(std::string(family.mamba_module) + "."));
-    if (attends && l.layer.attention.qk_norm != QkNorm::kNone) add_qk_norms(l);
+    if (attends && l.layer.attention.has_qk_norm_weights()) add_qk_norms(l);
     add_layer_extras(l);
     add_mlp_outputs(l);
   }

@@ -66,12 +66,12 @@ int64_t parameters_beside_text_model(const Checkpoint& checkpoint, const TensorP
   return total;
 }
 
-// The elements of a module's tensors that every layer holds and the forward never reads (`module` after a layer's
-// name: deepseek_v32's self_attn.indexer), which transformers counts among the model's parameters; a block-FP8
-// weight's scales are not parameters, nor are layers past num_layers.
+// The elements of a module's tensors that layers hold and the forward never reads (`module` the start of their names
+// after a layer's: deepseek_v32's "self_attn.indexer.", MiniMax M3's "self_attn.index_"), which transformers counts
+// among the model's parameters; a block-FP8 weight's scales are not parameters, nor are layers past num_layers.
 int64_t parameters_of_unread_module(const Checkpoint& checkpoint, const char* module, int64_t num_layers) {
   if (module == nullptr) return 0;
-  const std::string part = "." + std::string(module) + ".", scales = "_scale_inv", layers = "layers.";
+  const std::string part = "." + std::string(module), scales = "_scale_inv", layers = "layers.";
   int64_t total = 0;
   for (const std::string& name : checkpoint.names()) {
     const size_t at = name.find(part), layer_at = name.find(layers);

@@ -75,7 +75,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
   for (int64_t i = 0; i < config.num_layers; ++i) {
     w.layers[i].device = layer_devices[i];
     const MlpSpec& m = spec.layers[i].mlp;
-    if (m.kind == MlpKind::kExperts && !names.stacked && !names.gate_up_rows) {  // filled expert by expert
+    if (m.kind == MlpKind::kExperts && names.saved_one_by_one()) {  // filled expert by expert
       const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
       const int64_t e = m.router.experts, ff = m.size, in = m.latent_size > 0 ? m.latent_size : config.hidden_size;
       w.layers[i].experts = {m.ungated_experts ? at::Tensor() : at::empty({e, ff, in}, options),

@@ -41,6 +41,9 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   a.value_head_dim = c.value_head_dim > 0 ? c.value_head_dim : a.head_dim;
   a.value_multiplier = c.value_multiplier;
   a.qk_norm = c.qk_norm ? QkNorm::kPerHead : c.qk_norm_full_width ? QkNorm::kFullWidth : QkNorm::kNone;
+  if (c.qk_unit_norm && a.rope >= 0) a.qk_norm = QkNorm::kUnitPerHead;
+  a.qk_norm_after_rope = a.qk_norm_after_rope || c.qk_unit_norm;
+  a.query_scaled_by_position = c.rope.llama4_scaling_beta != 0 || (c.query_temperature != 0 && a.rope < 0);
   a.qkv_bias = c.qkv_bias;
   a.o_bias = c.o_bias;
   if (c.latent_attention()) {  // one kv head of the latent and the rotated key; scores scaled as the expanded form's
@@ -85,6 +88,7 @@ MlpSpec experts_spec(const ModelConfig& c, int64_t layer) {
   r.logit_softcap = c.router_logit_softcap;
   r.weights_fp32 = c.routing_weights_fp32;
   r.biases = c.expert_biases;
+  r.weight_on_input = c.router_weight_on_input;
   r.shared_expert_size = c.shared_expert_intermediate_size;
   r.shared_expert_gated = c.shared_expert_gated;
   r.shared_expert_averaged = c.shared_expert_averaged;
@@ -101,6 +105,10 @@ MlpSpec mlp_spec(const ModelConfig& c, int64_t layer) {
   m.bias = c.mlp_bias;
   m.gate_multiplier = c.mlp_multipliers[0];
   m.down_multiplier = c.mlp_multipliers[1];
+  if (c.clamped_swiglu_mlps) {
+    m.swiglu_alpha = c.swiglu_alpha;
+    m.swiglu_limit = c.swiglu_limit;
+  }
   return m;
 }
 
@@ -119,6 +127,10 @@ ModelSpec model_spec(const ModelConfig& c) {
   spec.ropes.push_back({c.rope, head_dim_of(!c.has_full_attention())});
   if (c.sliding_rope) spec.ropes.push_back({*c.sliding_rope, head_dim_of(true)});
   spec.per_layer_input_size = c.per_layer_input_size;
+  if (c.rope.llama4_scaling_beta != 0)
+    spec.query_scale = {c.rope.llama4_scaling_beta, c.rope.original_max_position_embeddings, 0, false};
+  else if (c.query_temperature != 0)
+    spec.query_scale = {c.query_temperature, c.query_temperature_floor, 1, true};
   // One norm feeds both blocks of a parallel layer unless the family names a second (gpt_neox's own MLP norm).
   const bool one_norm_for_both = model_family(c.model_type).parallel_block;
   for (int64_t i = 0; i < c.num_layers; ++i) {

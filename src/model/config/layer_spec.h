@@ -11,8 +11,9 @@
 
 namespace prefix_scorer {
 
-// Where q and k are normalized: over each head, or over the whole projection (olmo2).
-enum class QkNorm { kNone, kPerHead, kFullWidth };
+// Where q and k are normalized: over each head, over the whole projection (olmo2), or over each head without a
+// weight (Llama 4's L2 norm).
+enum class QkNorm { kNone, kPerHead, kFullWidth, kUnitPerHead };
 
 struct AttentionSpec {
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
@@ -34,9 +35,11 @@ struct AttentionSpec {
   double key_multiplier = 1;    // the keys' projection times this before their rotation (Falcon-H1)
   double value_multiplier = 1;  // the values' projection times this
   int64_t value_head_dim = 0;   // the checkpoint's value heads' width (<= head_dim; zero-padded to it at load)
+  bool query_scaled_by_position = false;  // q times ModelSpec::query_scale's factor at its position (after rope)
 
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
+  bool has_qk_norm_weights() const { return qk_norm != QkNorm::kNone && qk_norm != QkNorm::kUnitPerHead; }
 };
 
 // What mixes tokens in a layer: attention, a Gated DeltaNet (a recurrent state per value head, see
@@ -111,6 +114,7 @@ struct RouterSpec {
   double logit_softcap = 0;         // the fp32 logits become cap * tanh(logit / cap) before the scores; 0: not
   bool weights_fp32 = false;        // the weights stay fp32 through the experts' sum
   bool biases = false;              // on the router and on every expert's projections
+  bool weight_on_input = false;     // each chosen expert reads the input times its weight; outputs summed unweighted
   int64_t shared_expert_size = 0;   // a shared expert beside the routed ones; 0: none
   bool shared_expert_gated = false; // behind a sigmoid gate (qwen2_moe)
   bool shared_expert_averaged = false;  // (routed + shared) / 2 instead of their sum
@@ -127,7 +131,7 @@ struct MlpSpec {
   int64_t size = 0;                // the inner width (of each expert)
   Activation activation = Activation::kSilu;
   bool bias = false;               // biases on a dense MLP's projections
-  double swiglu_alpha = 0, swiglu_limit = 0;  // limit > 0: experts gate by the clamped SwiGLU
+  double swiglu_alpha = 0, swiglu_limit = 0;  // limit > 0: gated by the clamped SwiGLU (experts and shared too)
   double gate_multiplier = 1, down_multiplier = 1;  // Falcon-H1: down(up * act(gate * this)) * that
   bool ungated_experts = false;    // experts and the shared expert down(act(up)), without a gate (Nemotron-H)
   int64_t latent_size = 0;         // experts read and write this width, projected from and back to hidden; 0: hidden
@@ -177,9 +181,19 @@ struct RopeSpec {
   int64_t head_dim = 0;
 };
 
+// Queries scaled by their position p as 1 + beta ln(1 + floor((p + offset) / divisor)): Ministral 3's
+// llama_4_scaling_beta (the factor rounded to the model dtype first), Llama 4's temperature tuning (offset 1, the
+// product in fp32 and then rounded). beta 0: none.
+struct PositionQueryScale {
+  double beta = 0;
+  int64_t divisor = 1, offset = 0;
+  bool product_in_fp32 = false;
+};
+
 struct ModelSpec {
   std::vector<LayerSpec> layers;
   std::vector<RopeSpec> ropes;
+  PositionQueryScale query_scale;  // for the layers whose AttentionSpec::query_scaled_by_position
   NormSpec norm;
   int64_t per_layer_input_size = 0;  // the width of each layer's per-layer input; 0: none
   int64_t hidden_size = 0;

@@ -84,6 +84,11 @@ struct ModelConfig {
   bool qk_norm_full_width = false;  // ... or over the whole q and k projections (olmo2)
   bool qk_norm_after_rope = false;  // per-head q/k norms after the rotation (hunyuan_v1_dense), not before
   bool qk_norm_weight_per_head = false;  // per-head q/k norms with a weight for each head (cohere)
+  bool qk_unit_norm = false;  // q and k RMS-normed per head without a weight once rotated, where a layer rotates (Llama 4)
+  // Temperature tuning where a layer does not rotate (Llama 4's attn_scale, floor_scale): queries, in fp32, times
+  // 1 + query_temperature ln(1 + floor((position + 1) / query_temperature_floor)); 0: none.
+  double query_temperature = 0;
+  int64_t query_temperature_floor = 1;
   // The rope rotates interleaved pairs (0, 1), (2, 3), ... of each head (ernie4_5): q and k rows are reordered at
   // load into the halves the rope here rotates, which leaves every q . k as it is.
   bool interleaved_rope = false;
@@ -127,6 +132,7 @@ struct ModelConfig {
   bool scaled_after_sum = false;      // ... or the experts' summed output
   double router_logit_softcap = 0;    // the router's logits soft-capped (0: not)
   bool routing_weights_fp32 = false;  // they stay float32 through the experts' sum (mixtral)
+  bool router_weight_on_input = false;  // each chosen expert reads the input times its weight (Llama 4)
   // A shared expert of this width beside the routed ones (0: none), behind a sigmoid gate (qwen2_moe) or not, its
   // output added to theirs or averaged with it.
   int64_t shared_expert_intermediate_size = 0;
@@ -137,6 +143,7 @@ struct ModelConfig {
   // g)) with g = min(gate, limit).
   bool expert_biases = false;
   double swiglu_alpha = 0, swiglu_limit = 0;  // limit 0: experts gate by the config's activation
+  bool clamped_swiglu_mlps = false;  // the dense MLPs and shared experts gate by the clamped SwiGLU too (MiniMax M3)
   // Gemma 4's MoE (enable_moe_block): every layer's experts beside its dense MLP (not instead of it), routed from
   // the residual RMS-normed without weight, times a learned scale and hidden^-1/2; each chosen weight times its
   // expert's learned scale.
@@ -221,8 +228,10 @@ struct ModelConfig {
   bool latent_attention() const { return kv_lora_rank > 0; }
   // Sparse attention through an indexer (DeepSeek V3.2's index_topk; 0: none): each query attends to the index_topk
   // keys its indexer ranks highest, which is dense attention while a query sees at most that many keys. The
-  // indexer is not built: longer inputs are refused.
+  // indexer is not built: longer inputs are refused. Attention within chunks (Llama 4's attention_chunk_size) is
+  // likewise dense attention while a query sees at most a chunk. The config key that sets it, named by the refusal.
   int64_t dense_attention_limit = 0;
+  const char* dense_attention_limit_key = "index_topk";
 
   bool layer_uses_rope(int64_t layer) const { return rope_layers.empty() || rope_layers.at(layer); }
   int64_t layer_head_dim(int64_t layer) const {

@@ -62,6 +62,11 @@ struct ExpertTraits {
   // Experts stacked in one tensor per projection, gate's rows then up's in `gate` ([experts, 2 x ff, hidden]) and
   // down in `down` ([experts, hidden, ff]), without biases (Granite 4's input_linear and output_linear).
   bool gate_up_rows = false;
+  // Experts stacked in one tensor per projection, gate's columns then up's in `gate` ([experts, hidden, 2 x ff]) and
+  // down in `down` ([experts, ff, hidden]), without biases (Llama 4's experts.gate_up_proj and down_proj).
+  bool gate_up_columns = false;
+  // Whether the experts are saved one by one (each projection of each expert its own tensor).
+  bool saved_one_by_one() const { return !stacked && !gate_up_rows && !gate_up_columns; }
   bool clamped_swiglu = false;       // experts gate by the clamped SwiGLU (swiglu_alpha, swiglu_limit read)
   // Checkpoint names after "model.layers.N.": the router, expert e's projections (with {} for e), the correction
   // bias (nullptr: none; [experts], or [1, experts] where correction_bias_row), and the shared expert's module.
@@ -240,7 +245,7 @@ struct ModelFamily {
   // The logits times this key's value (a float, in the model dtype), its default when absent; nullptr: none.
   const char* logit_scale_key = nullptr;
   double default_logit_scale = 1.0;
-  bool attention_sinks = false;
+  bool attention_sinks = false;        // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
   bool sinks_on_sliding_only = false;   // the sinks on sliding layers alone
   const char* sinks_name = "sinks";     // their tensor after the attention module
   // Values narrower than q and k: each value head's width under this key (kept zero-padded to head_dim at load,
@@ -251,7 +256,7 @@ struct ModelFamily {
   double default_value_scale = 1.0;
   int64_t sliding_kv_heads_factor = 1;  // sliding layers' kv heads: num_key_value_heads times this
   // The window under this key is one less than the one attended (a query sees it and itself); read where given.
-  const char* window_less_one_key = nullptr;  // a learned logit per head in each softmax, whose weight no value takes (gpt_oss)
+  const char* window_less_one_key = nullptr;
   bool query_scale_by_position = false;  // rope_parameters' llama_4_scaling_beta scales queries by position (Llama 4's)
   // Keys of the family's own beyond these traits, read after the generic ones (the layer kinds known) and written
   // back by ModelConfig::to_json (Gemma 4's layer shapes, per-layer inputs and MoE block); nullptr: none. Before any
@@ -280,8 +285,8 @@ struct ModelFamily {
   // over interleaved pairs unless rope_interleave is false), its q and kv norms at epsilon 1e-6.
   LatentDefaults latent;
   // Sparse attention (DeepSeek V3.2's DSA): the key of its top-k (index_topk) and its default; served as dense
-  // attention up to that many keys a query. The indexer's module in every layer's attention (never read; its
-  // parameters counted as the checkpoint holds them).
+  // attention up to that many keys a query. How the names of an indexer's tensors begin after a layer's (never
+  // read; their parameters counted as the checkpoint holds them).
   int64_t default_index_topk = 0;
   const char* indexer = nullptr;
   AlternatingWindows windows;

@@ -18,7 +18,7 @@ ModelFamily sparse_attention(const char* model_type, LatentDefaults latent) {
   f.latent.fixed_layout = true;  // transformers' V3.2 reads neither rope_interleave nor a null q_lora_rank
   f.attention_bias_on_o = true;
   f.default_index_topk = 2048;
-  f.indexer = "self_attn.indexer";
+  f.indexer = "self_attn.indexer.";
   ExpertTraits& e = f.experts;
   deepseek_moe(e, 256, 8, 2048);
   e.layers = MoeLayerRule::kMlpLayerTypes;

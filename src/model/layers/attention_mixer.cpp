@@ -43,15 +43,20 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
   auto head_major = [&](const at::Tensor& x, int64_t count) {
     return t == 1 ? x.view({b, count, 1, a.head_dim}) : x.transpose(1, 2);
   };
-  const bool per_head_norm_before = a.qk_norm == QkNorm::kPerHead && !a.qk_norm_after_rope;
-  const bool per_head_norm_after = a.qk_norm == QkNorm::kPerHead && a.qk_norm_after_rope;
+  const bool per_head = a.qk_norm == QkNorm::kPerHead || a.qk_norm == QkNorm::kUnitPerHead;
+  const bool per_head_norm_before = per_head && !a.qk_norm_after_rope;
+  const bool per_head_norm_after = per_head && a.qk_norm_after_rope;
+  // heads [.., head_dim] normed by `weight`, or without one
+  auto head_norm = [&](const at::Tensor& x, const at::Tensor& weight) {
+    return a.qk_norm == QkNorm::kUnitPerHead ? unit_rms_norm(x, n.eps) : norm(x, weight, n);
+  };
   if (!own_kv) {
     at::Tensor q = projected;
     if (a.qk_norm == QkNorm::kFullWidth) q = norm(q, l.q_norm, n);
     q = heads(q, a.heads);
-    if (per_head_norm_before) q = norm(q, l.q_norm, n);
+    if (per_head_norm_before) q = head_norm(q, l.q_norm);
     q = rotate(q);
-    if (per_head_norm_after) q = norm(q, l.q_norm, n);
+    if (per_head_norm_after) q = head_norm(q, l.q_norm);
     return {head_major(q, a.heads), {}, {}};
   }
   at::Tensor qkv = projected;
@@ -80,9 +85,9 @@ Projections project(const AttentionSpec& a, const NormSpec& n, const LayerWeight
     v = qk_v[1];
   }
   const at::Tensor qk_norm = a.qk_norm == QkNorm::kPerHead ? l.qk_norm.unsqueeze(1) : at::Tensor();  // [heads, 1, dim]
-  if (per_head_norm_before) qk = norm(qk, qk_norm, n);
+  if (per_head_norm_before) qk = head_norm(qk, qk_norm);
   if (a.rope >= 0) qk = apply_rotary(qk, in.rotary.at(a.rope), /*head_major=*/true);
-  if (per_head_norm_after) qk = norm(qk, qk_norm, n);
+  if (per_head_norm_after) qk = head_norm(qk, qk_norm);
   if (a.value_norm) v = unit_rms_norm(v, n.eps);
   const std::vector<at::Tensor> q_k = qk.split_with_sizes({a.heads, a.kv_heads}, 1);
   return {q_k[0], q_k[1], v};
@@ -109,7 +114,7 @@ at::Tensor attend_part(const AttentionSpec& a, const NormSpec& n, const LayerWei
   const DeviceInputs& in = *part.in;
   const bool own_kv = a.kv_layer == index;
   Projections p = project(a, n, l, padded(projected, in), own_kv, in);
-  if (in.query_scale.defined()) p.q = p.q * in.query_scale;
+  if (a.query_scaled_by_position) p.q = cast(p.q * in.query_scale, p.q.scalar_type());
   if (own_kv) keep_produced({{p.k, p.v}, state}, part.cache, index, *part.produced);
   at::Tensor heads =
       attend_cached(a, p.q, part.produced->at(a.kv_layer), shared_prefix(part.shared, a.kv_layer), in, l.sinks);

@@ -4,6 +4,7 @@
 
 #include "model/layers/block_ops.h"
 #include "model/ops/attention.h"
+#include "model/ops/cast.h"
 #include "model/ops/linear.h"
 #include "model/ops/rope.h"
 
@@ -77,7 +78,9 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
   const LayerCache kv = std::move(produced[index]);
   produced[index] = {};
   const at::Tensor q_nope = q.narrow(-1, 0, m.nope_dim).transpose(1, 2);
-  auto scaled = [&](const at::Tensor& query) { return in.query_scale.defined() ? query * in.query_scale : query; };
+  auto scaled = [&](const at::Tensor& query) {
+    return a.query_scaled_by_position ? cast(query * in.query_scale, query.scalar_type()) : query;
+  };
   const LayerCache* prefix = shared_prefix(shared, index);
   const int64_t slots = kv.slots(), prefix_slots = prefix == nullptr ? 0 : prefix->slots();
   const int64_t prefix_keys = prefix == nullptr ? 0 : prefix->keys().size(0) * prefix_slots;

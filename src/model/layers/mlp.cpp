@@ -25,11 +25,15 @@ at::Tensor expert_bias(const at::Tensor& bias, const at::Tensor& sorted_experts)
 
 at::Tensor plus(const at::Tensor& x, const at::Tensor& bias) { return bias.defined() ? x + bias : x; }
 
+// A gated MLP's inner values: act(gate) * up, or the clamped SwiGLU.
+at::Tensor gated(const MlpSpec& m, const at::Tensor& gate, const at::Tensor& up) {
+  return m.swiglu_limit > 0 ? clamped_swiglu(m, gate, up) : activate(gate, m.activation) * up;
+}
+
 at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
   if (m.ungated_experts)
     return linear(activate(linear(x, e.up), m.activation), e.down);
-  const at::Tensor gate = activate(linear(x, e.gate), m.activation);
-  return linear(gate * linear(x, e.up), e.down);
+  return linear(gated(m, linear(x, e.gate), linear(x, e.up)), e.down);
 }
 
 // The experts a router chooses for each token [tokens, per_token] and their weights, as RouterSpec describes.
@@ -95,7 +99,10 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
                        /*right=*/true);
   const at::Tensor tokens = at::div(order, r.per_token, "floor");
   const at::Tensor experts_in = m.latent_size > 0 ? linear(x, l.latent_in) : x;
-  const at::Tensor rows = experts_in.index_select(0, tokens);
+  // each (token, choice) row's weight, in the order of the rows
+  const at::Tensor row_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);
+  at::Tensor rows = experts_in.index_select(0, tokens);
+  if (r.weight_on_input) rows = rows * row_weights;
   const StackedExperts& e = l.experts;
   const at::Tensor up = plus(at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends), expert_bias(e.up_bias, sorted_experts));
   at::Tensor hidden;
@@ -104,11 +111,10 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
   } else {
     const at::Tensor gate =
         plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), expert_bias(e.gate_bias, sorted_experts));
-    hidden = m.swiglu_limit > 0 ? clamped_swiglu(m, gate, up) : activate(gate, m.activation) * up;
+    hidden = gated(m, gate, up);
   }
-  const at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends),
-                            expert_bias(e.down_bias, sorted_experts)) *
-                       weights.reshape(-1).index_select(0, order).unsqueeze(1);
+  at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends), expert_bias(e.down_bias, sorted_experts));
+  if (!r.weight_on_input) y = y * row_weights;
   // Routing weights kept fp32 add the experts' outputs up in fp32, rounded once (transformers' fp32 buffer).
   at::Tensor out = r.weights_fp32 ? at::zeros_like(experts_in, at::kFloat).index_add_(0, tokens, y.to(at::kFloat)).to(x.scalar_type())
                                   : at::zeros_like(experts_in).index_add_(0, tokens, y.to(x.scalar_type()));
@@ -139,7 +145,7 @@ at::Tensor mlp(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g, con
   }
   const std::vector<at::Tensor> gate_up = linear(g, l.gate_up).chunk(2, -1);  // one matmul
   const at::Tensor gate = m.gate_multiplier != 1 ? gate_up[0] * m.gate_multiplier : gate_up[0];
-  const at::Tensor out = linear(activate(gate, m.activation) * gate_up[1], l.down);
+  const at::Tensor out = linear(gated(m, gate, gate_up[1]), l.down);
   return m.down_multiplier != 1 ? out * m.down_multiplier : out;
 }
 

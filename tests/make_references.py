@@ -4,6 +4,7 @@ saved by Hugging Face transformers, and the numbers transformers computes for it
     .venv/bin/python tests/make_references.py            # every family
     .venv/bin/python tests/make_references.py gemma2     # some
     .venv/bin/python tests/make_references.py gated_delta_rule  # a kernel's references (kernels/NAME.safetensors)
+    .venv/bin/python tests/make_references.py split_noise nemotron_h  # record_split_noise on a made fixture
 
 Each model's norm weights and biases are drawn away from their initial values, so that a missing (1 + w), a
 skipped norm or a dropped bias changes the numbers. Written per family:
@@ -752,6 +753,29 @@ def make_mamba2_scan():
 KERNELS = {"gated_delta_rule": make_gated_delta_rule, "mamba2_scan": make_mamba2_scan}
 
 
+def record_split_noise(family):
+    """transformers' own fp32 difference between one forward of the first pair's context and a prefill of its first
+    1, 20 or 70 tokens followed by the rest from its cache (the splits of the C++ CachedForward test), added to the
+    fixture's expected_loglikelihood.json as transformers_split_forward_difference: where fp32 rounding alone moves a
+    cached forward by more than the test's 1e-5 (Nemotron-H's), the test allows twice this."""
+    out = DATA / "models" / family
+    path = out / "expected_loglikelihood.json"
+    record = json.loads(path.read_text())
+    ids = torch.tensor([record["loglikelihood"][0]["context_ids"]])
+    model = model_class(transformers.AutoConfig.from_pretrained(out)).from_pretrained(
+        out, dtype=torch.float32, attn_implementation="eager").eval()
+    worst = 0.0
+    with torch.no_grad():
+        full = torch.log_softmax(model(ids).logits[0].float(), -1)
+        for split in (1, 20, 70):
+            head = model(ids[:, :split], use_cache=True)
+            rest = model(ids[:, split:], past_key_values=head.past_key_values, use_cache=True)
+            parts = torch.log_softmax(torch.cat([head.logits[0], rest.logits[0]]).float(), -1)
+            worst = max(worst, float((parts - full).abs().max()))
+    record["transformers_split_forward_difference"] = worst
+    path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+
+
 def split_olmo_hybrid_convolutions(model, out):
     """OLMo hybrid as released keeps q's, k's and v's convolutions apart (q_conv1d, k_conv1d, v_conv1d, as wide as
     each); transformers 5.24 saves its joined conv1d back cut into three equal chunks, which is wrong where v is wider
@@ -801,6 +825,11 @@ def make(family):
 
 if __name__ == "__main__":
     torch.set_num_threads(2)
+    if sys.argv[1:2] == ["split_noise"]:  # split_noise FAMILY...: record_split_noise on made fixtures
+        for name in sys.argv[2:]:
+            record_split_noise(name)
+            print("recorded the split forward's noise of", name)
+        sys.exit(0)
     for name in sys.argv[1:] or [*FAMILIES, *KERNELS]:
         if name in KERNELS:
             KERNELS[name]()

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,13 @@ double bfloat16_argmax_floor(const std::string& model_name) {
   const auto theirs = j.find("transformers_bfloat16_argmax_agreement");
   if (theirs == j.end()) return kBfloat16ArgmaxAgreement;
   return std::min(kBfloat16ArgmaxAgreement, theirs->get<double>() - kBfloat16ArgmaxMargin);
+}
+
+double split_forward_tolerance(const std::string& model_name) {
+  std::ifstream in(model_dir(model_name) + "/expected_loglikelihood.json");
+  const auto j = nlohmann::json::parse(in);
+  const auto theirs = j.find("transformers_split_forward_difference");
+  return theirs == j.end() ? 1e-5 : std::max(1e-5, 2 * theirs->get<double>());
 }
 
 void expect_same_scores(const std::vector<Score>& got, const std::vector<Score>& want, const std::string& what,

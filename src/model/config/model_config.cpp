@@ -611,7 +611,7 @@ std::string ModelConfig::to_json() const {
     j.update({{"kv_lora_rank", kv_lora_rank}, {"q_lora_rank", q_lora_rank > 0 ? json(q_lora_rank) : json()},
               {"qk_nope_head_dim", qk_nope_head_dim}, {"qk_rope_head_dim", head_dim}, {"v_head_dim", v_head_dim},
               {"rope_interleave", interleaved_rope}});
-  if (dense_attention_limit > 0) j[dense_attention_limit_key] = dense_attention_limit;
+  if (family.default_index_topk > 0) j["index_topk"] = dense_attention_limit;  // other limits: the family's keys
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
   if (fp8_block[0] > 0)

@@ -92,7 +92,6 @@ void write_minimax_m3_keys(const ModelConfig& c, json& j) {
     j["index_block_size"] = c.dense_attention_limit;
     j["index_topk_blocks"] = 1;
   }
-  j.erase(c.dense_attention_limit_key);  // a description of the two keys, not a key
 }
 
 }  // namespace

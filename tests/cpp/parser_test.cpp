@@ -1172,6 +1172,8 @@ TEST(ConfigJson, Llama4ChunksNopeLayersAndInterleavedExperts) {
   EXPECT_NE(error(R"(, "layer_types": ["full_attention", "sliding_attention", "full_attention", "full_attention"])")
                 .find("layer type 'sliding_attention'"),
             std::string::npos);
+  EXPECT_NE(error(R"(, "layer_types": ["full_attention", "chunked_attention"])").find("layer_types has 2 entries for 4 layers"),
+            std::string::npos);
   EXPECT_NE(error(R"(, "attention_chunk_size": null, "layer_types": ["chunked_attention", "full_attention",
       "full_attention", "full_attention"])").find("chunked_attention layers need attention_chunk_size"),
             std::string::npos);

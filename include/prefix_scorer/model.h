@@ -43,6 +43,10 @@ struct ModelInfo {
 // Every config.json model_type the native engine runs (the multimodal wrappers whose text model it scores last).
 std::vector<std::string> supported_model_types();
 
+// Why the native engine does not read a config.json's quantization_config (its JSON text; "null": none): "" where
+// it does, else the reason, naming the key at fault.
+std::string quantization_refusal(const std::string& quantization_config_json);
+
 struct ModelConfig;     // the architecture read from config.json (internal: src/model/config/model_config.h)
 struct ForwardBatch;    // a batch of token rows (internal: src/model/forward_batch.h)
 struct ModelWeights;    // the tensors, per layer on the layer's device (internal)

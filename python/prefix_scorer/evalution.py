@@ -31,7 +31,7 @@ from evalution.engines.base import (
 
 from . import _core
 from .harness import GenerationText, Scorer, batch_size_options, default_device
-from .scorer import checkpoint_json, native_model_type
+from .scorer import checkpoint_json, native_refusal
 
 @dataclasses.dataclass
 class PrefixScorer(BaseEngine):
@@ -60,11 +60,11 @@ class PrefixScorer(BaseEngine):
         the tokenizer; ``tokenizer_kwargs`` may set ``add_bos_token``. A model_type the native engine lacks is served
         by Evalution's Transformers engine (one warning, prefix reuse off, ``engine: transformers`` in the execution
         description), unless ``native_only`` asks for a refusal."""
-        model_type, native = native_model_type(model.path)
-        if not native:
+        refusal = native_refusal(model.path)
+        if refusal is not None:
             if self.native_only:
-                raise ValueError(f"model_type '{model_type}' is not one prefix-scorer runs natively (native_only=True)")
-            warnings.warn(f"prefix-scorer does not run model_type '{model_type}' natively: Evalution's Transformers "
+                raise ValueError(f"{refusal} is not one prefix-scorer runs natively (native_only=True)")
+            warnings.warn(f"prefix-scorer does not run {refusal} natively: Evalution's Transformers "
                           "engine serves it, without prefix reuse")
             from evalution.engines.transformers import Transformers
 

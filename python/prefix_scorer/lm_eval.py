@@ -18,7 +18,7 @@ from . import _core
 from .distributed import DataParallel
 from .harness import GenerationText, Scorer, batch_size_options, default_device
 from .hub import resolve_checkpoint
-from .scorer import OPTION_NAMES, native_model_type
+from .scorer import OPTION_NAMES, native_refusal
 
 try:
     # lm-eval fills its registry with the built-in backends (lazily) only while the registry is empty: load them
@@ -169,13 +169,13 @@ class PrefixScorerLM(_Base):
     def __new__(cls, pretrained: str = "", *args: Any, **model_args: Any) -> Any:
         """A model_type the native engine lacks is served by lm-eval's own hf backend (with one warning, prefix reuse
         off, and ``engine: transformers`` in the results), unless ``native_only=True`` asks for a refusal."""
-        model_type, native = native_model_type(pretrained, model_args.get("revision"))
-        if native or not HAVE_LM_EVAL:
+        refusal = native_refusal(pretrained, model_args.get("revision"))
+        if refusal is None or not HAVE_LM_EVAL:
             return super().__new__(cls)
         if _as_bool(model_args.get("native_only", False)):
-            raise ValueError(f"model_type '{model_type}' is not one prefix-scorer runs natively (native_only=True); "
+            raise ValueError(f"{refusal} is not one prefix-scorer runs natively (native_only=True); "
                              f"it runs: {', '.join(_core.supported_model_types())}")
-        warnings.warn(f"prefix-scorer does not run model_type '{model_type}' natively: lm-eval's hf backend (transformers) "
+        warnings.warn(f"prefix-scorer does not run {refusal} natively: lm-eval's hf backend (transformers) "
                       "serves it, without prefix reuse")
         hf_args = {name: value for name, value in model_args.items() if name not in PREFIX_SCORER_ONLY_ARGS}
         return TransformersFallbackLM(pretrained, *args, **hf_args)

@@ -43,6 +43,19 @@ def native_model_type(pretrained: "str | os.PathLike[str]", revision: Optional[s
     return model_type, model_type is None or model_type in _core.supported_model_types()
 
 
+def native_refusal(pretrained: "str | os.PathLike[str]", revision: Optional[str] = None) -> Optional[str]:
+    """What of a checkpoint the native engine does not run, as the subject of a sentence ("model_type 'opt'", or
+    its quantization_config with the reason), or None where it runs it."""
+    model_type, native = native_model_type(pretrained, revision)
+    if not native:
+        return f"model_type '{model_type}'"
+    if model_type is None:
+        return None
+    quantization = checkpoint_json(resolve_checkpoint(pretrained, revision), "config.json").get("quantization_config")
+    why = _core.quantization_refusal(json.dumps(quantization)) if quantization is not None else ""
+    return f"model_type '{model_type}' stored as its quantization_config says ({why})" if why else None
+
+
 def checkpoint_dtype(path: str) -> Optional[str]:
     """The dtype a checkpoint folder's config.json names (``dtype``, or the older ``torch_dtype``), if any."""
     fields = checkpoint_json(path, "config.json")

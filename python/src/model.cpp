@@ -36,6 +36,8 @@ void register_model(py::module_& m) {
 
   m.def("supported_model_types", &supported_model_types,
         "Every config.json model_type the native engine runs (the multimodal wrappers last).");
+  m.def("quantization_refusal", &quantization_refusal, py::arg("quantization_config_json"),
+        "Why the native engine does not read a config.json's quantization_config (its JSON text): '' where it does.");
 }
 
 }  // namespace prefix_scorer::python

@@ -1,10 +1,9 @@
 #include "model/checkpoint/checkpoint_weights.h"
 
-#include "model/checkpoint/block_fp8.h"
 #include "model/checkpoint/checkpoint.h"
 #include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/lora_adapter.h"
-#include "model/checkpoint/mxfp4.h"
+#include "model/checkpoint/quantized_weights.h"
 #include "model/config/model_config.h"
 #include "model/config/model_family.h"
 
@@ -92,43 +91,6 @@ std::string with_prefixes(const TensorPrefixes& p, const std::string& name) {
   return name;
 }
 
-// A tensor's shape as the checkpoint stores it: the tensor itself (block-FP8 with its scales beside it, whose grid
-// must fit), or MXFP4 blocks and scales beside its name that dequantize to it (gpt_oss's experts); nullopt when it
-// has neither.
-std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, const std::string& name,
-                                                 std::array<int64_t, 2> fp8_block) {
-  if (const TensorInfo* info = checkpoint.find(name)) {
-    if (info->dtype != at::kFloat8_e4m3fn) return info->shape;
-    const TensorInfo* scales = checkpoint.find(name + "_scale_inv");
-    if (fp8_block[0] == 0 || scales == nullptr)
-      throw std::runtime_error(fmt::format(
-          "tensor '{}' is float8_e4m3fn without {}", name,
-          fp8_block[0] == 0 ? "a block-FP8 quantization_config in config.json" : "'" + name + "_scale_inv' beside it"));
-    if (scales->shape != block_fp8_scale_shape(info->shape, fp8_block))
-      throw std::runtime_error(fmt::format("tensor '{}_scale_inv' has shape [{}], expected [{}] for [{}] in blocks of [{}]",
-                                           name, fmt::join(scales->shape, ", "),
-                                           fmt::join(block_fp8_scale_shape(info->shape, fp8_block), ", "),
-                                           fmt::join(info->shape, ", "), fmt::join(fp8_block, ", ")));
-    return info->shape;
-  }
-  const TensorInfo* blocks = checkpoint.find(name + "_blocks");
-  const TensorInfo* scales = checkpoint.find(name + "_scales");
-  if (blocks == nullptr || scales == nullptr) return std::nullopt;
-  try {
-    return mxfp4_dequantized_shape(blocks->shape, scales->shape);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(fmt::format("tensor '{}': {}", name, e.what()));
-  }
-}
-
-at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, std::array<int64_t, 2> fp8_block) {
-  if (const TensorInfo* info = checkpoint.find(name)) {
-    if (info->dtype != at::kFloat8_e4m3fn) return checkpoint.view(name);
-    return dequantize_block_fp8(checkpoint.view(name), checkpoint.view(name + "_scale_inv"), fp8_block);
-  }
-  return dequantize_mxfp4(checkpoint.view(name + "_blocks"), checkpoint.view(name + "_scales"));
-}
-
 }  // namespace
 
 struct CheckpointLoad::Opened {
@@ -185,7 +147,7 @@ ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayou
     const std::string name = o.stored_name(slot.spec.name);
     std::vector<int64_t> expected = slot.spec.shape;
     if (o.by_vocab(slot.spec.name)) expected[0] = o.stored_vocab;
-    const std::optional<std::vector<int64_t>> shape = stored_shape(o.checkpoint, name, config.fp8_block);
+    const std::optional<std::vector<int64_t>> shape = stored_shape(o.checkpoint, name, config.quantization);
     if (!shape)
       throw std::runtime_error(fmt::format("checkpoint '{}' lacks tensor '{}' (expected shape [{}])", o.dir, name,
                                            fmt::join(expected, ", ")));
@@ -196,7 +158,7 @@ ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayou
 
   // A checkpoint tensor at the model's vocabulary: cut to it, or standing for the adapter's whole tensor of that size.
   auto stored = [&](const std::string& name, const std::string& adapted_as) {
-    at::Tensor t = stored_tensor(o.checkpoint, o.stored_name(name), config.fp8_block);
+    at::Tensor t = stored_tensor(o.checkpoint, o.stored_name(name), config.quantization);
     if (!o.by_vocab(adapted_as) || config.vocab_size == o.stored_vocab) return t;
     if (config.vocab_size < o.stored_vocab) return t.narrow(0, 0, config.vocab_size);
     if (!o.adapter || !o.adapter->replaces(adapted_as))

@@ -35,30 +35,9 @@ using config_json::optional_field;
 using config_json::per_layer_index;
 using config_json::require;
 
-// Whether the config's quantization is the one the family's checkpoints carry, which the loader dequantizes as
-// transformers does without its kernels (MXFP4 exactly: every value is a 4-bit float times a power of two).
-bool accepted_quantization(const json& j, const ModelFamily& family) {
-  const json* q = j.contains("quantization_config") && j["quantization_config"].is_object() ? &j["quantization_config"]
-                                                                                             : nullptr;
-  return q != nullptr && family.quantization != nullptr &&
-         get_or<std::string>(*q, "quant_method", "") == family.quantization;
-}
-
-// Block-FP8 (quant_method "fp8", as DeepSeek, Qwen, MiniMax and GLM ship it): its weight_block_size; zeros for any
-// other config. FP8 without blocks (per-tensor scales) is refused by name.
-std::array<int64_t, 2> parse_block_fp8(const json& j) {
-  if (!j.contains("quantization_config") || !j["quantization_config"].is_object()) return {0, 0};
-  const json& q = j["quantization_config"];
-  if (get_or<std::string>(q, "quant_method", "") != "fp8") return {0, 0};
-  const auto block = get_or<std::vector<int64_t>>(q, "weight_block_size", {});
-  if (block.size() != 2 || block[0] < 1 || block[1] < 1)
-    throw std::invalid_argument(
-        "config.json: fp8 quantization without a weight_block_size of two positive sizes (per-tensor FP8) is not "
-        "supported; block-FP8 is");
-  if (get_or<std::string>(q, "fmt", "e4m3") != "e4m3")
-    throw std::invalid_argument(fmt::format("config.json: fp8 format '{}' is not supported (e4m3 is)",
-                                            get_or<std::string>(q, "fmt", "")));
-  return {block[0], block[1]};
+// A quantization the family's checkpoints cannot carry: MXFP4, which transformers reads for gpt_oss's experts alone.
+bool quantization_foreign_to(const WeightQuantization& q, const ModelFamily& family) {
+  return q.method == QuantMethod::kMxfp4 && (family.quantization == nullptr || std::string(family.quantization) != "mxfp4");
 }
 
 // A size under the family's key, or under transformers' usual name (which GPT-2's config maps onto its own).
@@ -160,28 +139,26 @@ bool bidirectional_text(const json& j) {
 // A multimodal checkpoint's text model (text_config, of `text_type` where it omits its model_type), the wrapper's
 // tie_word_embeddings carried in.
 json text_config_of(const json& j, const char* text_type) {
-  if (j.contains("quantization_config") && !j["quantization_config"].is_null())
-    throw std::invalid_argument("config.json: 'quantization_config' is not supported");
   json text = j.contains("text_config") ? j["text_config"] : json::object();
   if (!text.is_object()) throw std::invalid_argument("config.json: 'text_config' is not a JSON object");
   if (!text.contains("model_type")) text["model_type"] = text_type;
   if (multimodal_text_type(text["model_type"].get<std::string>()) != nullptr)
     throw std::invalid_argument("config.json: text_config is itself multimodal");
-  if (j.contains("tie_word_embeddings")) text["tie_word_embeddings"] = j["tie_word_embeddings"];
+  for (const char* key : {"tie_word_embeddings", "quantization_config"})  // the whole checkpoint's
+    if (j.contains(key)) text[key] = j[key];
   return text;
 }
 
-// The config's sections beside the text model's keys: a quantization the family's checkpoints carry (dequantized at
-// load) or none, no vision tower, causal attention for text.
+// The config's sections beside the text model's keys: the quantization its projections are stored in (dequantized
+// at load), no vision tower, causal attention for text.
 void check_sections(const json& j, const ModelFamily& family, ModelConfig& c) {
-  c.fp8_block = parse_block_fp8(j);
-  for (const char* key : {"quantization_config", "vision_config"}) {
-    if (std::string(key) == "quantization_config" && (accepted_quantization(j, family) || c.fp8_block[0] > 0))
-      continue;
-    if (j.contains(key) && !j[key].is_null())
-      throw std::invalid_argument(fmt::format("config.json: '{}' is not supported (a plain {} text model is)", key,
-                                              c.model_type));
-  }
+  c.quantization = parse_quantization(j.contains("quantization_config") ? j["quantization_config"] : json());
+  if (quantization_foreign_to(c.quantization, family))
+    throw std::invalid_argument(
+        fmt::format("config.json: quant_method 'mxfp4' is not supported for {} (gpt_oss's is)", c.model_type));
+  if (j.contains("vision_config") && !j["vision_config"].is_null())
+    throw std::invalid_argument(
+        fmt::format("config.json: 'vision_config' is not supported (a plain {} text model is)", c.model_type));
   if (bidirectional_text(j))
     throw std::invalid_argument("config.json: 'use_bidirectional_attention' is not supported (causal models are)");
 }
@@ -614,9 +591,7 @@ std::string ModelConfig::to_json() const {
   if (family.default_index_topk > 0) j["index_topk"] = dense_attention_limit;  // other limits: the family's keys
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();
-  if (fp8_block[0] > 0)
-    j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", fp8_block}, {"fmt", "e4m3"},
-                                {"activation_scheme", "dynamic"}};
+  if (quantization.method != QuantMethod::kNone) j["quantization_config"] = json::parse(quantization.config);
   if (sliding_rope) {
     j["rope_parameters"] = {{"full_attention", rope_parameters}, {"sliding_attention", rope_json(*sliding_rope)}};
     j["rope_scaling"] = nullptr;

@@ -2,6 +2,8 @@
 // The architecture hyper-parameters of a decoder-only causal LM (the Llama, Qwen and Gemma families), read from a
 // Hugging Face config.json as transformers reads it.
 
+#include "model/config/quantization.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -152,9 +154,9 @@ struct ModelConfig {
   // moe_latent_size values, projected from the layer's input and back (0: the hidden size itself).
   bool ungated_experts = false;
   int64_t moe_latent_size = 0;
-  // Block-FP8 weights (quantization_config quant_method "fp8"): the [rows, cols] of the blocks that share a scale;
-  // zeros where the checkpoint is not block-FP8.
-  std::array<int64_t, 2> fp8_block{0, 0};
+  // How the checkpoint stores its projections (quantization_config; method kNone: as plain tensors). Every form is
+  // dequantized at load.
+  WeightQuantization quantization;
   bool attention_sinks = false;  // a learned logit per head joins each softmax; no value takes its weight (gpt_oss)
   RopeConfig rope;                          // of every layer, or of the full-attention layers ...
   std::optional<RopeConfig> sliding_rope;   // ... when the sliding layers have their own (gemma3, olmo3)

@@ -1,0 +1,166 @@
+#include "model/checkpoint/quantized_weights.h"
+
+#include "model/checkpoint/block_fp8.h"
+#include "model/checkpoint/integer_codes.h"
+#include "model/checkpoint/mxfp4.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+
+namespace prefix_scorer {
+namespace {
+
+enum class Form { kPlain, kBlockFp8, kScaledFp8, kMxfp4, kPackQuantized, kGptq, kAwq };
+
+struct Found {
+  Form form;
+  std::string module;  // the name without ".weight": where GPTQ's and AWQ's tensors sit
+};
+
+std::string module_of(const std::string& name) {
+  const std::string suffix = ".weight";
+  const bool is_weight = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return is_weight ? name.substr(0, name.size() - suffix.size()) : name;
+}
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw std::runtime_error(fmt::format("tensor '{}': {}", name, what));
+}
+
+std::optional<Found> find_form(const Checkpoint& c, const std::string& name, const WeightQuantization& q) {
+  const std::string module = module_of(name);
+  if (const TensorInfo* info = c.find(name)) {
+    if (info->dtype != at::kFloat8_e4m3fn) return Found{Form::kPlain, module};
+    if (c.find(name + "_scale_inv") != nullptr && q.method == QuantMethod::kBlockFp8) return Found{Form::kBlockFp8, module};
+    if (c.find(name + "_scale") != nullptr && q.method == QuantMethod::kCompressedTensors)
+      return Found{Form::kScaledFp8, module};
+    const char* scales = q.method == QuantMethod::kCompressedTensors ? "_scale" : "_scale_inv";
+    throw std::runtime_error(fmt::format("tensor '{}' is float8_e4m3fn without {}", name,
+                                         q.method == QuantMethod::kNone ? "a block-FP8 quantization_config in config.json"
+                                                                        : "'" + name + scales + "' beside it"));
+  }
+  if (c.find(name + "_blocks") != nullptr && c.find(name + "_scales") != nullptr) return Found{Form::kMxfp4, module};
+  if (c.find(name + "_packed") != nullptr) return Found{Form::kPackQuantized, module};
+  if (c.find(module + ".qweight") != nullptr) {
+    if (q.method == QuantMethod::kGptq) return Found{Form::kGptq, module};
+    if (q.method == QuantMethod::kAwq) return Found{Form::kAwq, module};
+    fail(name, "stored as qweight without a gptq or awq quantization_config in config.json");
+  }
+  return std::nullopt;
+}
+
+const TensorInfo& part(const Checkpoint& c, const std::string& name, const std::string& part_name) {
+  const TensorInfo* info = c.find(part_name);
+  if (info == nullptr) fail(name, fmt::format("'{}' is missing beside it", part_name));
+  return *info;
+}
+
+at::Tensor optional_view(const Checkpoint& c, const std::string& name) {
+  return c.find(name) != nullptr ? c.view(name) : at::Tensor();
+}
+
+std::vector<int64_t> pack_quantized_shape(const Checkpoint& c, const std::string& name) {
+  part(c, name, name + "_scale");
+  const TensorInfo& shape = part(c, name, name + "_shape");
+  if (shape.shape != std::vector<int64_t>{2}) fail(name, "its weight_shape is not [out, in]");
+  const at::Tensor values = c.view(name + "_shape").to(at::kLong);
+  return {values[0].item<int64_t>(), values[1].item<int64_t>()};
+}
+
+// compressed-tensors' FP8 scales: one for the tensor, one per output row ([out, 1]), per group of inputs
+// ([out, groups]) or per block (the config group's block_structure).
+at::Tensor dequantize_scaled_fp8(const at::Tensor& weight, const at::Tensor& scale, const WeightQuantization& q) {
+  const at::Tensor values = weight.to(at::kFloat);
+  const int64_t rows = weight.size(0), cols = weight.size(1);
+  if (scale.numel() == 1) return values * scale.to(at::kFloat).reshape({});
+  if (scale.dim() == 2 && scale.size(0) == rows && cols % scale.size(1) == 0)
+    return values * scale.to(at::kFloat).repeat_interleave(cols / scale.size(1), 1);
+  if (q.fp8_block[0] > 0) return dequantize_block_fp8(weight, scale, q.fp8_block);
+  throw std::invalid_argument(fmt::format("weight_scale [{}] is none of a tensor's, a channel's or a group's for [{}]",
+                                          fmt::join(scale.sizes(), ", "), fmt::join(weight.sizes(), ", ")));
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& c, const std::string& name,
+                                                 const WeightQuantization& q) {
+  const std::optional<Found> found = find_form(c, name, q);
+  if (!found) return std::nullopt;
+  const std::string& m = found->module;
+  try {
+    switch (found->form) {
+      case Form::kPlain:
+      case Form::kScaledFp8:
+        return c.find(name)->shape;
+      case Form::kBlockFp8: {
+        const std::vector<int64_t>& shape = c.find(name)->shape;
+        const std::vector<int64_t> grid = block_fp8_scale_shape(shape, q.fp8_block);
+        if (c.find(name + "_scale_inv")->shape != grid)
+          fail(name + "_scale_inv", fmt::format("shape [{}], expected [{}] for [{}] in blocks of [{}]",
+                                                fmt::join(c.find(name + "_scale_inv")->shape, ", "),
+                                                fmt::join(grid, ", "), fmt::join(shape, ", "),
+                                                fmt::join(q.fp8_block, ", ")));
+        return shape;
+      }
+      case Form::kMxfp4:
+        return mxfp4_dequantized_shape(c.find(name + "_blocks")->shape, c.find(name + "_scales")->shape);
+      case Form::kPackQuantized:
+        return pack_quantized_shape(c, name);
+      case Form::kGptq: {
+        const std::vector<int64_t>& words = c.find(m + ".qweight")->shape;
+        part(c, name, m + ".qzeros");
+        part(c, name, m + ".scales");
+        if (words.size() != 2) fail(name, "its qweight is not a matrix");
+        return std::vector<int64_t>{words[1], words[0] * (32 / q.bits)};
+      }
+      case Form::kAwq: {
+        const std::vector<int64_t>& words = c.find(m + ".qweight")->shape;
+        part(c, name, m + ".qzeros");
+        part(c, name, m + ".scales");
+        if (words.size() != 2) fail(name, "its qweight is not a matrix");
+        return std::vector<int64_t>{words[1] * 8, words[0]};
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    fail(name, e.what());
+  }
+  return std::nullopt;
+}
+
+at::Tensor stored_tensor(const Checkpoint& c, const std::string& name, const WeightQuantization& q) {
+  const Found found = *find_form(c, name, q);
+  const std::string& m = found.module;
+  try {
+    switch (found.form) {
+      case Form::kPlain:
+        return c.view(name);
+      case Form::kBlockFp8:
+        return dequantize_block_fp8(c.view(name), c.view(name + "_scale_inv"), q.fp8_block);
+      case Form::kScaledFp8:
+        return dequantize_scaled_fp8(c.view(name), c.view(name + "_scale"), q);
+      case Form::kMxfp4:
+        return dequantize_mxfp4(c.view(name + "_blocks"), c.view(name + "_scales"));
+      case Form::kPackQuantized: {
+        const std::vector<int64_t> shape = pack_quantized_shape(c, name);
+        // the code width whose words hold a row (4 where both would, at fewer than five inputs)
+        const int64_t words = c.find(name + "_packed")->shape.back();
+        const int64_t bits = words == (shape[1] * 4 + 31) / 32 ? 4 : 8;
+        return dequantize_pack_quantized(c.view(name + "_packed"), c.view(name + "_scale"),
+                                         optional_view(c, name + "_zero_point"), optional_view(c, name + "_g_idx"),
+                                         shape, bits);
+      }
+      case Form::kGptq:
+        return dequantize_gptq(c.view(m + ".qweight"), c.view(m + ".qzeros"), c.view(m + ".scales"),
+                               optional_view(c, m + ".g_idx"), q.bits, q.zeros_minus_one);
+      case Form::kAwq:
+        return dequantize_awq(c.view(m + ".qweight"), c.view(m + ".qzeros"), c.view(m + ".scales"));
+    }
+  } catch (const std::invalid_argument& e) {
+    fail(name, e.what());
+  }
+  return {};
+}
+
+}  // namespace prefix_scorer

@@ -1,0 +1,26 @@
+#pragma once
+// A checkpoint tensor in whichever form the checkpoint stores it, found by the tensors beside its name: as it is;
+// float8_e4m3fn with its scales (block-FP8's weight_scale_inv, compressed-tensors' weight_scale); MXFP4 blocks and
+// scales (gpt_oss's experts); integer codes packed in words (compressed-tensors' weight_packed beside the weight's
+// name, GPTQ's and AWQ's qweight beside its module's). A quantized tensor is dequantized in fp32.
+
+#include "model/checkpoint/checkpoint.h"
+#include "model/config/quantization.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prefix_scorer {
+
+// The shape tensor `name` has once dequantized; nullopt when the checkpoint holds it in no form. Throws
+// std::runtime_error naming the tensor when its parts do not pair (scales that do not cover it, a missing part).
+std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, const std::string& name,
+                                                 const WeightQuantization& quantization);
+
+// Tensor `name` (stored_shape found it): a view of the file where stored plainly, else dequantized in fp32.
+at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, const WeightQuantization& quantization);
+
+}  // namespace prefix_scorer

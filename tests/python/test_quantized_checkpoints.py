@@ -1,0 +1,174 @@
+"""Checkpoints whose projections are stored as integer codes (compressed-tensors' pack-quantized, GPTQ v1 and v2,
+AWQ gemm) or as compressed-tensors' FP8, laid out as those releases lay them out: a fixture's projections are
+quantized here, written in each format, and the engine must score the checkpoint as transformers scores its exact
+dequantization in fp32 (the codes and scales turned back into a plain checkpoint by this file, not by the engine).
+Quantization methods the engine does not read are refused by name, and the harnesses hand them to transformers."""
+
+import json
+import shutil
+
+import pytest
+import safetensors.torch
+import torch
+
+import prefix_scorer
+from prefix_scorer.lm_eval import PrefixScorerLM
+from prefix_scorer.scorer import native_refusal
+from test_references import MODELS, hf_scores
+
+FAMILY = "llama3"  # hidden 64, MLP 160, kv width 32: every projection splits into groups of 32 and words of 8 codes
+GROUP = 32
+PROJECTIONS = ("_proj.weight",)
+
+
+def quantize_groups(weight, bits, symmetric, g_idx=None):
+    """weight [out, in] as unsigned codes [out, in], zero points and scales [out, groups] (per input's group: g_idx,
+    else consecutive groups of GROUP), such that (codes - zeros) * scales approximates it."""
+    out, inputs = weight.shape
+    g_idx = torch.arange(inputs) // GROUP if g_idx is None else g_idx
+    groups = int(g_idx.max()) + 1
+    top = 2 ** bits - 1
+    lo = torch.stack([weight[:, g_idx == g].amin(1) for g in range(groups)], 1).clamp(max=0)
+    hi = torch.stack([weight[:, g_idx == g].amax(1) for g in range(groups)], 1).clamp(min=0)
+    if symmetric:
+        scales = torch.maximum(hi, -lo) / (top // 2)
+        zeros = torch.full_like(scales, 2 ** (bits - 1), dtype=torch.int32)
+    else:
+        scales = (hi - lo) / top
+        zeros = torch.round(-lo / scales).clamp(0, top).to(torch.int32)
+    codes = torch.round(weight / scales[:, g_idx]) + zeros[:, g_idx]
+    return codes.clamp(0, top).to(torch.int32), zeros, scales
+
+
+def dequantized(codes, zeros, scales, g_idx=None):
+    g_idx = torch.arange(codes.shape[1]) // GROUP if g_idx is None else g_idx
+    return (codes - zeros[:, g_idx]).float() * scales[:, g_idx].float()
+
+
+def as_int32(words):
+    """int64 words of 32 bits as int32 (two's complement)."""
+    return torch.where(words >= 2 ** 31, words - 2 ** 32, words).to(torch.int32)
+
+
+def pack(codes, bits, order=None):
+    per_word = 32 // bits
+    rows, n = codes.shape
+    groups = codes.reshape(rows, n // per_word, per_word).to(torch.int64)
+    if order is not None:
+        groups = groups[:, :, order]
+    words = sum(groups[:, :, k] << (bits * k) for k in range(per_word))
+    return as_int32(words)
+
+
+def write_format(fmt, name, weight, tensors, dense):
+    """Projection `name` ([out, in]) in format `fmt` into `tensors`; its exact dequantization into dense[name]."""
+    module = name[: -len(".weight")]
+    inputs = weight.shape[1]
+    shuffled = torch.randperm(inputs, generator=torch.Generator().manual_seed(inputs)) // GROUP  # act-order groups
+    if fmt == "ct-fp8-channel":
+        scales = weight.abs().amax(1, keepdim=True) / 448.0
+        values = (weight / scales).to(torch.float8_e4m3fn)
+        tensors[name], tensors[name + "_scale"] = values, scales
+        dense[name] = values.float() * scales
+        return
+    g_idx = {"ct-w4-asym-actorder": shuffled, "gptq-v1-desc-act": shuffled,
+             "ct-w8-channel": torch.zeros(inputs, dtype=torch.long)}.get(fmt, torch.arange(inputs) // GROUP)
+    bits = 8 if fmt == "ct-w8-channel" else 4
+    symmetric = fmt in ("ct-w4-sym", "ct-w8-channel", "gptq-v1-desc-act")
+    codes, zeros, scales = quantize_groups(weight, bits, symmetric, g_idx)
+    if fmt.startswith("ct-"):  # signed codes and zero points stored plus 2^(bits-1): the unsigned ones
+        tensors[name + "_packed"] = pack(codes, bits)
+        tensors[name + "_scale"] = scales
+        tensors[name + "_shape"] = torch.tensor(weight.shape)
+        if not symmetric:  # zero points packed along the output
+            tensors[name + "_zero_point"] = pack(zeros.t().contiguous(), bits).t().contiguous()
+        if fmt == "ct-w4-asym-actorder":
+            tensors[name + "_g_idx"] = g_idx.to(torch.int32)
+    elif fmt.startswith("gptq"):  # codes packed along the input, zero points along the output (v1: minus one)
+        tensors[module + ".qweight"] = pack(codes, bits).t().contiguous()
+        tensors[module + ".qzeros"] = pack((zeros - int(fmt == "gptq-v1-desc-act")).t().contiguous(), bits)
+        tensors[module + ".g_idx"] = g_idx.to(torch.int32)
+    elif fmt == "awq":  # both along the output, in AWQ's nibble order
+        order = [0, 2, 4, 6, 1, 3, 5, 7]
+        tensors[module + ".qweight"] = pack(codes.t().contiguous(), bits, order)
+        tensors[module + ".qzeros"] = pack(zeros.t().contiguous(), bits, order)
+    if fmt.startswith(("gptq", "awq")):
+        scales = scales.half()
+        tensors[module + ".scales"] = scales.t().contiguous()
+    dense[name] = dequantized(codes, zeros, scales, g_idx)
+
+
+CONFIGS = {
+    "ct-w4-sym": {"quant_method": "compressed-tensors", "format": "pack-quantized", "quantization_status": "compressed",
+                  "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                      "num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": GROUP}}}},
+    "ct-w4-asym-actorder": {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+                            "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                                "num_bits": 4, "type": "int", "symmetric": False, "strategy": "group",
+                                "group_size": GROUP, "actorder": "group"}}}},
+    "ct-w8-channel": {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+                      "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                          "num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"}}}},
+    "ct-fp8-channel": {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+                       "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                           "num_bits": 8, "type": "float", "symmetric": True, "strategy": "channel"}}}},
+    "gptq-v1-desc-act": {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": True, "sym": True},
+    "gptq-v2": {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": False, "sym": False,
+                "checkpoint_format": "gptq_v2"},
+    "awq": {"quant_method": "awq", "bits": 4, "group_size": GROUP, "version": "gemm", "zero_point": True},
+}
+
+
+def quantized_checkpoint(fmt, folder, dense_folder):
+    """The fixture with every attention and MLP projection in format `fmt` (folder), and its exact dequantization
+    as a plain checkpoint (dense_folder)."""
+    for f in (folder, dense_folder):
+        shutil.copytree(MODELS / FAMILY, f, dirs_exist_ok=True)
+    tensors = safetensors.torch.load_file(MODELS / FAMILY / "model.safetensors")
+    stored, dense = {}, dict(tensors)
+    for name, tensor in tensors.items():
+        if name.endswith(PROJECTIONS):
+            write_format(fmt, name, tensor, stored, dense)
+        else:
+            stored[name] = tensor
+    assert len(dense) == len(tensors) and any(name.endswith("down_proj.weight") for name in dense)
+    safetensors.torch.save_file(stored, folder / "model.safetensors", metadata={"format": "pt"})
+    safetensors.torch.save_file(dense, dense_folder / "model.safetensors", metadata={"format": "pt"})
+    config = json.loads((folder / "config.json").read_text())
+    config["quantization_config"] = CONFIGS[fmt]
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize("fmt", list(CONFIGS))
+def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(fmt, tmp_path):
+    quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense")
+    rows = json.loads((MODELS / FAMILY / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]  # shared prefixes for the prefix path
+    want = hf_scores(tmp_path / "dense", pairs)
+    # The quantization moved the numbers (so the test sees a format read wrong), and the engine follows it.
+    assert max(abs(w[0] - r["logprob"]) for w, r in zip(want, rows)) > 1e-3
+    for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
+        got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized", **options).loglikelihood(pairs)
+        assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+        assert [g[1] for g in got] == [w[1] for w in want], options
+    assert native_refusal(tmp_path / "quantized") is None
+
+
+@pytest.mark.parametrize("quantization, why", [
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True}, "quant_method 'bitsandbytes' is not supported"),
+    ({"quant_method": "gptq", "bits": 3}, "gptq with 3 bits is not supported"),
+    ({"quant_method": "awq", "version": "gemv"}, "awq version 'gemv' is not supported"),
+    ({"quant_method": "compressed-tensors", "format": "marlin-24", "config_groups": {"g": {"weights": {
+        "num_bits": 4, "type": "int", "strategy": "group"}}}}, "format 'marlin-24' is not supported"),
+])
+def test_a_quantization_the_engine_does_not_read_is_refused_by_name_and_left_to_transformers(quantization, why, tmp_path):
+    shutil.copytree(MODELS / FAMILY, tmp_path, dirs_exist_ok=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["quantization_config"] = quantization
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=why):
+        prefix_scorer.PrefixScorer.from_pretrained(tmp_path)
+    assert why in native_refusal(tmp_path) and "model_type 'llama'" in native_refusal(tmp_path)
+    with pytest.raises(ValueError, match=f"{why}.*native_only=True"):
+        PrefixScorerLM(pretrained=str(tmp_path), native_only="True")

@@ -85,6 +85,7 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --device D                cpu, cuda, cuda:N [cpu]
   --layer-devices D1,D2,..  split the layers into contiguous blocks over these devices
   --dtype T                 float32, bfloat16, float16 [float32]
+  --quantize F              synthetic models, for speed: int4 keeps their projections as 4-bit codes (W4A16)
 )";
 
 // After the scorer options, which come from option_fields().
@@ -303,6 +304,7 @@ int run(int argc, char** argv) {
   model_options.device = flags.text("device", "cpu");
   model_options.layer_devices = split_list(flags.text("layer-devices", ""));
   model_options.dtype = flags.text("dtype", "float32");
+  model_options.quantize = flags.text("quantize", "");
   PrefixScorerOptions options;
   for (const OptionField& field : option_fields()) {
     if (field.number != nullptr) options.*field.number = flags.number(flag_name(field), options.*field.number);
@@ -406,7 +408,9 @@ int run(int argc, char** argv) {
                             model->attention_kernels(),
                             kv_bytes(*model, 1),
                             kv_bytes(*model, 1, true),
-                            state_bytes(*model)};
+                            state_bytes(*model),
+                            model->info().weight_bytes,
+                            model->info().int4_weight_bytes};
   if (count_ops && std::find(modes.begin(), modes.end(), "prefix") != modes.end()) {  // the prefix call, run again
     const bench::CallOps ops = bench::prefix_call_ops(model, requests, options);
     info.prefix_ops = ops.by_name;

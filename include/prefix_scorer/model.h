@@ -23,6 +23,9 @@ struct ModelOptions {
   // Optional (> 0): the embeddings and output layer resized to this many tokens, as transformers'
   // resize_token_embeddings does (rows cut; added rows only where the adapter saves the whole tensor).
   int64_t vocab_size = 0;
+  // Synthetic models only, for speed: "int4" keeps their projections as 4-bit codes in groups along the input (of
+  // 128, or the largest of 64 and 32 that divides the input; symmetric), as W4A16 checkpoints keep theirs; "": plain.
+  std::string quantize;
 };
 
 // What a model is, as a user reads it: its type and sizes. Heads and head size are the first layer's (some families
@@ -38,6 +41,9 @@ struct ModelInfo {
   int64_t max_position_embeddings = 0;
   // The weights a checkpoint of this config holds, as transformers counts them (Model::num_parameters).
   int64_t num_parameters = 0;
+  // The bytes the loaded weights hold, and those of them kept as the checkpoint's 4-bit codes.
+  int64_t weight_bytes = 0;
+  int64_t int4_weight_bytes = 0;
 };
 
 // Every config.json model_type the native engine runs (the multimodal wrappers whose text model it scores last).

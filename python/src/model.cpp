@@ -32,7 +32,10 @@ void register_model(py::module_& m) {
       .def_readonly("num_kv_heads", &ModelInfo::num_kv_heads)
       .def_readonly("head_dim", &ModelInfo::head_dim)
       .def_readonly("max_position_embeddings", &ModelInfo::max_position_embeddings)
-      .def_readonly("num_parameters", &ModelInfo::num_parameters);
+      .def_readonly("num_parameters", &ModelInfo::num_parameters)
+      .def_readonly("weight_bytes", &ModelInfo::weight_bytes, "the bytes the loaded weights hold")
+      .def_readonly("int4_weight_bytes", &ModelInfo::int4_weight_bytes,
+                    "the bytes of those kept as the checkpoint's 4-bit codes");
 
   m.def("supported_model_types", &supported_model_types,
         "Every config.json model_type the native engine runs (the multimodal wrappers last).");

@@ -164,7 +164,7 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
 ModelInfo Model::info() const {
   const ModelConfig& c = *config_;
   return {c.model_type,  c.vocab_size, c.hidden_size, c.num_layers, c.layer_head_count(0), c.layer_kv_head_count(0), c.layer_head_dim(0),
-          c.max_position_embeddings, num_parameters()};
+          c.max_position_embeddings, num_parameters(), weights_->resident_bytes, weights_->int4_bytes};
 }
 
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
@@ -187,6 +187,8 @@ std::string Model::attention_kernels() const {
 }
 
 Model Model::load(const std::string& dir, const ModelOptions& options) {
+  if (!options.quantize.empty())
+    throw std::invalid_argument("quantize applies to synthetic models: a checkpoint's weights keep the form it stores");
   ModelConfig config = ModelConfig::from_file(dir);
   const at::ScalarType dtype = parse_dtype(options.dtype);
   CheckpointLoad checkpoint(dir, config, options);  // the config settled: vocabulary and tying as the model has them
@@ -212,7 +214,21 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
-  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, layout, source, devices, dtype));
+  KeptWeightSource kept = nullptr;
+  if (options.quantize == "int4") {
+    kept = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) -> std::shared_ptr<const Int4Weight> {
+      const int64_t cols = spec.shape.back();
+      for (const int64_t group : {128, 64, 32}) {
+        if (cols % group != 0) continue;
+        std::optional<Int4Weight> codes = int4_weight(quantize_int4(at::randn(spec.shape) * 0.02, group), as, device);
+        if (codes) return std::make_shared<const Int4Weight>(std::move(*codes));
+      }
+      return nullptr;  // a projection no group size divides: plain
+    };
+  } else if (!options.quantize.empty()) {
+    throw std::invalid_argument(fmt::format("quantize '{}' is not a form (int4 is)", options.quantize));
+  }
+  auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, layout, source, devices, dtype, kept));
   return Model(std::move(config), std::move(weights), dtype, std::make_shared<const ModelSpec>(layout.spec));
 }
 

@@ -399,3 +399,19 @@ def test_the_decode_matmul_cost_script_prints_a_row_per_width():
     rows = re.findall(r"^\s+(\d+) \|\s+([0-9.]+) \|\s+([0-9.]+)$", proc.stdout, re.M)
     assert [int(width) for width, _, _ in rows] == [1, 16]
     assert all(float(step) > 0 for _, step, _ in rows)
+
+
+def test_quantized_synthetic_weights_are_kept_as_four_bit_codes_and_the_modes_agree(bench, tmp_path):
+    """--quantize int4 keeps a synthetic model's projections as 4-bit codes (the report says how many bytes), and the
+    prefix mode scores them as the naive one does."""
+    reports = {}
+    for quantize in ((), ("--quantize", "int4")):
+        path = tmp_path / f"weights{len(quantize)}.json"
+        proc = run(bench, "--model", "synthetic:tiny", "--mode", "all", *quantize, "--json", path)
+        assert proc.returncode == 0, proc.stderr
+        reports[bool(quantize)] = json.loads(path.read_text())
+    plain, quantized = reports[False]["weights"], reports[True]["weights"]
+    assert plain["int4_bytes"] == 0 < quantized["int4_bytes"] and quantized["bytes"] < plain["bytes"]
+    assert modes_of(reports[True])["prefix"]["max_abs_logprob_diff_to_naive"] < 1e-4
+    proc = run(bench, "--model", str(DATA / "models" / "llama3"), "--quantize", "int4")
+    assert proc.returncode != 0 and "quantize applies to synthetic models" in proc.stderr

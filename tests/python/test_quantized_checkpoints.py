@@ -153,6 +153,41 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
         assert [g[1] for g in got] == [w[1] for w in want], options
     assert native_refusal(tmp_path / "quantized") is None
+    # 4-bit codes stay 4-bit: resident within 1.5x of the quantized matrices' bytes on disk.
+    info = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized").model_info
+    if fmt in FOUR_BITS:
+        assert 0 < info.int4_weight_bytes <= 1.5 * quantized_bytes(tmp_path / "quantized")
+    else:
+        assert info.int4_weight_bytes == 0
+
+
+FOUR_BITS = ("ct-w4-sym", "ct-w4-asym-actorder", "gptq-v1-desc-act", "gptq-v2", "awq")
+
+
+def quantized_bytes(folder):
+    """The bytes of the checkpoint's quantized matrices (codes, scales, zero points, group indices)."""
+    tensors = safetensors.torch.load_file(folder / "model.safetensors")
+    parts = ("_packed", "_scale", "_zero_point", "_g_idx", "_shape", ".qweight", ".qzeros", ".scales", ".g_idx")
+    return sum(t.numel() * t.element_size() for name, t in tensors.items() if name.endswith(parts))
+
+
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "awq"])
+def test_four_bit_codes_in_bfloat16_score_as_their_dequantization_rounded_to_bfloat16(fmt, tmp_path):
+    """In bf16 on the CPU, ATen's int4 matmul runs the codes kept as they are (act-order by gathering the inputs);
+    the reference is the engine on the exact dequantization rounded to bf16 (the dense checkpoint)."""
+    quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense")
+    rows = json.loads((MODELS / FAMILY / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
+    want = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense", dtype="bfloat16").loglikelihood(pairs)
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized", dtype="bfloat16")
+    assert scorer.model_info.int4_weight_bytes > 0
+    got = scorer.loglikelihood(pairs)
+    # Within 5e-3 a scored token (bf16's own rounding moves these scores up to 1.8e-3 a token from fp32's): the kernel
+    # takes each group's scale and its zero point folded in, (8 - zero) * scale, in bf16, an error shared by the
+    # group's weights where the reference rounds each weight on its own. A wrong layout is off by 0.1 and more.
+    assert all(abs(g[0] - w[0]) <= 5e-3 * len(c) for g, w, (_, c) in zip(got, want, pairs))
+    assert sum(g[1] == w[1] for g, w in zip(got, want)) >= 0.95 * len(pairs)
 
 
 @pytest.mark.parametrize("quantization, why", [

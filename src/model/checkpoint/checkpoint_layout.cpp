@@ -7,9 +7,7 @@
 
 namespace prefix_scorer {
 
-LayerTensor weight_of(Linear LayerWeights::*member) {
-  return [member](LayerWeights& l) -> at::Tensor& { return (l.*member).weight; };
-}
+ProjectionWeight weight_of(Linear LayerWeights::*member) { return {member}; }
 
 LayerTensor bias_of(Linear LayerWeights::*member) {
   return [member](LayerWeights& l) -> at::Tensor& { return (l.*member).bias; };
@@ -85,6 +83,11 @@ void LayerLayout::add_split(const std::string& suffix, std::vector<int64_t> shap
 
 void LayerLayout::add(const std::string& suffix, std::vector<int64_t> shape, LayerTensor member) {
   add_split(suffix, std::move(shape), {{std::move(member), 0}});
+}
+
+void LayerLayout::add(const std::string& suffix, std::vector<int64_t> shape, ProjectionWeight weight) {
+  add(suffix, std::move(shape), LayerTensor(weight));
+  if (!slots.back().spec.stored_in_out) slots.back().projection = weight.member;  // Conv1D's, transposed: plain
 }
 
 namespace {

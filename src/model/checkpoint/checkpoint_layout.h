@@ -26,6 +26,9 @@ struct WeightSlot {
   std::function<void(ModelWeights&, const at::Tensor&)> place;
   std::function<at::Tensor(ModelWeights&)> into = nullptr;
   bool fp32 = false;  // kept in fp32 whatever the model's dtype (a router transformers keeps in fp32)
+  // The Linear of layer `layer` whose weight this tensor is, whole and as stored (so that it may be kept in the
+  // checkpoint's form); null: a tensor placed otherwise.
+  Linear LayerWeights::*projection = nullptr;
 };
 
 inline at::ScalarType slot_dtype(const WeightSlot& slot, at::ScalarType dtype) {
@@ -45,7 +48,13 @@ std::string embeddings_name(const ModelConfig& c);
 
 // Where a layer's tensor goes: a member of LayerWeights, or the weight or bias of one of its Linears.
 using LayerTensor = std::function<at::Tensor&(LayerWeights&)>;
-LayerTensor weight_of(Linear LayerWeights::*member);
+// A Linear's weight: a LayerTensor that names its Linear, so that a tensor placed whole into it (LayerLayout::add)
+// may be kept in the checkpoint's form.
+struct ProjectionWeight {
+  Linear LayerWeights::*member;
+  at::Tensor& operator()(LayerWeights& l) const { return (l.*member).weight; }
+};
+ProjectionWeight weight_of(Linear LayerWeights::*member);
 LayerTensor bias_of(Linear LayerWeights::*member);
 
 // The checkpoint name of layer `layer`'s tensor `suffix` ("model.layers.N.suffix" under the family's names).
@@ -79,6 +88,7 @@ struct LayerLayout {
   std::string name(const std::string& suffix) const { return layer_name(family, i, suffix); }
   // Tensor `suffix` into `member`; a projection stored [in, out] (Conv1D) is transposed to [out, in] first.
   void add(const std::string& suffix, std::vector<int64_t> shape, LayerTensor member);
+  void add(const std::string& suffix, std::vector<int64_t> shape, ProjectionWeight weight);
   // Rows of one fused tensor split among several members (q, k, v; gate, up), in order.
   void add_split(const std::string& suffix, std::vector<int64_t> shape,
                  std::vector<std::pair<LayerTensor, int64_t>> parts);

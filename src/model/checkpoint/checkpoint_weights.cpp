@@ -176,7 +176,15 @@ ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayou
       return o.adapter->apply(o.lm_head_name, o.adapter->base(o.embed_name, stored(o.embed_name, o.embed_name)));
     return o.adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
   };
-  ModelWeights weights = assemble_weights(config, layout, source, layer_devices, dtype);
+  // A projection stored as 4-bit codes stays so, unless an adapter merges into it or its rows are the vocabulary's.
+  auto kept = [&](const TensorSpec& spec, c10::Device device, at::ScalarType as) -> std::shared_ptr<const Int4Weight> {
+    if (o.by_vocab(spec.name) || (o.adapter && o.adapter->changes(spec.name))) return nullptr;
+    const std::optional<IntegerGroups> groups = stored_integer_groups(o.checkpoint, o.stored_name(spec.name), config.quantization);
+    if (!groups) return nullptr;
+    std::optional<Int4Weight> codes = int4_weight(*groups, as, device);
+    return codes ? std::make_shared<const Int4Weight>(std::move(*codes)) : nullptr;
+  };
+  ModelWeights weights = assemble_weights(config, layout, source, layer_devices, dtype, kept);
   if (o.adapter) o.adapter->check_all_applied();
   weights.unloaded_parameters = parameters_beside_text_model(o.checkpoint, o.prefixes) +
                                 parameters_of_unread_module(o.checkpoint, model_family(config.model_type).indexer,

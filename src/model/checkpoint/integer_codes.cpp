@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace prefix_scorer {
 namespace {
@@ -34,13 +35,11 @@ at::Tensor groups_of_inputs(const at::Tensor& g_idx, int64_t in, int64_t groups)
   return at::arange(in, at::kLong).div(in / groups, "floor");
 }
 
-// (codes - zeros) * scales with codes [out, in], zeros and scales [out, groups], per input's group.
-at::Tensor dequantize_groups(const at::Tensor& codes, const at::Tensor& zeros, const at::Tensor& scales,
-                             const at::Tensor& g_idx) {
-  const at::Tensor groups = groups_of_inputs(g_idx, codes.size(1), scales.size(1));
-  const at::Tensor scale = scales.to(at::kFloat).index_select(1, groups);
-  const at::Tensor zero = zeros.to(at::kFloat).index_select(1, groups);
-  return (codes.to(at::kFloat) - zero) * scale;
+// codes [out, in], zeros and scales [out, groups] and each input's group, checked.
+IntegerGroups groups_of(at::Tensor codes, at::Tensor zeros, const at::Tensor& scales, const at::Tensor& g_idx,
+                        int64_t bits) {
+  at::Tensor groups = groups_of_inputs(g_idx, codes.size(1), scales.size(1));
+  return {std::move(codes), std::move(zeros), scales, std::move(groups), bits};
 }
 
 }  // namespace
@@ -55,7 +54,7 @@ at::Tensor unpack_codes(const at::Tensor& words, int64_t bits) {
   return codes.reshape(sizes);
 }
 
-at::Tensor dequantize_pack_quantized(const at::Tensor& packed, const at::Tensor& scale, const at::Tensor& zero_point,
+IntegerGroups read_pack_quantized(const at::Tensor& packed, const at::Tensor& scale, const at::Tensor& zero_point,
                                      const at::Tensor& g_idx, const std::vector<int64_t>& shape, int64_t bits) {
   check_words(packed, "weight_packed");
   check(shape.size() == 2, fmt::format("weight_shape [{}] is not [out, in]", fmt::join(shape, ", ")));
@@ -66,18 +65,19 @@ at::Tensor dequantize_pack_quantized(const at::Tensor& packed, const at::Tensor&
   const at::Tensor scales = scale.numel() == 1 ? scale.reshape({1, 1}).expand({out, 1}) : scale.dim() == 1 ? scale.unsqueeze(1) : scale;
   check(scales.dim() == 2 && scales.size(0) == out,
         fmt::format("weight_scale {} has no row per output of {}", shape_of(scale), out));
-  const at::Tensor codes = unpack_codes(packed, bits).narrow(1, 0, in) - offset;
-  at::Tensor zeros = at::zeros_like(scales, at::kInt);
+  // Signed codes and zero points are stored plus `offset`: the unsigned ones (symmetric: a zero point of 0 signed).
+  at::Tensor codes = unpack_codes(packed, bits).narrow(1, 0, in);
+  at::Tensor zeros = at::full(scales.sizes(), offset, at::kInt);
   if (zero_point.defined()) {
     check_words(zero_point, "weight_zero_point");
     check(zero_point.size(1) == scales.size(1) && zero_point.size(0) == (out + per_word - 1) / per_word,
           fmt::format("weight_zero_point {} does not pack [{}, {}]", shape_of(zero_point), out, scales.size(1)));
-    zeros = unpack_codes(zero_point.t().contiguous(), bits).narrow(1, 0, out).t() - offset;
+    zeros = unpack_codes(zero_point.t().contiguous(), bits).narrow(1, 0, out).t();
   }
-  return dequantize_groups(codes, zeros, scales, g_idx);
+  return groups_of(std::move(codes), std::move(zeros), scales, g_idx, bits);
 }
 
-at::Tensor dequantize_gptq(const at::Tensor& qweight, const at::Tensor& qzeros, const at::Tensor& scales,
+IntegerGroups read_gptq(const at::Tensor& qweight, const at::Tensor& qzeros, const at::Tensor& scales,
                            const at::Tensor& g_idx, int64_t bits, bool zeros_minus_one) {
   check_words(qweight, "qweight");
   check_words(qzeros, "qzeros");
@@ -89,10 +89,10 @@ at::Tensor dequantize_gptq(const at::Tensor& qweight, const at::Tensor& qzeros, 
   const at::Tensor codes = unpack_codes(qweight.t().contiguous(), bits);  // [out, in]
   at::Tensor zeros = unpack_codes(qzeros, bits).t();                      // [out, groups]
   if (zeros_minus_one) zeros = zeros + 1;
-  return dequantize_groups(codes, zeros, scales.t(), g_idx);
+  return groups_of(codes, zeros, scales.t(), g_idx, bits);
 }
 
-at::Tensor dequantize_awq(const at::Tensor& qweight, const at::Tensor& qzeros, const at::Tensor& scales) {
+IntegerGroups read_awq(const at::Tensor& qweight, const at::Tensor& qzeros, const at::Tensor& scales) {
   check_words(qweight, "qweight");
   check_words(qzeros, "qzeros");
   const int64_t in = qweight.size(0), out = qweight.size(1) * 8;
@@ -107,7 +107,7 @@ at::Tensor dequantize_awq(const at::Tensor& qweight, const at::Tensor& qzeros, c
   };
   const at::Tensor codes = in_output_order(qweight).t();  // [out, in]
   const at::Tensor zeros = in_output_order(qzeros).t();   // [out, groups]
-  return dequantize_groups(codes, zeros, scales.t(), at::Tensor());
+  return groups_of(codes, zeros, scales.t(), at::Tensor(), 4);
 }
 
 }  // namespace prefix_scorer

@@ -61,6 +61,27 @@ at::Tensor optional_view(const Checkpoint& c, const std::string& name) {
   return c.find(name) != nullptr ? c.view(name) : at::Tensor();
 }
 
+// GPTQ's and AWQ's qweight words [rows, cols], with qzeros and scales beside them.
+std::vector<int64_t> qweight_words(const Checkpoint& c, const std::string& name, const std::string& module) {
+  part(c, name, module + ".qzeros");
+  part(c, name, module + ".scales");
+  const std::vector<int64_t>& words = c.find(module + ".qweight")->shape;
+  if (words.size() != 2) fail(name, "its qweight is not a matrix");
+  return words;
+}
+
+// read(form) for tensor `name`, a format's error named with the tensor; `absent` where the checkpoint lacks it.
+template <typename T, typename Read>
+T by_form(const Checkpoint& c, const std::string& name, const WeightQuantization& q, T absent, Read read) {
+  const std::optional<Found> found = find_form(c, name, q);
+  if (!found) return absent;
+  try {
+    return read(*found);
+  } catch (const std::invalid_argument& e) {
+    fail(name, e.what());
+  }
+}
+
 std::vector<int64_t> pack_quantized_shape(const Checkpoint& c, const std::string& name) {
   part(c, name, name + "_scale");
   const TensorInfo& shape = part(c, name, name + "_shape");
@@ -86,11 +107,9 @@ at::Tensor dequantize_scaled_fp8(const at::Tensor& weight, const at::Tensor& sca
 
 std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& c, const std::string& name,
                                                  const WeightQuantization& q) {
-  const std::optional<Found> found = find_form(c, name, q);
-  if (!found) return std::nullopt;
-  const std::string& m = found->module;
-  try {
-    switch (found->form) {
+  using Shape = std::optional<std::vector<int64_t>>;
+  return by_form(c, name, q, Shape(), [&](const Found& found) -> Shape {
+    switch (found.form) {
       case Form::kPlain:
       case Form::kScaledFp8:
         return c.find(name)->shape;
@@ -109,30 +128,20 @@ std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& c, const std:
       case Form::kPackQuantized:
         return pack_quantized_shape(c, name);
       case Form::kGptq: {
-        const std::vector<int64_t>& words = c.find(m + ".qweight")->shape;
-        part(c, name, m + ".qzeros");
-        part(c, name, m + ".scales");
-        if (words.size() != 2) fail(name, "its qweight is not a matrix");
+        const std::vector<int64_t> words = qweight_words(c, name, found.module);
         return std::vector<int64_t>{words[1], words[0] * (32 / q.bits)};
       }
       case Form::kAwq: {
-        const std::vector<int64_t>& words = c.find(m + ".qweight")->shape;
-        part(c, name, m + ".qzeros");
-        part(c, name, m + ".scales");
-        if (words.size() != 2) fail(name, "its qweight is not a matrix");
+        const std::vector<int64_t> words = qweight_words(c, name, found.module);
         return std::vector<int64_t>{words[1] * 8, words[0]};
       }
     }
-  } catch (const std::invalid_argument& e) {
-    fail(name, e.what());
-  }
-  return std::nullopt;
+    return std::nullopt;
+  });
 }
 
 at::Tensor stored_tensor(const Checkpoint& c, const std::string& name, const WeightQuantization& q) {
-  const Found found = *find_form(c, name, q);
-  const std::string& m = found.module;
-  try {
+  return by_form(c, name, q, at::Tensor(), [&](const Found& found) -> at::Tensor {
     switch (found.form) {
       case Form::kPlain:
         return c.view(name);
@@ -142,25 +151,38 @@ at::Tensor stored_tensor(const Checkpoint& c, const std::string& name, const Wei
         return dequantize_scaled_fp8(c.view(name), c.view(name + "_scale"), q);
       case Form::kMxfp4:
         return dequantize_mxfp4(c.view(name + "_blocks"), c.view(name + "_scales"));
+      case Form::kPackQuantized:
+      case Form::kGptq:
+      case Form::kAwq:
+        return dequantize(*stored_integer_groups(c, name, q));
+    }
+    return {};
+  });
+}
+
+std::optional<IntegerGroups> stored_integer_groups(const Checkpoint& c, const std::string& name,
+                                                   const WeightQuantization& q) {
+  return by_form(c, name, q, std::optional<IntegerGroups>(), [&](const Found& found) -> std::optional<IntegerGroups> {
+    const std::string& m = found.module;
+    switch (found.form) {
       case Form::kPackQuantized: {
         const std::vector<int64_t> shape = pack_quantized_shape(c, name);
         // the code width whose words hold a row (4 where both would, at fewer than five inputs)
         const int64_t words = c.find(name + "_packed")->shape.back();
         const int64_t bits = words == (shape[1] * 4 + 31) / 32 ? 4 : 8;
-        return dequantize_pack_quantized(c.view(name + "_packed"), c.view(name + "_scale"),
-                                         optional_view(c, name + "_zero_point"), optional_view(c, name + "_g_idx"),
-                                         shape, bits);
+        return read_pack_quantized(c.view(name + "_packed"), c.view(name + "_scale"),
+                                   optional_view(c, name + "_zero_point"), optional_view(c, name + "_g_idx"), shape,
+                                   bits);
       }
       case Form::kGptq:
-        return dequantize_gptq(c.view(m + ".qweight"), c.view(m + ".qzeros"), c.view(m + ".scales"),
-                               optional_view(c, m + ".g_idx"), q.bits, q.zeros_minus_one);
+        return read_gptq(c.view(m + ".qweight"), c.view(m + ".qzeros"), c.view(m + ".scales"),
+                         optional_view(c, m + ".g_idx"), q.bits, q.zeros_minus_one);
       case Form::kAwq:
-        return dequantize_awq(c.view(m + ".qweight"), c.view(m + ".qzeros"), c.view(m + ".scales"));
+        return read_awq(c.view(m + ".qweight"), c.view(m + ".qzeros"), c.view(m + ".scales"));
+      default:
+        return std::nullopt;
     }
-  } catch (const std::invalid_argument& e) {
-    fail(name, e.what());
-  }
-  return {};
+  });
 }
 
 }  // namespace prefix_scorer

@@ -6,6 +6,7 @@
 
 #include "model/checkpoint/checkpoint.h"
 #include "model/config/quantization.h"
+#include "model/ops/int4_weight.h"
 
 #include <ATen/ATen.h>
 
@@ -22,5 +23,10 @@ std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& checkpoint, c
 
 // Tensor `name` (stored_shape found it): a view of the file where stored plainly, else dequantized in fp32.
 at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, const WeightQuantization& quantization);
+
+// Tensor `name` unpacked where the checkpoint stores it as integer codes in groups (a projection's weight kept so);
+// nullopt in any other form.
+std::optional<IntegerGroups> stored_integer_groups(const Checkpoint& checkpoint, const std::string& name,
+                                                   const WeightQuantization& quantization);
 
 }  // namespace prefix_scorer

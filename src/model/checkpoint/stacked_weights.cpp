@@ -22,8 +22,14 @@ at::Tensor stack_rows(const std::vector<at::Tensor*>& parts) {
 }
 
 // Projections of one input stacked into one Linear (one matmul a forward), each part then a view of its rows there.
-// Biases come all or none (the config sets them together).
+// Biases come all or none (the config sets them together). Parts not all plain (kept as codes) stay apart in the
+// stack, run one after another.
 Linear stack_linears(const std::vector<Linear*>& parts) {
+  if (std::any_of(parts.begin(), parts.end(), [](const Linear* p) { return !p->weight.defined(); })) {
+    Linear stack;
+    for (const Linear* p : parts) stack.parts.push_back(*p);
+    return stack;
+  }
   std::vector<at::Tensor*> weights, biases;
   for (Linear* p : parts) {
     weights.push_back(&p->weight);
@@ -44,11 +50,11 @@ void multiplier_rows(LayerWeights& l, const LayerSpec& s) {
     const std::array<int64_t, 5> rows{m.inner(), m.inner(), bc, bc, m.heads};
     std::vector<at::Tensor> parts;
     for (size_t k = 0; k < rows.size(); ++k) parts.push_back(at::full({rows[k]}, mup[k], at::kFloat));
-    l.mamba_mup = at::cat(parts).to(l.mamba_in.weight.device(), l.mamba_in.weight.scalar_type());
+    l.mamba_mup = at::cat(parts).to(l.mamba_conv.device(), l.mamba_conv.scalar_type());  // the model's dtype
   }
   const AttentionSpec& a = s.attention;
   if ((a.key_multiplier != 1 || a.value_multiplier != 1) && l.qkv.defined()) {
-    l.qkv_scale = at::ones({l.qkv.weight.size(0)}, l.qkv.weight.options().dtype(at::kFloat));
+    l.qkv_scale = at::ones({l.qkv.out_features()}, at::TensorOptions().device(l.device).dtype(at::kFloat));
     l.qkv_scale.narrow(0, a.q_width(), a.kv_width()).fill_(a.key_multiplier);
     if (!a.keys_as_values) l.qkv_scale.narrow(0, a.q_width() + a.kv_width(), a.kv_width()).fill_(a.value_multiplier);
   }
@@ -58,7 +64,7 @@ void stack_projections(LayerWeights& l, const AttentionSpec& a) {
   if (l.kv_a.defined()) {  // latent attention: the query's input projection and kv_a; q_proj's rows have no bias
     Linear& q_in = l.q_a.defined() ? l.q_a : l.q;
     if (l.kv_a.bias.defined() && !q_in.bias.defined())
-      q_in.bias = at::zeros({q_in.weight.size(0)}, l.kv_a.bias.options());
+      q_in.bias = at::zeros({q_in.out_features()}, l.kv_a.bias.options());
     l.qkv = stack_linears({&q_in, &l.kv_a});
   }
   if (l.k.defined()) {  // values that are the keys' projection have no rows of their own

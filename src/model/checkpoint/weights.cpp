@@ -65,7 +65,8 @@ WeightBytes weight_bytes(const ModelConfig& config, const ModelLayout& layout, a
 }
 
 ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layout, const TensorSource& source,
-                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype) {
+                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype,
+                              const KeptWeightSource& kept) {
   if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)
     throw std::invalid_argument(fmt::format("{} layer devices for {} layers", layer_devices.size(), config.num_layers));
   ModelWeights w;
@@ -85,13 +86,27 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
   for (const WeightSlot& slot : layout.slots) {
     if (!is_buffer(slot.spec.name, names)) w.parameters += elements(slot.spec.shape);
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
+    if (slot.projection != nullptr && kept) {
+      if (std::shared_ptr<const Int4Weight> codes = kept(slot.spec, device, dtype)) {
+        (w.layers[slot.layer].*slot.projection).int4 = codes;
+        w.resident_bytes += codes->bytes();
+        w.int4_bytes += codes->bytes();
+        continue;
+      }
+    }
     // Always a copy: a checkpoint's tensor is a view of its file, copied once to its device and dtype.
+    at::Tensor placed;
     if (slot.into)
-      slot.into(w).copy_(source(slot.spec, device));
+      placed = slot.into(w).copy_(source(slot.spec, device));
     else
-      slot.place(w, source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true));
+      placed = source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true);
+    w.resident_bytes += static_cast<int64_t>(placed.nbytes());
+    if (!slot.into) slot.place(w, placed);
   }
-  if (config.tie_word_embeddings) w.lm_head.weight = w.embed.to(layer_devices.back());
+  if (config.tie_word_embeddings) {
+    w.lm_head.weight = w.embed.to(layer_devices.back());
+    if (!w.lm_head.weight.is_same(w.embed)) w.resident_bytes += static_cast<int64_t>(w.lm_head.weight.nbytes());
+  }
   for (int64_t i = 0; i < config.num_layers; ++i) {
     stack_projections(w.layers[i], spec.layers[i].attention);
     multiplier_rows(w.layers[i], spec.layers[i]);

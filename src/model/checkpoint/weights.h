@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,8 @@ struct ModelWeights {
   int64_t unloaded_parameters = 0;
   // The parameters of the tensors loaded, as transformers counts them (buffers saved beside them left out).
   int64_t parameters = 0;
+  // The bytes the loaded tensors hold, and those of them in projections kept as 4-bit codes.
+  int64_t resident_bytes = 0, int4_bytes = 0;
 };
 
 // The output layer's checkpoint names (its weight is absent from checkpoints with tied embeddings).
@@ -123,10 +126,16 @@ WeightBytes weight_bytes(const ModelConfig& config, const ModelLayout& layout, a
 // Produces the tensor for a spec, on any device (read from a checkpoint, or drawn at random on `device`).
 using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;
 
+// A projection's weight kept in the checkpoint's form for activations of a dtype on a device (4-bit codes); null
+// where it is not stored so, or cannot be kept so.
+using KeptWeightSource = std::function<std::shared_ptr<const Int4Weight>(const TensorSpec&, c10::Device, at::ScalarType)>;
+
 // Fetches every expected tensor from `source`, and copies it to its layer's device in `dtype` (one copy, which
-// the weights own: a source may hand out views of a mapped file). Projections that read the same input are then
-// stacked (q, k, v; gate, up), the separate ones left as views of the stack.
+// the weights own: a source may hand out views of a mapped file); a projection's weight `kept` keeps is taken from
+// it instead. Projections that read the same input are then stacked (q, k, v; gate, up), the separate ones left as
+// views of the stack.
 ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layout, const TensorSource& source,
-                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype);
+                              const std::vector<c10::Device>& layer_devices, at::ScalarType dtype,
+                              const KeptWeightSource& kept = nullptr);
 
 }  // namespace prefix_scorer

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace prefix_scorer {
 namespace {
@@ -31,10 +32,42 @@ bool linear_by_onednn(const at::Tensor& x, const at::Tensor& weight) {
          x.dim() >= 1 && !x.is_mkldnn() && !weight.is_mkldnn() && onednn_linear().has_value();
 }
 
+namespace {
+
+at::Tensor dense_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias_or_none) {
+  const std::optional<at::Tensor> bias = bias_or_none.defined() ? std::optional<at::Tensor>(bias_or_none) : std::nullopt;
+  if (!linear_by_onednn(x, weight) || (bias && bias->scalar_type() != at::kFloat)) return at::linear(x, weight, bias);
+  return onednn_linear()->call(x, weight, bias, "none", c10::List<std::optional<at::Scalar>>(), std::nullopt);
+}
+
+}  // namespace
+
+int64_t Linear::out_features() const {
+  if (weight.defined()) return weight.size(0);
+  if (int4) return int4->rows;
+  int64_t rows = 0;
+  for (const Linear& part : parts) rows += part.out_features();
+  return rows;
+}
+
+int64_t Linear::bytes() const {
+  int64_t total = static_cast<int64_t>((weight.defined() ? weight.nbytes() : 0) + (bias.defined() ? bias.nbytes() : 0));
+  if (int4) total += int4->bytes();
+  for (const Linear& part : parts) total += part.bytes();
+  return total;
+}
+
 at::Tensor linear(const at::Tensor& x, const Linear& l) {
-  const std::optional<at::Tensor> bias = l.bias.defined() ? std::optional<at::Tensor>(l.bias) : std::nullopt;
-  if (!linear_by_onednn(x, l.weight) || (bias && bias->scalar_type() != at::kFloat)) return at::linear(x, l.weight, bias);
-  return onednn_linear()->call(x, l.weight, bias, "none", c10::List<std::optional<at::Scalar>>(), std::nullopt);
+  if (!l.parts.empty()) {
+    std::vector<at::Tensor> outputs;
+    for (const Linear& part : l.parts) outputs.push_back(linear(x, part));
+    return at::cat(outputs, -1);
+  }
+  if (!l.int4) return dense_linear(x, l.weight, l.bias);
+  const at::Tensor ordered = ordered_inputs(x, *l.int4);
+  if (!l.int4->kernel_codes.defined()) return dense_linear(ordered, dequantize(*l.int4, x.scalar_type()), l.bias);
+  const at::Tensor product = int4_kernel_product(ordered, *l.int4);
+  return l.bias.defined() ? product + l.bias : product;
 }
 
 }  // namespace prefix_scorer

@@ -1,20 +1,30 @@
 #pragma once
 
+#include "model/ops/int4_weight.h"
+
 #include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace prefix_scorer {
 
 // One projection of a layer: x @ weight^T + bias. Every projection the layers run is one, and `linear` is the one
-// call that runs them, so that a weight kept in another form than a plain [out, in] tensor of the model's dtype
-// has one place to be read. Today every weight is dense.
+// call that runs them: its weight a plain [out, in] tensor of the model's dtype, or kept as the checkpoint's 4-bit
+// codes; or a stack of projections of one input that are not all plain, run one by one.
 struct Linear {
-  at::Tensor weight;  // [out, in]; undefined: the layer has no such projection
-  at::Tensor bias;    // [out]; undefined: none
+  at::Tensor weight;  // [out, in]; undefined: kept otherwise, or the layer has no such projection
+  at::Tensor bias;    // [out]; undefined: none (a stack of parts: theirs)
+  std::shared_ptr<const Int4Weight> int4;  // the weight as 4-bit codes; null: none
+  std::vector<Linear> parts;               // a stack whose parts are not all plain: their outputs joined in order
 
-  bool defined() const { return weight.defined(); }
+  bool defined() const { return weight.defined() || int4 != nullptr || !parts.empty(); }
+  int64_t out_features() const;
+  int64_t bytes() const;  // what the weight and bias hold (a stack's: its parts')
 };
 
-// x @ l.weight^T + l.bias, as at::linear. On the CPU in fp32 through oneDNN's matmul (the op torch's own CPU
+// x @ l.weight^T + l.bias, as at::linear (a weight kept as codes: int4_weight.h says how). On the CPU in fp32 through oneDNN's matmul (the op torch's own CPU
 // compiler emits), which on AVX2 machines takes a decode step's few rows 1.5x to 2.5x faster than MKL's sgemm that
 // at::linear calls (docs/performance.md, "A step's time on an AMD AVX2 CPU"); anywhere else, and where the torch
 // in use was built without oneDNN, at::linear itself. The two differ only in the rounding of their sums.

@@ -153,10 +153,13 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
         assert [g[1] for g in got] == [w[1] for w in want], options
     assert native_refusal(tmp_path / "quantized") is None
-    # 4-bit codes stay 4-bit: resident within 1.5x of the quantized matrices' bytes on disk.
+    # 4-bit codes stay 4-bit: resident within 1.5x of the quantized matrices' bytes on disk; in fp32 each product
+    # takes them dequantized as the dense checkpoint holds them (only its matmuls' shapes differ: q, k, v apart).
     info = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized").model_info
     if fmt in FOUR_BITS:
         assert 0 < info.int4_weight_bytes <= 1.5 * quantized_bytes(tmp_path / "quantized")
+        dense = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense").loglikelihood(pairs)
+        assert [g[0] for g in got] == pytest.approx([d[0] for d in dense], abs=1e-5)
     else:
         assert info.int4_weight_bytes == 0
 

@@ -85,6 +85,8 @@ at::Tensor int4_kernel_product(const at::Tensor& x, const Int4Weight& w) {
 
 at::Tensor dequantize(const Int4Weight& w, at::ScalarType dtype) {
   if (!w.nibbles.defined()) throw std::logic_error("an Int4Weight held by ATen's kernel is not dequantized");
+  if (w.nibbles.is_cpu() && (dtype == at::kFloat || dtype == at::kBFloat16 || dtype == at::kHalf))
+    return cpu::dequantize_int4(w, dtype);
   const at::Tensor codes = at::stack({at::bitwise_and(w.nibbles, 15), at::bitwise_right_shift(w.nibbles, 4)}, -1)
                                .reshape({w.rows, -1})
                                .narrow(1, 0, w.cols)

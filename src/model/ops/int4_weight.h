@@ -51,4 +51,9 @@ at::Tensor int4_kernel_product(const at::Tensor& x, const Int4Weight& w);
 at::Tensor dequantize(const Int4Weight& w, at::ScalarType dtype);
 at::Tensor ordered_inputs(const at::Tensor& x, const Int4Weight& w);
 
+namespace cpu {
+// dequantize's one pass on the CPU (src/model/cpu/dequantize_int4.cpp): fp32, bf16 or fp16, bitwise the ATen ops'.
+at::Tensor dequantize_int4(const Int4Weight& w, at::ScalarType dtype);
+}  // namespace cpu
+
 }  // namespace prefix_scorer

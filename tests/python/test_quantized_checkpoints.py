@@ -210,3 +210,16 @@ def test_a_quantization_the_engine_does_not_read_is_refused_by_name_and_left_to_
     assert why in native_refusal(tmp_path) and "model_type 'llama'" in native_refusal(tmp_path)
     with pytest.raises(ValueError, match=f"{why}.*native_only=True"):
         PrefixScorerLM(pretrained=str(tmp_path), native_only="True")
+
+
+def test_tensors_of_the_dtypes_quantized_releases_save_beside_their_weights_are_read(tmp_path):
+    """float8_e5m2, float8_e8m0fnu (MX formats' power-of-two scales), uint16 and uint32 tensors in the file: its
+    header is read, and the model scores as without them."""
+    shutil.copytree(MODELS / FAMILY, tmp_path, dirs_exist_ok=True)
+    tensors = safetensors.torch.load_file(tmp_path / "model.safetensors")
+    tensors.update({"extra.e5m2": torch.ones(4).to(torch.float8_e5m2), "extra.e8m0": torch.ones(4).to(torch.float8_e8m0fnu),
+                    "extra.u16": torch.arange(4).to(torch.uint16), "extra.u32": torch.arange(4).to(torch.uint32)})
+    safetensors.torch.save_file(tensors, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    pairs = [([1, 2, 3], [4, 5])]
+    want = prefix_scorer.PrefixScorer.from_pretrained(MODELS / FAMILY).loglikelihood(pairs)
+    assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs) == want

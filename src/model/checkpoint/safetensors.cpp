@@ -27,6 +27,10 @@ at::ScalarType scalar_type(const std::string& tag) {
   if (tag == "I8") return at::kChar;
   if (tag == "U8") return at::kByte;
   if (tag == "F8_E4M3") return at::kFloat8_e4m3fn;
+  if (tag == "F8_E5M2") return at::kFloat8_e5m2;
+  if (tag == "F8_E8M0") return at::kFloat8_e8m0fnu;  // power-of-two scales (MX formats)
+  if (tag == "U16") return at::kUInt16;
+  if (tag == "U32") return at::kUInt32;
   if (tag == "BOOL") return at::kBool;
   throw std::logic_error(fmt::format("dtype '{}' passed the header check but has no torch type", tag));
 }

@@ -77,9 +77,9 @@ TensorEntry parse_entry(const std::string& name, const nlohmann::json& entry, si
 
 size_t dtype_tag_size(const std::string& tag) {
   if (tag == "F64" || tag == "I64") return 8;
-  if (tag == "F32" || tag == "I32") return 4;
-  if (tag == "F16" || tag == "BF16") return 2;
-  if (tag == "I8" || tag == "U8" || tag == "BOOL" || tag == "F8_E4M3") return 1;
+  if (tag == "F32" || tag == "I32" || tag == "U32") return 4;
+  if (tag == "F16" || tag == "BF16" || tag == "U16") return 2;
+  if (tag == "I8" || tag == "U8" || tag == "BOOL" || tag == "F8_E4M3" || tag == "F8_E5M2" || tag == "F8_E8M0") return 1;
   fail(fmt::format("unsupported dtype '{}'", tag));
 }
 

@@ -11,7 +11,7 @@
 namespace prefix_scorer {
 
 struct TensorEntry {
-  std::string dtype;  // the file's tag: F32, F16, BF16, F64, I64, I32, I8, U8 or BOOL
+  std::string dtype;  // the file's tag: F32, F16, BF16, F64, I64, I32, U32, U16, I8, U8, BOOL, F8_E4M3, F8_E5M2, F8_E8M0
   std::vector<int64_t> shape;
   size_t begin = 0;  // byte offsets into the data section
   size_t end = 0;

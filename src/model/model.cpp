@@ -164,7 +164,7 @@ Model::Model(ModelConfig config, std::shared_ptr<const ModelWeights> weights, at
 ModelInfo Model::info() const {
   const ModelConfig& c = *config_;
   return {c.model_type,  c.vocab_size, c.hidden_size, c.num_layers, c.layer_head_count(0), c.layer_kv_head_count(0), c.layer_head_dim(0),
-          c.max_position_embeddings, num_parameters(), weights_->resident_bytes, weights_->int4_bytes};
+          c.max_position_embeddings, num_parameters(), weights_->resident_bytes, weights_->quantized_bytes};
 }
 
 c10::Device Model::layer_device(int64_t layer) const { return weights_->layers.at(layer).device; }
@@ -216,14 +216,16 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
   };
   KeptWeightSource kept = nullptr;
   if (options.quantize == "int4") {
-    kept = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) -> std::shared_ptr<const Int4Weight> {
+    kept = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
+      Linear stored;  // undefined where no group size divides the inputs: plain
       const int64_t cols = spec.shape.back();
       for (const int64_t group : {128, 64, 32}) {
         if (cols % group != 0) continue;
         std::optional<Int4Weight> codes = int4_weight(quantize_int4(at::randn(spec.shape) * 0.02, group), as, device);
-        if (codes) return std::make_shared<const Int4Weight>(std::move(*codes));
+        if (codes) stored.int4 = std::make_shared<const Int4Weight>(std::move(*codes));
+        break;
       }
-      return nullptr;  // a projection no group size divides: plain
+      return stored;
     };
   } else if (!options.quantize.empty()) {
     throw std::invalid_argument(fmt::format("quantize '{}' is not a form (int4 is)", options.quantize));

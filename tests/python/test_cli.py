@@ -411,7 +411,7 @@ def test_quantized_synthetic_weights_are_kept_as_four_bit_codes_and_the_modes_ag
         assert proc.returncode == 0, proc.stderr
         reports[bool(quantize)] = json.loads(path.read_text())
     plain, quantized = reports[False]["weights"], reports[True]["weights"]
-    assert plain["int4_bytes"] == 0 < quantized["int4_bytes"] and quantized["bytes"] < plain["bytes"]
+    assert plain["quantized_bytes"] == 0 < quantized["quantized_bytes"] and quantized["bytes"] < plain["bytes"]
     assert modes_of(reports[True])["prefix"]["max_abs_logprob_diff_to_naive"] < 1e-4
     proc = run(bench, "--model", str(DATA / "models" / "llama3"), "--quantize", "int4")
     assert proc.returncode != 0 and "quantize applies to synthetic models" in proc.stderr

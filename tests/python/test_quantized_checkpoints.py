@@ -153,25 +153,27 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
         assert [g[1] for g in got] == [w[1] for w in want], options
     assert native_refusal(tmp_path / "quantized") is None
-    # 4-bit codes stay 4-bit: resident within 1.5x of the quantized matrices' bytes on disk; in fp32 each product
+    # 4-bit codes and FP8 stay so: resident within 1.5x of the quantized matrices' bytes on disk; in fp32 each product
     # takes them dequantized as the dense checkpoint holds them (only its matmuls' shapes differ: q, k, v apart).
     info = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized").model_info
-    if fmt in FOUR_BITS:
-        assert 0 < info.int4_weight_bytes <= 1.5 * quantized_bytes(tmp_path / "quantized")
+    if fmt in KEPT:
+        assert 0 < info.quantized_weight_bytes <= 1.5 * quantized_bytes(tmp_path / "quantized")
         dense = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense").loglikelihood(pairs)
         assert [g[0] for g in got] == pytest.approx([d[0] for d in dense], abs=1e-5)
     else:
-        assert info.int4_weight_bytes == 0
+        assert info.quantized_weight_bytes == 0
 
 
-FOUR_BITS = ("ct-w4-sym", "ct-w4-asym-actorder", "gptq-v1-desc-act", "gptq-v2", "awq")
+KEPT = ("ct-w4-sym", "ct-w4-asym-actorder", "gptq-v1-desc-act", "gptq-v2", "awq", "ct-fp8-channel")
 
 
 def quantized_bytes(folder):
-    """The bytes of the checkpoint's quantized matrices (codes, scales, zero points, group indices)."""
+    """The bytes of the checkpoint's quantized matrices (FP8 values, codes, scales, zero points, group indices)."""
     tensors = safetensors.torch.load_file(folder / "model.safetensors")
-    parts = ("_packed", "_scale", "_zero_point", "_g_idx", "_shape", ".qweight", ".qzeros", ".scales", ".g_idx")
-    return sum(t.numel() * t.element_size() for name, t in tensors.items() if name.endswith(parts))
+    parts = ("_packed", "_scale", "_scale_inv", "_zero_point", "_g_idx", "_shape", ".qweight", ".qzeros", ".scales",
+             ".g_idx")
+    return sum(t.numel() * t.element_size() for name, t in tensors.items()
+               if name.endswith(parts) or t.dtype == torch.float8_e4m3fn)
 
 
 @pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "awq"])
@@ -184,7 +186,7 @@ def test_four_bit_codes_in_bfloat16_score_as_their_dequantization_rounded_to_bfl
     pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
     want = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense", dtype="bfloat16").loglikelihood(pairs)
     scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized", dtype="bfloat16")
-    assert scorer.model_info.int4_weight_bytes > 0
+    assert scorer.model_info.quantized_weight_bytes > 0
     got = scorer.loglikelihood(pairs)
     # Within 5e-3 a scored token (bf16's own rounding moves these scores up to 1.8e-3 a token from fp32's): the kernel
     # takes each group's scale and its zero point folded in, (8 - zero) * scale, in bf16, an error shared by the

@@ -1,5 +1,7 @@
 #include "model/checkpoint/block_fp8.h"
 
+#include "model/ops/fp8_weight.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -26,13 +28,7 @@ at::Tensor dequantize_block_fp8(const at::Tensor& weight, const at::Tensor& scal
   if (weight.scalar_type() != at::kFloat8_e4m3fn)
     throw std::invalid_argument(fmt::format("block-FP8 weight has dtype {}, expected float8_e4m3fn",
                                             c10::toString(weight.scalar_type())));
-  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  const at::Tensor scales = scale_inv.to(at::kFloat)
-                                .repeat_interleave(block[0], -2)
-                                .narrow(-2, 0, rows)
-                                .repeat_interleave(block[1], -1)
-                                .narrow(-1, 0, cols);
-  return weight.to(at::kFloat) * scales;
+  return dequantize_blocks(weight, scale_inv, block);
 }
 
 }  // namespace prefix_scorer

@@ -23,6 +23,12 @@ void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::stri
                    [i, member](ModelWeights& w, const at::Tensor& t) { member(w.layers[i]) = t; }});
 }
 
+void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, std::vector<int64_t> shape,
+                      ProjectionWeight weight) {
+  add_layer_tensor(slots, i, name, std::move(shape), LayerTensor(weight));
+  slots.back().projection = weight.member;
+}
+
 void add_depthwise_conv(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, int64_t channels,
                         int64_t taps, LayerTensor member) {
   slots.push_back({{name, {channels, 1, taps}}, i,

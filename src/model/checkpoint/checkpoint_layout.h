@@ -60,9 +60,12 @@ LayerTensor bias_of(Linear LayerWeights::*member);
 // The checkpoint name of layer `layer`'s tensor `suffix` ("model.layers.N.suffix" under the family's names).
 std::string layer_name(const ModelFamily& family, int64_t layer, const std::string& suffix);
 
-// Checkpoint tensor `name` of layer `i`, taken as it is into `member`.
+// Checkpoint tensor `name` of layer `i`, taken as it is into `member` (a projection's weight: which may stay in the
+// checkpoint's quantized form).
 void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, std::vector<int64_t> shape,
                       LayerTensor member);
+void add_layer_tensor(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, std::vector<int64_t> shape,
+                      ProjectionWeight weight);
 // A depthwise convolution's weight `name` of layer `i` ([channels, 1, taps] as saved), kept [channels, taps].
 void add_depthwise_conv(std::vector<WeightSlot>& slots, int64_t i, const std::string& name, int64_t channels,
                         int64_t taps, LayerTensor member);

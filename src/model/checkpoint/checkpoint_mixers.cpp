@@ -9,11 +9,11 @@ namespace prefix_scorer {
 
 void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, const AttentionSpec& a, int64_t h,
                           int64_t i, const std::string& prefix, bool interleaved) {
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, auto member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   // rows of `block` whose last rope_dim rows are rotated, as stored or reordered
-  auto add_rotated = [&](const std::string& name, std::vector<int64_t> shape, int64_t block, LayerTensor member) {
+  auto add_rotated = [&](const std::string& name, std::vector<int64_t> shape, int64_t block, auto member) {
     if (!interleaved) return add(name, std::move(shape), member);
     const int64_t rope = m.rope_dim;
     slots.push_back({{prefix + name, std::move(shape)}, i, [=](ModelWeights& w, const at::Tensor& t) {
@@ -45,7 +45,7 @@ void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, c
 
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
                         const std::string& prefix, DeltaNetLayout layout) {
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, auto member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
@@ -100,7 +100,7 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
 
 void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int64_t h, int64_t i,
                     const std::string& prefix) {
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, auto member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   add("in_proj.weight", {3 * h, h}, weight_of(&LayerWeights::conv_in));
@@ -113,7 +113,7 @@ void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int6
 }
 
 void add_mamba2(std::vector<WeightSlot>& slots, const Mamba2Spec& m, int64_t h, int64_t i, const std::string& prefix) {
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, LayerTensor member) {
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, auto member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   add("in_proj.weight", {m.projected(), h}, weight_of(&LayerWeights::mamba_in));

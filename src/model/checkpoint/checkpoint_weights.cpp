@@ -176,13 +176,21 @@ ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayou
       return o.adapter->apply(o.lm_head_name, o.adapter->base(o.embed_name, stored(o.embed_name, o.embed_name)));
     return o.adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
   };
-  // A projection stored as 4-bit codes stays so, unless an adapter merges into it or its rows are the vocabulary's.
-  auto kept = [&](const TensorSpec& spec, c10::Device device, at::ScalarType as) -> std::shared_ptr<const Int4Weight> {
-    if (o.by_vocab(spec.name) || (o.adapter && o.adapter->changes(spec.name))) return nullptr;
-    const std::optional<IntegerGroups> groups = stored_integer_groups(o.checkpoint, o.stored_name(spec.name), config.quantization);
-    if (!groups) return nullptr;
-    std::optional<Int4Weight> codes = int4_weight(*groups, as, device);
-    return codes ? std::make_shared<const Int4Weight>(std::move(*codes)) : nullptr;
+  // A projection stored as FP8 or 4-bit codes stays so (copied to its device: the parts are views of the file), unless
+  // an adapter merges into it or its rows are the vocabulary's.
+  auto kept = [&](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
+    Linear stored;
+    if (o.by_vocab(spec.name) || (o.adapter && o.adapter->changes(spec.name))) return stored;
+    const std::string name = o.stored_name(spec.name);
+    if (std::optional<Fp8Weight> fp8 = stored_fp8(o.checkpoint, name, config.quantization)) {
+      fp8->values = fp8->values.to(device, fp8->values.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
+      fp8->scales = fp8->scales.to(device, at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+      stored.fp8 = std::make_shared<const Fp8Weight>(std::move(*fp8));
+    } else if (const std::optional<IntegerGroups> groups = stored_integer_groups(o.checkpoint, name, config.quantization)) {
+      if (std::optional<Int4Weight> codes = int4_weight(*groups, as, device))
+        stored.int4 = std::make_shared<const Int4Weight>(std::move(*codes));
+    }
+    return stored;
   };
   ModelWeights weights = assemble_weights(config, layout, source, layer_devices, dtype, kept);
   if (o.adapter) o.adapter->check_all_applied();

@@ -90,17 +90,29 @@ std::vector<int64_t> pack_quantized_shape(const Checkpoint& c, const std::string
   return {values[0].item<int64_t>(), values[1].item<int64_t>()};
 }
 
-// compressed-tensors' FP8 scales: one for the tensor, one per output row ([out, 1]), per group of inputs
-// ([out, groups]) or per block (the config group's block_structure).
-at::Tensor dequantize_scaled_fp8(const at::Tensor& weight, const at::Tensor& scale, const WeightQuantization& q) {
-  const at::Tensor values = weight.to(at::kFloat);
-  const int64_t rows = weight.size(0), cols = weight.size(1);
-  if (scale.numel() == 1) return values * scale.to(at::kFloat).reshape({});
+// An FP8 weight's values and scales (views of the file) as blocks: block-FP8's own; compressed-tensors' one scale
+// for the tensor, one per row ([out, 1]) or per group of a row's inputs ([out, groups]), or per block (the config
+// group's block_structure).
+Fp8Weight fp8_blocks(const Checkpoint& c, const std::string& name, const WeightQuantization& q, Form form) {
+  const at::Tensor values = c.view(name);
+  if (form == Form::kBlockFp8) {
+    const at::Tensor scales = c.view(name + "_scale_inv");
+    const std::vector<int64_t> grid = block_fp8_scale_shape(values.sizes().vec(), q.fp8_block);
+    if (scales.sizes().vec() != grid)
+      fail(name + "_scale_inv", fmt::format("shape [{}], expected [{}] for [{}] in blocks of [{}]",
+                                            fmt::join(scales.sizes(), ", "), fmt::join(grid, ", "),
+                                            fmt::join(values.sizes(), ", "), fmt::join(q.fp8_block, ", ")));
+    return {values, scales, q.fp8_block};
+  }
+  const at::Tensor scale = c.view(name + "_scale");
+  const int64_t rows = values.size(0), cols = values.size(1);
+  if (scale.numel() == 1) return {values, scale.reshape({1, 1}), {rows, cols}};
   if (scale.dim() == 2 && scale.size(0) == rows && cols % scale.size(1) == 0)
-    return values * scale.to(at::kFloat).repeat_interleave(cols / scale.size(1), 1);
-  if (q.fp8_block[0] > 0) return dequantize_block_fp8(weight, scale, q.fp8_block);
-  throw std::invalid_argument(fmt::format("weight_scale [{}] is none of a tensor's, a channel's or a group's for [{}]",
-                                          fmt::join(scale.sizes(), ", "), fmt::join(weight.sizes(), ", ")));
+    return {values, scale, {1, cols / scale.size(1)}};
+  if (q.fp8_block[0] > 0 && scale.sizes().vec() == block_fp8_scale_shape(values.sizes().vec(), q.fp8_block))
+    return {values, scale, q.fp8_block};
+  throw std::invalid_argument(fmt::format("weight_scale [{}] is none of a tensor's, a channel's, a group's or a block's "
+                                          "for [{}]", fmt::join(scale.sizes(), ", "), fmt::join(values.sizes(), ", ")));
 }
 
 }  // namespace
@@ -111,18 +123,11 @@ std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& c, const std:
   return by_form(c, name, q, Shape(), [&](const Found& found) -> Shape {
     switch (found.form) {
       case Form::kPlain:
-      case Form::kScaledFp8:
         return c.find(name)->shape;
-      case Form::kBlockFp8: {
-        const std::vector<int64_t>& shape = c.find(name)->shape;
-        const std::vector<int64_t> grid = block_fp8_scale_shape(shape, q.fp8_block);
-        if (c.find(name + "_scale_inv")->shape != grid)
-          fail(name + "_scale_inv", fmt::format("shape [{}], expected [{}] for [{}] in blocks of [{}]",
-                                                fmt::join(c.find(name + "_scale_inv")->shape, ", "),
-                                                fmt::join(grid, ", "), fmt::join(shape, ", "),
-                                                fmt::join(q.fp8_block, ", ")));
-        return shape;
-      }
+      case Form::kScaledFp8:
+        return fp8_blocks(c, name, q, found.form).values.sizes().vec();
+      case Form::kBlockFp8:
+        return fp8_blocks(c, name, q, found.form).values.sizes().vec();
       case Form::kMxfp4:
         return mxfp4_dequantized_shape(c.find(name + "_blocks")->shape, c.find(name + "_scales")->shape);
       case Form::kPackQuantized:
@@ -146,9 +151,10 @@ at::Tensor stored_tensor(const Checkpoint& c, const std::string& name, const Wei
       case Form::kPlain:
         return c.view(name);
       case Form::kBlockFp8:
-        return dequantize_block_fp8(c.view(name), c.view(name + "_scale_inv"), q.fp8_block);
-      case Form::kScaledFp8:
-        return dequantize_scaled_fp8(c.view(name), c.view(name + "_scale"), q);
+      case Form::kScaledFp8: {
+        const Fp8Weight w = fp8_blocks(c, name, q, found.form);
+        return dequantize_blocks(w.values, w.scales, w.block);
+      }
       case Form::kMxfp4:
         return dequantize_mxfp4(c.view(name + "_blocks"), c.view(name + "_scales"));
       case Form::kPackQuantized:
@@ -182,6 +188,13 @@ std::optional<IntegerGroups> stored_integer_groups(const Checkpoint& c, const st
       default:
         return std::nullopt;
     }
+  });
+}
+
+std::optional<Fp8Weight> stored_fp8(const Checkpoint& c, const std::string& name, const WeightQuantization& q) {
+  return by_form(c, name, q, std::optional<Fp8Weight>(), [&](const Found& found) -> std::optional<Fp8Weight> {
+    if (found.form != Form::kBlockFp8 && found.form != Form::kScaledFp8) return std::nullopt;
+    return fp8_blocks(c, name, q, found.form);
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "model/checkpoint/checkpoint.h"
 #include "model/config/quantization.h"
+#include "model/ops/fp8_weight.h"
 #include "model/ops/int4_weight.h"
 
 #include <ATen/ATen.h>
@@ -28,5 +29,10 @@ at::Tensor stored_tensor(const Checkpoint& checkpoint, const std::string& name, 
 // nullopt in any other form.
 std::optional<IntegerGroups> stored_integer_groups(const Checkpoint& checkpoint, const std::string& name,
                                                    const WeightQuantization& quantization);
+
+// Tensor `name`'s float8_e4m3fn values and scales as blocks (views of the file) where the checkpoint stores it so
+// (block-FP8, compressed-tensors' float-quantized); nullopt in any other form.
+std::optional<Fp8Weight> stored_fp8(const Checkpoint& checkpoint, const std::string& name,
+                                    const WeightQuantization& quantization);
 
 }  // namespace prefix_scorer

@@ -87,10 +87,12 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
     if (!is_buffer(slot.spec.name, names)) w.parameters += elements(slot.spec.shape);
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
     if (slot.projection != nullptr && kept) {
-      if (std::shared_ptr<const Int4Weight> codes = kept(slot.spec, device, dtype)) {
-        (w.layers[slot.layer].*slot.projection).int4 = codes;
-        w.resident_bytes += codes->bytes();
-        w.int4_bytes += codes->bytes();
+      if (const Linear stored = kept(slot.spec, device, dtype); stored.kept()) {
+        Linear& projection = w.layers[slot.layer].*slot.projection;
+        projection.int4 = stored.int4;
+        projection.fp8 = stored.fp8;
+        w.resident_bytes += stored.bytes();
+        w.quantized_bytes += stored.bytes();
         continue;
       }
     }

@@ -97,8 +97,8 @@ struct ModelWeights {
   int64_t unloaded_parameters = 0;
   // The parameters of the tensors loaded, as transformers counts them (buffers saved beside them left out).
   int64_t parameters = 0;
-  // The bytes the loaded tensors hold, and those of them in projections kept as 4-bit codes.
-  int64_t resident_bytes = 0, int4_bytes = 0;
+  // The bytes the loaded tensors hold, and those of them in projections kept in the checkpoint's quantized form.
+  int64_t resident_bytes = 0, quantized_bytes = 0;
 };
 
 // The output layer's checkpoint names (its weight is absent from checkpoints with tied embeddings).
@@ -126,9 +126,9 @@ WeightBytes weight_bytes(const ModelConfig& config, const ModelLayout& layout, a
 // Produces the tensor for a spec, on any device (read from a checkpoint, or drawn at random on `device`).
 using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device device)>;
 
-// A projection's weight kept in the checkpoint's form for activations of a dtype on a device (4-bit codes); null
-// where it is not stored so, or cannot be kept so.
-using KeptWeightSource = std::function<std::shared_ptr<const Int4Weight>(const TensorSpec&, c10::Device, at::ScalarType)>;
+// A projection's weight kept in the checkpoint's quantized form for activations of a dtype on a device: a Linear
+// with only int4 or fp8 set; an undefined one where it is not stored so, or cannot be kept so.
+using KeptWeightSource = std::function<Linear(const TensorSpec&, c10::Device, at::ScalarType)>;
 
 // Fetches every expected tensor from `source`, and copies it to its layer's device in `dtype` (one copy, which
 // the weights own: a source may hand out views of a mapped file); a projection's weight `kept` keeps is taken from

@@ -1,0 +1,28 @@
+#pragma once
+// A projection's weight kept as the checkpoint stores it in FP8: float8_e4m3fn values with an fp32 scale a block
+// (block-FP8's blocks; compressed-tensors' scales per channel, group or tensor as blocks of a row, of a group's
+// inputs in a row, of the whole matrix), at a quarter of its fp32 bytes. Dequantized into a workspace just before
+// each product, to the values the checkpoint's weight dequantized at load has.
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <cstdint>
+
+namespace prefix_scorer {
+
+struct Fp8Weight {
+  at::Tensor values;  // float8_e4m3fn [rows, cols]
+  at::Tensor scales;  // fp32 [ceil(rows / block rows), ceil(cols / block cols)]
+  std::array<int64_t, 2> block{0, 0};
+
+  int64_t bytes() const;
+};
+
+// values [..., rows, cols] times their block's scale, in fp32 (unchecked: block_fp8.h checks the grid).
+at::Tensor dequantize_blocks(const at::Tensor& values, const at::Tensor& scales, std::array<int64_t, 2> block);
+
+// The weight in `dtype`: dequantize_blocks, then cast.
+at::Tensor dequantize(const Fp8Weight& w, at::ScalarType dtype);
+
+}  // namespace prefix_scorer

@@ -285,9 +285,11 @@ class PrefixScorerLM(_Base):
 
     def get_model_info(self) -> Dict[str, Any]:
         """What the hf backend adds to the results' config: parameters, dtype, revision and commit (and the
-        adapter's commit)."""
+        adapter's commit); and the bytes the weights hold, those kept in the checkpoint's quantized form among them."""
         engine = self.scorer
         info = {"engine": "prefix-scorer", "model_num_parameters": engine.num_parameters,
+                "model_weight_bytes": engine.model_info.weight_bytes,
+                "model_quantized_weight_bytes": engine.model_info.quantized_weight_bytes,
                 "model_dtype": f"torch.{engine.dtype}",
                 "model_revision": self.scorer.revision or "main",
                 "model_sha": _snapshot_commit(os.fspath(self.scorer.pretrained))}

@@ -34,7 +34,7 @@ void register_model(py::module_& m) {
       .def_readonly("max_position_embeddings", &ModelInfo::max_position_embeddings)
       .def_readonly("num_parameters", &ModelInfo::num_parameters)
       .def_readonly("weight_bytes", &ModelInfo::weight_bytes, "the bytes the loaded weights hold")
-      .def_readonly("int4_weight_bytes", &ModelInfo::int4_weight_bytes,
+      .def_readonly("quantized_weight_bytes", &ModelInfo::quantized_weight_bytes,
                     "the bytes of those kept as the checkpoint's 4-bit codes");
 
   m.def("supported_model_types", &supported_model_types,

@@ -158,6 +158,8 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
     info = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized").model_info
     if fmt in KEPT:
         assert 0 < info.quantized_weight_bytes <= 1.5 * quantized_bytes(tmp_path / "quantized")
+        results_info = PrefixScorerLM(pretrained=str(tmp_path / "quantized")).get_model_info()  # lm-eval's results
+        assert results_info["model_quantized_weight_bytes"] == info.quantized_weight_bytes
         dense = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense").loglikelihood(pairs)
         assert [g[0] for g in got] == pytest.approx([d[0] for d in dense], abs=1e-5)
     else:

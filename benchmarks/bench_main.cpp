@@ -410,7 +410,7 @@ int run(int argc, char** argv) {
                             kv_bytes(*model, 1, true),
                             state_bytes(*model),
                             model->info().weight_bytes,
-                            model->info().int4_weight_bytes};
+                            model->info().quantized_weight_bytes};
   if (count_ops && std::find(modes.begin(), modes.end(), "prefix") != modes.end()) {  // the prefix call, run again
     const bench::CallOps ops = bench::prefix_call_ops(model, requests, options);
     info.prefix_ops = ops.by_name;

@@ -48,7 +48,7 @@ nlohmann::json build_report(const RunInfo& info, const std::vector<ModeRun>& run
                                       {"flops", info.floor.flops}}},
                            {"matmul_flops_per_s", info.matmul_rate},
                            {"peak_rss_mib", peak_rss_mib()},
-                           {"weights", {{"bytes", info.weight_bytes}, {"int4_bytes", info.int4_weight_bytes}}},
+                           {"weights", {{"bytes", info.weight_bytes}, {"quantized_bytes", info.quantized_weight_bytes}}},
                            {"cache", {{"kv_bytes_per_token", info.kv_bytes_per_token},
                                       {"expanded_kv_bytes_per_token", info.expanded_kv_bytes_per_token},
                                       {"state_bytes_per_prefix", info.state_bytes_per_row}}},
@@ -103,8 +103,8 @@ void print_report(const nlohmann::json& report) {
              report["dtype"].get<std::string>(), report["threads"].get<int64_t>(),
              report["peak_rss_mib"].get<double>());
   fmt::print(stderr, "attention: {}\n", report["attention"].get<std::string>());
-  fmt::print(stderr, "weights: {:.1f} MiB ({:.1f} MiB of it as 4-bit codes)\n",
-             report["weights"]["bytes"].get<int64_t>() / 1048576.0, report["weights"]["int4_bytes"].get<int64_t>() / 1048576.0);
+  fmt::print(stderr, "weights: {:.1f} MiB ({:.1f} MiB of it kept quantized)\n",
+             report["weights"]["bytes"].get<int64_t>() / 1048576.0, report["weights"]["quantized_bytes"].get<int64_t>() / 1048576.0);
   const auto& floor = report["floor"];
   fmt::print(stderr,
              "floor: {} unique tokens, {} scored positions, {:.3g} FLOP ({:.3g} weights, {:.3g} attention); "

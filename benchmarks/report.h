@@ -25,7 +25,7 @@ struct RunInfo {
   int64_t expanded_kv_bytes_per_token = 0;  // the same with latent attention's keys and values expanded
   int64_t state_bytes_per_row = 0;  // every recurrent layer's state, kept per prefix entry and per row
   int64_t weight_bytes = 0;         // what the loaded weights hold ...
-  int64_t int4_weight_bytes = 0;    // ... and of it, the projections kept as 4-bit codes
+  int64_t quantized_weight_bytes = 0;  // ... and of it, the projections kept in the checkpoint's quantized form
   // Top-level aten ops of the prefix mode's call by name, and its forwards (none: not measured).
   std::map<std::string, int64_t> prefix_ops;
   int64_t prefix_forwards = 0;

@@ -41,9 +41,9 @@ struct ModelInfo {
   int64_t max_position_embeddings = 0;
   // The weights a checkpoint of this config holds, as transformers counts them (Model::num_parameters).
   int64_t num_parameters = 0;
-  // The bytes the loaded weights hold, and those of them kept as the checkpoint's 4-bit codes.
+  // The bytes the loaded weights hold, and those of them kept in the checkpoint's quantized form (4-bit codes, FP8).
   int64_t weight_bytes = 0;
-  int64_t int4_weight_bytes = 0;
+  int64_t quantized_weight_bytes = 0;
 };
 
 // Every config.json model_type the native engine runs (the multimodal wrappers whose text model it scores last).

@@ -214,9 +214,9 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
-  KeptWeightSource kept = nullptr;
+  KeptForms kept;
   if (options.quantize == "int4") {
-    kept = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
+    kept.projection = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
       Linear stored;  // undefined where no group size divides the inputs: plain
       const int64_t cols = spec.shape.back();
       for (const int64_t group : {128, 64, 32}) {

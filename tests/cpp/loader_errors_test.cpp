@@ -3,7 +3,7 @@
 #include "test_support.h"
 
 #include "model/checkpoint/block_fp8.h"
-#include "model/checkpoint/mxfp4.h"
+#include "model/ops/mxfp4.h"
 
 #include <gtest/gtest.h>
 

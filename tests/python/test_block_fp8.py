@@ -57,9 +57,13 @@ def test_block_fp8_checkpoint_scores_as_transformers_dequantizes_it(family, tmp_
     scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path)
     got = scorer.loglikelihood(pairs)
     assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
-    # Projections placed whole stay FP8 (a quarter of their fp32 bytes), dequantized before each product; those the
-    # loader reorders or splits (deepseek_v3's kv_a, kv_b, q_b) and the experts' stacks are dequantized at load.
+    # Projections placed whole and routed experts stay FP8 (a quarter of their fp32 bytes), dequantized before each
+    # product (the experts a forward routes to); those the loader reorders or splits (deepseek_v3's kv_a, kv_b, q_b)
+    # are dequantized at load.
     kept = scorer.model_info.quantized_weight_bytes
     assert 0 < kept <= 1.5 * sum(t.numel() * t.element_size() for name, t in quantized.items()
                                  if t.dtype == torch.float8_e4m3fn or name.endswith("_scale_inv"))
+    experts = sum(t.numel() * t.element_size() for name, t in quantized.items() if ".experts." in name
+                  and (t.dtype == torch.float8_e4m3fn or name.endswith("_scale_inv")))
+    assert kept >= experts > 0 or family == "qwen3"
     assert [g[1] for g in got] == [w[1] for w in want]

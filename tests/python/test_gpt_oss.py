@@ -1,4 +1,4 @@
-"""gpt-oss beyond its fixture, against transformers at test time: MXFP4 experts dequantized at load, attention sinks
+"""gpt-oss beyond its fixture, against transformers at test time: MXFP4 experts kept as blocks, attention sinks
 under cascade attention, the SwiGLU clamp and YaRN's options, each on the fixture's weights."""
 
 import json
@@ -39,7 +39,9 @@ def random_mxfp4(generator, shape):
 
 def test_mxfp4_experts_load_as_transformers_dequantizes_them(tmp_path):
     """A checkpoint whose experts are MXFP4 blocks and scales (quantization_config mxfp4), as gpt-oss is published:
-    dequantized at load, the scores are transformers' with Mxfp4Config(dequantize=True), its path without kernels."""
+    the scores are transformers' with Mxfp4Config(dequantize=True), its path without kernels, on the plain and prefix
+    paths. The experts stay MXFP4 (resident within 1.5x of their bytes on disk), the ones a forward routes to
+    dequantized just before their products."""
     copy_with(tmp_path, quantization_config={"quant_method": "mxfp4", "modules_to_not_convert": [
         "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]})
     tensors = safetensors.torch.load_file(FIXTURE / "model.safetensors")
@@ -53,9 +55,13 @@ def test_mxfp4_experts_load_as_transformers_dequantizes_them(tmp_path):
         quantization_config=transformers.Mxfp4Config(dequantize=True)).eval()
     pairs = fixture_pairs()
     want = hf_scores(tmp_path, pairs, model=model)
-    got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs)
-    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
-    assert [g[1] for g in got] == [w[1] for w in want]
+    for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
+        scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path, **options)
+        got = scorer.loglikelihood(pairs)
+        assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+        assert [g[1] for g in got] == [w[1] for w in want], options
+    on_disk = sum(t.numel() for name, t in tensors.items() if name.endswith(("_blocks", "_scales")))
+    assert on_disk <= scorer.model_info.quantized_weight_bytes <= 1.5 * on_disk
     fixture = prefix_scorer.PrefixScorer.from_pretrained(FIXTURE).loglikelihood(pairs)
     assert max(abs(g[0] - f[0]) for g, f in zip(got, fixture)) > 1e-2  # the dequantized experts are what scored
 

@@ -119,12 +119,12 @@ CONFIGS = {
 }
 
 
-def quantized_checkpoint(fmt, folder, dense_folder):
-    """The fixture with every attention and MLP projection in format `fmt` (folder), and its exact dequantization
-    as a plain checkpoint (dense_folder)."""
+def quantized_checkpoint(fmt, folder, dense_folder, family=FAMILY):
+    """The fixture with every attention and MLP projection (a mixture's experts' too) in format `fmt` (folder), and
+    its exact dequantization as a plain checkpoint (dense_folder)."""
     for f in (folder, dense_folder):
-        shutil.copytree(MODELS / FAMILY, f, dirs_exist_ok=True)
-    tensors = safetensors.torch.load_file(MODELS / FAMILY / "model.safetensors")
+        shutil.copytree(MODELS / family, f, dirs_exist_ok=True)
+    tensors = safetensors.torch.load_file(MODELS / family / "model.safetensors")
     stored, dense = {}, dict(tensors)
     for name, tensor in tensors.items():
         if name.endswith(PROJECTIONS):
@@ -157,7 +157,8 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
     # takes them dequantized as the dense checkpoint holds them (only its matmuls' shapes differ: q, k, v apart).
     info = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized").model_info
     if fmt in KEPT:
-        assert 0 < info.quantized_weight_bytes <= 1.5 * quantized_bytes(tmp_path / "quantized")
+        assert 0.9 * quantized_bytes(tmp_path / "quantized") <= info.quantized_weight_bytes <= 1.5 * quantized_bytes(
+            tmp_path / "quantized")
         results_info = PrefixScorerLM(pretrained=str(tmp_path / "quantized")).get_model_info()  # lm-eval's results
         assert results_info["model_quantized_weight_bytes"] == info.quantized_weight_bytes
         dense = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense").loglikelihood(pairs)
@@ -176,6 +177,31 @@ def quantized_bytes(folder):
              ".g_idx")
     return sum(t.numel() * t.element_size() for name, t in tensors.items()
                if name.endswith(parts) or t.dtype == torch.float8_e4m3fn)
+
+
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "ct-fp8-channel"])
+def test_experts_stored_quantized_one_by_one_score_as_their_dequantization(fmt, tmp_path):
+    """A mixture whose experts are saved one by one in a quantized form, as Kimi K2 Thinking (W4A16) and Qwen3's FP8
+    releases ship them: scored as transformers scores the exact dequantization, plain and prefix paths. 4-bit codes in
+    groups of consecutive inputs and FP8 stay so (the experts a forward routes to dequantized just before their
+    products); act-order codes are dequantized at load."""
+    family = "qwen3_moe"  # hidden 64, experts' MLP 32: groups of 32 inputs
+    quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense", family)
+    rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
+    want = hf_scores(tmp_path / "dense", pairs)
+    assert max(abs(w[0] - r["logprob"]) for w, r in zip(want, rows)) > 1e-3
+    for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
+        scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized", **options)
+        got = scorer.loglikelihood(pairs)
+        assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+        assert [g[1] for g in got] == [w[1] for w in want], options
+    on_disk, kept = quantized_bytes(tmp_path / "quantized"), scorer.model_info.quantized_weight_bytes
+    if fmt == "gptq-v1-desc-act":  # the experts' gate and up (two groups of inputs, shuffled) dequantized at load
+        assert 0 < kept < 0.9 * on_disk
+    else:
+        assert 0.9 * on_disk <= kept <= 1.5 * on_disk
 
 
 @pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "awq"])

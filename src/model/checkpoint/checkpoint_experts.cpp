@@ -4,11 +4,16 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace prefix_scorer {
 namespace {
+
+std::string mixed_forms(int64_t layer) {
+  return fmt::format("layer {}: its experts' weights are stored in more than one form (some quantized, some not)", layer);
+}
 
 // Stacked experts of layer `i` (checkpoint names after `layer`, as `names` gives them): the router with its bias;
 // gate and up [experts, hidden, 2 x ff] in one tensor, interleaved by column, and its bias; down [experts, ff,
@@ -19,19 +24,30 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const
   const std::string router = layer + names.router + ".", gate_up = layer + names.gate, down = layer + names.down;
   slots.push_back({{router + "weight", {e, h}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router.weight = t; }});
   slots.push_back({{router + "bias", {e}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].router.bias = t; }});
-  slots.push_back({{gate_up, {e, h, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
-                     StackedExperts& x = w.layers[i].experts;
-                     x.gate = t.slice(2, 0, t.size(2), 2).transpose(1, 2).contiguous();
-                     x.up = t.slice(2, 1, t.size(2), 2).transpose(1, 2).contiguous();
-                   }});
+  // gpt_oss's MXFP4 keeps [experts, out, in] blocks: gate's and up's rows interleaved
+  WeightSlot stacked_gate_up{{gate_up, {e, h, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+                               StackedExperts& x = w.layers[i].experts;
+                               x.gate.weight = t.slice(2, 0, t.size(2), 2).transpose(1, 2).contiguous();
+                               x.up.weight = t.slice(2, 1, t.size(2), 2).transpose(1, 2).contiguous();
+                             }};
+  stacked_gate_up.place_kept = [i](ModelWeights& w, const QuantizedExperts& q) {
+    StackedExperts& x = w.layers[i].experts;
+    x.gate.kept = rows_of(q, 0, 2, w.layers[i].device);
+    x.up.kept = rows_of(q, 1, 2, w.layers[i].device);
+  };
+  slots.push_back(std::move(stacked_gate_up));
   slots.push_back({{gate_up + "_bias", {e, 2 * ff}}, i, [i](ModelWeights& w, const at::Tensor& t) {
                      StackedExperts& x = w.layers[i].experts;
                      x.gate_bias = t.slice(1, 0, t.size(1), 2).contiguous();
                      x.up_bias = t.slice(1, 1, t.size(1), 2).contiguous();
                    }});
-  slots.push_back({{down, {e, ff, h}}, i, [i](ModelWeights& w, const at::Tensor& t) {
-                     w.layers[i].experts.down = t.transpose(1, 2).contiguous();
-                   }});
+  WeightSlot stacked_down{{down, {e, ff, h}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+                            w.layers[i].experts.down.weight = t.transpose(1, 2).contiguous();
+                          }};
+  stacked_down.place_kept = [i](ModelWeights& w, const QuantizedExperts& q) {
+    w.layers[i].experts.down.kept = rows_of(q, 0, 1, w.layers[i].device);
+  };
+  slots.push_back(std::move(stacked_down));
   slots.push_back({{down + "_bias", {e, h}}, i,
                    [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down_bias = t; }});
 }
@@ -41,10 +57,11 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const
 void add_row_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const std::string& gate_up,
                              const std::string& down, int64_t experts, int64_t ff, int64_t h) {
   slots.push_back({{gate_up, {experts, 2 * ff, h}}, i, [i, ff](ModelWeights& w, const at::Tensor& t) {
-                     w.layers[i].experts.gate = t.narrow(1, 0, ff).contiguous();
-                     w.layers[i].experts.up = t.narrow(1, ff, ff).contiguous();
+                     w.layers[i].experts.gate.weight = t.narrow(1, 0, ff).contiguous();
+                     w.layers[i].experts.up.weight = t.narrow(1, ff, ff).contiguous();
                    }});
-  slots.push_back({{down, {experts, h, ff}}, i, [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t; }});
+  slots.push_back({{down, {experts, h, ff}}, i,
+                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down.weight = t; }});
 }
 
 // `experts` experts of layer `i` stacked by columns: gate's then up's [experts, hidden, 2 x ff] under `gate_up`, down
@@ -52,11 +69,12 @@ void add_row_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const st
 void add_column_stacked_experts(std::vector<WeightSlot>& slots, int64_t i, const std::string& gate_up,
                                 const std::string& down, int64_t experts, int64_t ff, int64_t h) {
   slots.push_back({{gate_up, {experts, h, 2 * ff}}, i, [i, ff](ModelWeights& w, const at::Tensor& t) {
-                     w.layers[i].experts.gate = t.narrow(2, 0, ff).transpose(1, 2).contiguous();
-                     w.layers[i].experts.up = t.narrow(2, ff, ff).transpose(1, 2).contiguous();
+                     w.layers[i].experts.gate.weight = t.narrow(2, 0, ff).transpose(1, 2).contiguous();
+                     w.layers[i].experts.up.weight = t.narrow(2, ff, ff).transpose(1, 2).contiguous();
                    }});
-  slots.push_back({{down, {experts, ff, h}}, i,
-                   [i](ModelWeights& w, const at::Tensor& t) { w.layers[i].experts.down = t.transpose(1, 2).contiguous(); }});
+  slots.push_back({{down, {experts, ff, h}}, i, [i](ModelWeights& w, const at::Tensor& t) {
+                     w.layers[i].experts.down.weight = t.transpose(1, 2).contiguous();
+                   }});
 }
 
 // The shared expert of `size` beside the routed ones: gate and up (apart, or in the family's gate_up_proj), down,
@@ -133,10 +151,25 @@ void add_routed_experts(LayerLayout& l) {
       l.add(std::string(names.latent_out) + ".bias", {h}, bias_of(&LayerWeights::latent_out));
     }
   }
-  // Expert e's projection, copied into its slice of the layer's preallocated stack.
-  auto add_expert = [&](const char* name, std::vector<int64_t> shape, int64_t e, at::Tensor StackedExperts::*part) {
-    l.slots.push_back({{l.name(fmt::format(fmt::runtime(name), e)), std::move(shape)}, i, nullptr,
-                       [i, e, part](ModelWeights& w) { return (w.layers[i].experts.*part).select(0, e); }});
+  // Expert e's projection, copied into its slice of the layer's stack (made by the first expert read), in the
+  // model's dtype or kept as stored.
+  const int64_t experts = m.router.experts;
+  auto add_expert = [&](const char* name, std::vector<int64_t> shape, int64_t e, ExpertStack StackedExperts::*part) {
+    WeightSlot slot{{l.name(fmt::format(fmt::runtime(name), e)), shape}, i, nullptr,
+                    [i, e, part, experts, shape](ModelWeights& w, at::ScalarType dtype) {
+                      ExpertStack& stack = w.layers[i].experts.*part;
+                      if (stack.kept.defined()) throw std::invalid_argument(mixed_forms(i));
+                      if (!stack.weight.defined())
+                        stack.weight = at::empty({experts, shape[0], shape[1]}, at::TensorOptions(w.layers[i].device).dtype(dtype));
+                      return stack.weight.select(0, e);
+                    }};
+    slot.place_kept = [i, e, part, experts](ModelWeights& w, const QuantizedExperts& one) {
+      ExpertStack& stack = w.layers[i].experts.*part;
+      if (stack.weight.defined()) throw std::invalid_argument(mixed_forms(i));
+      if (!stack.kept.defined()) stack.kept = empty_experts(one, experts, w.layers[i].device);
+      set_expert(stack.kept, e, one);
+    };
+    l.slots.push_back(std::move(slot));
   };
   for (int64_t e = 0; e < m.router.experts && names.saved_one_by_one(); ++e) {
     if (!m.ungated_experts) add_expert(names.gate, {ff, in}, e, &StackedExperts::gate);

@@ -99,10 +99,13 @@ void LayerLayout::add(const std::string& suffix, std::vector<int64_t> shape, Pro
 namespace {
 
 // q or k, whose rotated rows (each head's first rotary_dim) a rope of interleaved pairs reorders; with
-// `norm_weight`, q's or k's norm weight, whose values follow those rows (taken flat, a head_dim a head).
-void add_q_or_k(LayerLayout& l, const std::string& suffix, std::vector<int64_t> shape, LayerTensor member,
+// `norm_weight`, q's or k's norm weight, whose values follow those rows (taken flat, a head_dim a head). A weight
+// whose rows stay in place is a projection's (it may stay in the checkpoint's form).
+template <typename Member>
+void add_q_or_k(LayerLayout& l, const std::string& suffix, std::vector<int64_t> shape, Member member_of,
                 bool norm_weight = false) {
-  if (!l.c.interleaved_rope) return l.add(suffix, std::move(shape), member);
+  if (!l.c.interleaved_rope) return l.add(suffix, std::move(shape), member_of);
+  const LayerTensor member(member_of);
   const AttentionSpec& a = l.layer.attention;
   const int64_t i = l.i, head_dim = a.head_dim;
   const int64_t rotated = a.rope < 0 ? 0 : l.spec.ropes[a.rope].rope.rotary_dim(head_dim);
@@ -120,7 +123,8 @@ void add_values(LayerLayout& l, const std::string& suffix, bool weight) {
   const LayerTensor member = weight ? weight_of(&LayerWeights::v) : bias_of(&LayerWeights::v);
   if (a.value_head_dim == a.head_dim) {
     const int64_t kv_out = a.kv_width();
-    return l.add(suffix, weight ? std::vector<int64_t>{kv_out, l.h} : std::vector<int64_t>{kv_out}, member);
+    if (weight) return l.add(suffix, {kv_out, l.h}, weight_of(&LayerWeights::v));
+    return l.add(suffix, {kv_out}, member);
   }
   const int64_t i = l.i, kv = a.kv_heads, head_dim = a.head_dim, value_dim = a.value_head_dim;
   std::vector<int64_t> shape{kv * value_dim};

@@ -19,16 +19,20 @@
 namespace prefix_scorer {
 
 // One checkpoint tensor, the layer whose device holds it, and where it goes in the weights: either `place`
-// takes the tensor's copy, or `into` names the preallocated slice it is copied into (a routed expert's).
+// takes the tensor's copy, or `into` names the slice of a stack in a dtype it is copied into (a routed expert's,
+// the stack made by its first expert). A routed experts' tensor kept quantized goes to `place_kept` instead.
 struct WeightSlot {
   TensorSpec spec;
   int64_t layer;  // -1: the first layer's device (embeddings); num_layers: the last one's (final norm, lm_head)
   std::function<void(ModelWeights&, const at::Tensor&)> place;
-  std::function<at::Tensor(ModelWeights&)> into = nullptr;
+  std::function<at::Tensor(ModelWeights&, at::ScalarType)> into = nullptr;
   bool fp32 = false;  // kept in fp32 whatever the model's dtype (a router transformers keeps in fp32)
   // The Linear of layer `layer` whose weight this tensor is, whole and as stored (so that it may be kept in the
   // checkpoint's form); null: a tensor placed otherwise.
   Linear LayerWeights::*projection = nullptr;
+  // Takes the views of a routed experts' tensor kept quantized (and copies them to the layer's device); null: the
+  // tensor is not an experts'.
+  std::function<void(ModelWeights&, const QuantizedExperts&)> place_kept = nullptr;
 };
 
 inline at::ScalarType slot_dtype(const WeightSlot& slot, at::ScalarType dtype) {

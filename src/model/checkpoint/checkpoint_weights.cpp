@@ -176,11 +176,17 @@ ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayou
       return o.adapter->apply(o.lm_head_name, o.adapter->base(o.embed_name, stored(o.embed_name, o.embed_name)));
     return o.adapter->apply(spec.name, stored(spec.name, spec.name), spec.stored_in_out);
   };
-  // A projection stored as FP8 or 4-bit codes stays so (copied to its device: the parts are views of the file), unless
-  // an adapter merges into it or its rows are the vocabulary's.
-  auto kept = [&](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
+  // A projection stored as FP8 or 4-bit codes stays so (copied to its device: the parts are views of the file), and
+  // so do routed experts stored as FP8, MXFP4 or 4-bit codes, unless an adapter merges into them or their rows are the
+  // vocabulary's.
+  auto keeps = [&](const TensorSpec& spec) { return !o.by_vocab(spec.name) && !(o.adapter && o.adapter->changes(spec.name)); };
+  KeptForms kept;
+  kept.experts = [&](const TensorSpec& spec) {
+    return keeps(spec) ? stored_experts(o.checkpoint, o.stored_name(spec.name), config.quantization) : std::nullopt;
+  };
+  kept.projection = [&](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
     Linear stored;
-    if (o.by_vocab(spec.name) || (o.adapter && o.adapter->changes(spec.name))) return stored;
+    if (!keeps(spec)) return stored;
     const std::string name = o.stored_name(spec.name);
     if (std::optional<Fp8Weight> fp8 = stored_fp8(o.checkpoint, name, config.quantization)) {
       fp8->values = fp8->values.to(device, fp8->values.scalar_type(), /*non_blocking=*/false, /*copy=*/true);

@@ -2,7 +2,7 @@
 
 #include "model/checkpoint/block_fp8.h"
 #include "model/checkpoint/integer_codes.h"
-#include "model/checkpoint/mxfp4.h"
+#include "model/ops/mxfp4.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -195,6 +195,37 @@ std::optional<Fp8Weight> stored_fp8(const Checkpoint& c, const std::string& name
   return by_form(c, name, q, std::optional<Fp8Weight>(), [&](const Found& found) -> std::optional<Fp8Weight> {
     if (found.form != Form::kBlockFp8 && found.form != Form::kScaledFp8) return std::nullopt;
     return fp8_blocks(c, name, q, found.form);
+  });
+}
+
+std::optional<QuantizedExperts> stored_experts(const Checkpoint& c, const std::string& name,
+                                               const WeightQuantization& q) {
+  using Kept = std::optional<QuantizedExperts>;
+  return by_form(c, name, q, Kept(), [&](const Found& found) -> Kept {
+    switch (found.form) {
+      case Form::kBlockFp8:
+      case Form::kScaledFp8:
+        if (c.find(name)->shape.size() != 2) return std::nullopt;
+        return one_expert(fp8_blocks(c, name, q, found.form));
+      case Form::kMxfp4: {
+        const at::Tensor blocks = c.view(name + "_blocks"), scales = c.view(name + "_scales");
+        mxfp4_dequantized_shape(blocks.sizes().vec(), scales.sizes().vec());
+        if (blocks.scalar_type() != at::kByte || scales.scalar_type() != at::kByte)
+          throw std::invalid_argument("MXFP4 blocks and scales must be uint8");
+        if (blocks.dim() != 4) return std::nullopt;
+        return QuantizedExperts{QuantizedExperts::Form::kMxfp4, blocks, scales, {}, {0, 0}, blocks.size(2) * 32};
+      }
+      case Form::kPackQuantized:
+      case Form::kGptq:
+      case Form::kAwq: {
+        const std::optional<Int4Weight> codes = int4_weight(*stored_integer_groups(c, name, q), at::kFloat, at::kCPU);
+        if (!codes || codes->input_order.defined()) return std::nullopt;
+        return one_expert(*codes);
+      }
+      case Form::kPlain:
+        break;
+    }
+    return std::nullopt;
   });
 }
 

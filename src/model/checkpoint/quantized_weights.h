@@ -8,6 +8,7 @@
 #include "model/config/quantization.h"
 #include "model/ops/fp8_weight.h"
 #include "model/ops/int4_weight.h"
+#include "model/ops/quantized_experts.h"
 
 #include <ATen/ATen.h>
 
@@ -34,5 +35,11 @@ std::optional<IntegerGroups> stored_integer_groups(const Checkpoint& checkpoint,
 // (block-FP8, compressed-tensors' float-quantized); nullopt in any other form.
 std::optional<Fp8Weight> stored_fp8(const Checkpoint& checkpoint, const std::string& name,
                                     const WeightQuantization& quantization);
+
+// Tensor `name`'s quantized form as routed experts [experts, out, in] (views of the file; a 2-D tensor, one expert's,
+// as a stack of one): FP8 in blocks; MXFP4 blocks; 4-bit codes in groups with their inputs in order. nullopt in any
+// other form.
+std::optional<QuantizedExperts> stored_experts(const Checkpoint& checkpoint, const std::string& name,
+                                               const WeightQuantization& quantization);
 
 }  // namespace prefix_scorer

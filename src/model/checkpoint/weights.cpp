@@ -66,28 +66,19 @@ WeightBytes weight_bytes(const ModelConfig& config, const ModelLayout& layout, a
 
 ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layout, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype,
-                              const KeptWeightSource& kept) {
+                              const KeptForms& kept) {
   if (static_cast<int64_t>(layer_devices.size()) != config.num_layers)
     throw std::invalid_argument(fmt::format("{} layer devices for {} layers", layer_devices.size(), config.num_layers));
   ModelWeights w;
   w.layers.resize(config.num_layers);
   const ModelSpec& spec = layout.spec;
   const ExpertTraits& names = model_family(config.model_type).experts;
-  for (int64_t i = 0; i < config.num_layers; ++i) {
-    w.layers[i].device = layer_devices[i];
-    const MlpSpec& m = spec.layers[i].mlp;
-    if (m.kind == MlpKind::kExperts && names.saved_one_by_one()) {  // filled expert by expert
-      const auto options = at::TensorOptions().device(layer_devices[i]).dtype(dtype);
-      const int64_t e = m.router.experts, ff = m.size, in = m.latent_size > 0 ? m.latent_size : config.hidden_size;
-      w.layers[i].experts = {m.ungated_experts ? at::Tensor() : at::empty({e, ff, in}, options),
-                             at::empty({e, ff, in}, options), at::empty({e, in, ff}, options)};
-    }
-  }
+  for (int64_t i = 0; i < config.num_layers; ++i) w.layers[i].device = layer_devices[i];
   for (const WeightSlot& slot : layout.slots) {
     if (!is_buffer(slot.spec.name, names)) w.parameters += elements(slot.spec.shape);
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
-    if (slot.projection != nullptr && kept) {
-      if (const Linear stored = kept(slot.spec, device, dtype); stored.kept()) {
+    if (slot.projection != nullptr && kept.projection) {
+      if (const Linear stored = kept.projection(slot.spec, device, dtype); stored.kept()) {
         Linear& projection = w.layers[slot.layer].*slot.projection;
         projection.int4 = stored.int4;
         projection.fp8 = stored.fp8;
@@ -96,10 +87,18 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
         continue;
       }
     }
+    if (slot.place_kept && kept.experts) {
+      if (const std::optional<QuantizedExperts> stored = kept.experts(slot.spec)) {
+        slot.place_kept(w, *stored);
+        w.resident_bytes += stored->bytes();
+        w.quantized_bytes += stored->bytes();
+        continue;
+      }
+    }
     // Always a copy: a checkpoint's tensor is a view of its file, copied once to its device and dtype.
     at::Tensor placed;
     if (slot.into)
-      placed = slot.into(w).copy_(source(slot.spec, device));
+      placed = slot.into(w, slot_dtype(slot, dtype)).copy_(source(slot.spec, device));
     else
       placed = source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true);
     w.resident_bytes += static_cast<int64_t>(placed.nbytes());

@@ -3,12 +3,14 @@
 
 #include "model/config/model_config.h"
 #include "model/ops/linear.h"
+#include "model/ops/quantized_experts.h"
 #include "prefix_scorer/devices.h"
 
 #include <ATen/ATen.h>
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,17 @@ struct ExpertWeights {
   Linear gate, up, down;
 };
 
+// One projection of a layer's routed experts: [experts, out, in] in the model's dtype, or kept as the checkpoint
+// stores it (then `weight` is undefined).
+struct ExpertStack {
+  at::Tensor weight;
+  QuantizedExperts kept;
+  bool defined() const { return weight.defined() || kept.defined(); }
+};
+
 // A layer's routed experts, stacked for grouped matmuls: [experts, ff, hidden] (gate, up), [experts, hidden, ff].
 struct StackedExperts {
-  at::Tensor gate, up, down;
+  ExpertStack gate, up, down;
   at::Tensor gate_bias, up_bias, down_bias;  // [experts, ff], [experts, ff], [experts, hidden] (gpt_oss); else undefined
 };
 
@@ -129,13 +139,21 @@ using TensorSource = std::function<at::Tensor(const TensorSpec&, c10::Device dev
 // A projection's weight kept in the checkpoint's quantized form for activations of a dtype on a device: a Linear
 // with only int4 or fp8 set; an undefined one where it is not stored so, or cannot be kept so.
 using KeptWeightSource = std::function<Linear(const TensorSpec&, c10::Device, at::ScalarType)>;
+// A routed experts' tensor kept in the checkpoint's quantized form: its stack (one expert's tensor: a stack of one)
+// as views, which its slot copies to its device; nullopt where it is not stored so, or cannot be kept so.
+using KeptExpertsSource = std::function<std::optional<QuantizedExperts>(const TensorSpec&)>;
+// What stays in the checkpoint's quantized form: projections' weights, and routed experts.
+struct KeptForms {
+  KeptWeightSource projection;
+  KeptExpertsSource experts;
+};
 
 // Fetches every expected tensor from `source`, and copies it to its layer's device in `dtype` (one copy, which
-// the weights own: a source may hand out views of a mapped file); a projection's weight `kept` keeps is taken from
-// it instead. Projections that read the same input are then stacked (q, k, v; gate, up), the separate ones left as
-// views of the stack.
+// the weights own: a source may hand out views of a mapped file); a projection's weight or an experts' tensor that
+// `kept` keeps is taken from it instead. Projections that read the same input are then stacked (q, k, v; gate, up),
+// the separate ones left as views of the stack.
 ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layout, const TensorSource& source,
                               const std::vector<c10::Device>& layer_devices, at::ScalarType dtype,
-                              const KeptWeightSource& kept = nullptr);
+                              const KeptForms& kept = {});
 
 }  // namespace prefix_scorer

@@ -30,6 +30,28 @@ at::Tensor gated(const MlpSpec& m, const at::Tensor& gate, const at::Tensor& up)
   return m.swiglu_limit > 0 ? clamped_swiglu(m, gate, up) : activate(gate, m.activation) * up;
 }
 
+// The [experts, out, in] stacks the grouped matmuls take, and the ends of the rows' runs of experts: the weights as
+// they are; where the experts are kept quantized, only the experts some row routes to, dequantized just now, with the
+// runs renumbered to them.
+struct ExpertOperands {
+  at::Tensor gate, up, down, run_ends;
+};
+
+ExpertOperands expert_operands(const StackedExperts& e, const at::Tensor& sorted_experts, int64_t experts,
+                               at::ScalarType dtype) {
+  if (!e.gate.kept.defined() && !e.up.kept.defined() && !e.down.kept.defined())
+    return {e.gate.weight, e.up.weight, e.down.weight,
+            at::searchsorted(sorted_experts, at::arange(experts, sorted_experts.options()), /*out_int32=*/true,
+                             /*right=*/true)};
+  const auto runs = at::unique_consecutive(sorted_experts, /*return_inverse=*/false, /*return_counts=*/true);
+  const at::Tensor& used = std::get<0>(runs);
+  auto operand = [&](const ExpertStack& s) {
+    if (!s.defined()) return at::Tensor();
+    return s.kept.defined() ? dequantize_experts(s.kept, used, dtype) : s.weight.index_select(0, used);
+  };
+  return {operand(e.gate), operand(e.up), operand(e.down), at::cumsum(std::get<2>(runs), 0).to(at::kInt)};
+}
+
 at::Tensor expert_forward(const MlpSpec& m, const ExpertWeights& e, const at::Tensor& x) {
   if (m.ungated_experts)
     return linear(activate(linear(x, e.up), m.activation), e.down);
@@ -94,26 +116,26 @@ at::Tensor mixture(const MlpSpec& m, const LayerWeights& l, const at::Tensor& g,
     router_in = unit_rms_norm(router_in, n.eps) * l.router_scale * std::pow(static_cast<double>(x.size(-1)), -0.5);
   const auto [chosen, weights] = route(r, l, router_in, x.scalar_type());
   const auto [sorted_experts, order] = at::sort(chosen.reshape(-1), /*stable=*/true, /*dim=*/0, /*descending=*/false);
-  const at::Tensor run_ends =
-      at::searchsorted(sorted_experts, at::arange(r.experts, sorted_experts.options()), /*out_int32=*/true,
-                       /*right=*/true);
+  const ExpertOperands e = expert_operands(l.experts, sorted_experts, r.experts, x.scalar_type());
   const at::Tensor tokens = at::div(order, r.per_token, "floor");
   const at::Tensor experts_in = m.latent_size > 0 ? linear(x, l.latent_in) : x;
   // each (token, choice) row's weight, in the order of the rows
   const at::Tensor row_weights = weights.reshape(-1).index_select(0, order).unsqueeze(1);
   at::Tensor rows = experts_in.index_select(0, tokens);
   if (r.weight_on_input) rows = rows * row_weights;
-  const StackedExperts& e = l.experts;
-  const at::Tensor up = plus(at::_grouped_mm(rows, e.up.transpose(1, 2), run_ends), expert_bias(e.up_bias, sorted_experts));
+  const StackedExperts& stacks = l.experts;
+  const at::Tensor up =
+      plus(at::_grouped_mm(rows, e.up.transpose(1, 2), e.run_ends), expert_bias(stacks.up_bias, sorted_experts));
   at::Tensor hidden;
   if (m.ungated_experts) {
     hidden = activate(up, m.activation);
   } else {
     const at::Tensor gate =
-        plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), run_ends), expert_bias(e.gate_bias, sorted_experts));
+        plus(at::_grouped_mm(rows, e.gate.transpose(1, 2), e.run_ends), expert_bias(stacks.gate_bias, sorted_experts));
     hidden = gated(m, gate, up);
   }
-  at::Tensor y = plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), run_ends), expert_bias(e.down_bias, sorted_experts));
+  at::Tensor y =
+      plus(at::_grouped_mm(hidden, e.down.transpose(1, 2), e.run_ends), expert_bias(stacks.down_bias, sorted_experts));
   if (!r.weight_on_input) y = y * row_weights;
   // Routing weights kept fp32 add the experts' outputs up in fp32, rounded once (transformers' fp32 buffer).
   at::Tensor out = r.weights_fp32 ? at::zeros_like(experts_in, at::kFloat).index_add_(0, tokens, y.to(at::kFloat)).to(x.scalar_type())

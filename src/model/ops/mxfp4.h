@@ -1,6 +1,7 @@
 #pragma once
 // MXFP4, as gpt_oss checkpoints store their experts: 4-bit floats in blocks of 32 sharing one power-of-two scale.
-// Dequantized exactly (every value is a 4-bit float times a power of two) into transformers' layout.
+// Dequantized exactly (every value is a 4-bit float times a power of two): at load into transformers' layout, or a
+// few experts at a time by a forward (quantized_experts.h) in the blocks' own.
 
 #include <ATen/ATen.h>
 
@@ -14,7 +15,10 @@ namespace prefix_scorer {
 std::vector<int64_t> mxfp4_dequantized_shape(const std::vector<int64_t>& blocks, const std::vector<int64_t>& scales);
 
 // blocks uint8 (two 4-bit floats a byte, the low nibble first), scales uint8 (exponents biased by 127): float32
-// [..., groups * 32, rows], as transformers' dequantization transposes them.
+// [..., rows, groups * 32], in the blocks' layout (unchecked: mxfp4_dequantized_shape checks them).
+at::Tensor dequantize_mxfp4_rows(const at::Tensor& blocks, const at::Tensor& scales);
+
+// The same values, checked, as [..., groups * 32, rows]: transformers' dequantization transposes them.
 at::Tensor dequantize_mxfp4(const at::Tensor& blocks, const at::Tensor& scales);
 
 }  // namespace prefix_scorer

@@ -1,4 +1,4 @@
-#include "model/checkpoint/mxfp4.h"
+#include "model/ops/mxfp4.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,19 +27,21 @@ std::vector<int64_t> mxfp4_dequantized_shape(const std::vector<int64_t>& blocks,
   return shape;
 }
 
-at::Tensor dequantize_mxfp4(const at::Tensor& blocks, const at::Tensor& scales) {
-  const std::vector<int64_t> shape = mxfp4_dequantized_shape(blocks.sizes().vec(), scales.sizes().vec());
-  if (blocks.scalar_type() != at::kByte || scales.scalar_type() != at::kByte)
-    throw std::invalid_argument("MXFP4 blocks and scales must be uint8");
+at::Tensor dequantize_mxfp4_rows(const at::Tensor& blocks, const at::Tensor& scales) {
   const at::Tensor lut = at::tensor(at::ArrayRef<float>(kFp4Values, 16), at::kFloat).to(blocks.device());
   const at::Tensor low = lut.index_select(0, at::bitwise_and(blocks, 0x0F).to(at::kLong).reshape(-1));
   const at::Tensor high = lut.index_select(0, at::bitwise_right_shift(blocks, 4).to(at::kLong).reshape(-1));
   std::vector<int64_t> pairs = blocks.sizes().vec();
   pairs.push_back(2);
   const at::Tensor values = at::stack({low, high}, -1).view(pairs).flatten(-2);  // [..., rows, groups, 32]
-  const at::Tensor scaled = at::ldexp(values, (scales.to(at::kInt) - 127).unsqueeze(-1));
-  const int64_t d = blocks.dim();
-  return scaled.flatten(d - 2).transpose(d - 3, d - 2).contiguous();  // [..., rows, groups * 32] -> [..., g * 32, rows]
+  return at::ldexp(values, (scales.to(at::kInt) - 127).unsqueeze(-1)).flatten(-2);
+}
+
+at::Tensor dequantize_mxfp4(const at::Tensor& blocks, const at::Tensor& scales) {
+  mxfp4_dequantized_shape(blocks.sizes().vec(), scales.sizes().vec());
+  if (blocks.scalar_type() != at::kByte || scales.scalar_type() != at::kByte)
+    throw std::invalid_argument("MXFP4 blocks and scales must be uint8");
+  return dequantize_mxfp4_rows(blocks, scales).transpose(-1, -2).contiguous();
 }
 
 }  // namespace prefix_scorer

@@ -1,0 +1,114 @@
+#include "model/ops/quantized_experts.h"
+
+#include "model/ops/mxfp4.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace prefix_scorer {
+namespace {
+
+at::Tensor copied(const at::Tensor& t, c10::Device device) {
+  return t.defined() ? t.to(device, t.scalar_type(), /*non_blocking=*/false, /*copy=*/true) : t;
+}
+
+at::Tensor empty_stack(const at::Tensor& one, int64_t experts, c10::Device device) {
+  if (!one.defined()) return one;
+  std::vector<int64_t> sizes = one.sizes().vec();
+  sizes[0] = experts;
+  return at::empty(sizes, one.options().device(device));
+}
+
+void set_part(at::Tensor& stack, int64_t e, const at::Tensor& one, const char* part) {
+  if (stack.defined() != one.defined() || (one.defined() && stack.sizes().slice(1) != one.sizes().slice(1)))
+    throw std::invalid_argument(fmt::format("an expert's {} [{}] does not fit its layer's stack [{}]", part,
+                                            one.defined() ? fmt::format("{}", fmt::join(one.sizes(), ", ")) : "none",
+                                            stack.defined() ? fmt::format("{}", fmt::join(stack.sizes(), ", ")) : "none"));
+  if (one.defined()) stack.select(0, e).copy_(one.select(0, 0));
+}
+
+at::Tensor every(const at::Tensor& t, int64_t start, int64_t step, c10::Device device) {
+  return t.defined() ? t.slice(1, start, t.size(1), step).to(device, t.scalar_type(), false, true).contiguous() : t;
+}
+
+}  // namespace
+
+int64_t QuantizedExperts::bytes() const {
+  int64_t total = 0;
+  for (const at::Tensor* t : {&values, &scales, &zeros})
+    if (t->defined()) total += static_cast<int64_t>(t->nbytes());
+  return total;
+}
+
+QuantizedExperts one_expert(const Fp8Weight& w) {
+  return {QuantizedExperts::Form::kFp8, w.values.unsqueeze(0), w.scales.to(at::kFloat).unsqueeze(0), {}, w.block,
+          w.values.size(1)};
+}
+
+QuantizedExperts one_expert(const Int4Weight& w) {
+  if (!w.nibbles.defined() || w.input_order.defined())
+    throw std::invalid_argument("an expert's 4-bit codes are kept two a byte with their inputs in order");
+  return {QuantizedExperts::Form::kInt4, w.nibbles.unsqueeze(0), w.scales.unsqueeze(0), w.zeros.unsqueeze(0), {1, w.group},
+          w.cols};
+}
+
+QuantizedExperts empty_experts(const QuantizedExperts& like, int64_t experts, c10::Device device) {
+  QuantizedExperts stack = like;
+  stack.values = empty_stack(like.values, experts, device);
+  stack.scales = empty_stack(like.scales, experts, device);
+  stack.zeros = empty_stack(like.zeros, experts, device);
+  return stack;
+}
+
+void set_expert(QuantizedExperts& stack, int64_t e, const QuantizedExperts& one) {
+  if (stack.form != one.form || stack.block != one.block || stack.in != one.in)
+    throw std::invalid_argument("an expert is stored in another form than the other experts of its layer");
+  set_part(stack.values, e, one.values, "values");
+  set_part(stack.scales, e, one.scales, "scales");
+  set_part(stack.zeros, e, one.zeros, "zero points");
+}
+
+QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step, c10::Device device) {
+  if (w.form != QuantizedExperts::Form::kMxfp4 && w.form != QuantizedExperts::Form::kInt4)
+    throw std::invalid_argument("only experts with scales per row split by rows");
+  QuantizedExperts rows = w;
+  rows.values = every(w.values, start, step, device);
+  rows.scales = every(w.scales, start, step, device);
+  rows.zeros = every(w.zeros, start, step, device);
+  return rows;
+}
+
+at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chosen, at::ScalarType dtype) {
+  switch (w.form) {
+    case QuantizedExperts::Form::kFp8:
+      return dequantize_blocks(w.values.index_select(0, chosen), w.scales.index_select(0, chosen), w.block).to(dtype);
+    case QuantizedExperts::Form::kMxfp4:
+      return dequantize_mxfp4_rows(w.values.index_select(0, chosen), w.scales.index_select(0, chosen)).to(dtype);
+    case QuantizedExperts::Form::kInt4: {
+      // expert by expert through the projection's own dequantization (one pass on the CPU)
+      const at::Tensor on_host = chosen.to(at::kCPU);
+      if (on_host.size(0) == 0) return at::empty({0, w.values.size(1), w.in}, w.scales.options().dtype(dtype));
+      std::vector<at::Tensor> experts;
+      for (int64_t k = 0; k < on_host.size(0); ++k) {
+        const int64_t e = on_host[k].item<int64_t>();
+        Int4Weight one;
+        one.rows = w.values.size(1);
+        one.cols = w.in;
+        one.group = w.in / w.scales.size(2);
+        one.nibbles = w.values.select(0, e);
+        one.scales = w.scales.select(0, e);
+        one.zeros = w.zeros.select(0, e);
+        experts.push_back(dequantize(one, dtype));
+      }
+      return at::stack(experts);
+    }
+    case QuantizedExperts::Form::kNone:
+      break;
+  }
+  throw std::logic_error("dequantize_experts: no quantized experts");
+}
+
+}  // namespace prefix_scorer

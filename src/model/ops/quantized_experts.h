@@ -1,0 +1,52 @@
+#pragma once
+// One projection of a layer's routed experts [experts, out, in] kept as the checkpoint stores it (block-FP8 as
+// DeepSeek ships its experts, MXFP4 as gpt_oss does, 4-bit codes as W4A16 releases do), at its bytes on disk. A
+// forward dequantizes only the experts it routes to, into a workspace just before their grouped matmul: to the values
+// the checkpoint's weight dequantized at load has.
+
+#include "model/ops/fp8_weight.h"
+#include "model/ops/int4_weight.h"
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <cstdint>
+
+namespace prefix_scorer {
+
+struct QuantizedExperts {
+  enum class Form { kNone, kFp8, kMxfp4, kInt4 };
+  Form form = Form::kNone;
+  at::Tensor values;  // kFp8: float8_e4m3fn [experts, out, in]; kMxfp4: uint8 blocks [experts, out, in / 32, 16];
+                      // kInt4: uint8 [experts, out, ceil(in / 2)], two codes a byte (the even input's low)
+  at::Tensor scales;  // kFp8: fp32 [experts, out blocks, in blocks]; kMxfp4: uint8 exponents [experts, out, in / 32];
+                      // kInt4: fp32 [experts, out, groups]
+  at::Tensor zeros;   // kInt4: fp32 zero points [experts, out, groups]; else undefined
+  std::array<int64_t, 2> block{0, 0};  // kFp8: its blocks
+  int64_t in = 0;                      // the inputs
+
+  bool defined() const { return form != Form::kNone; }
+  int64_t experts() const { return values.size(0); }
+  int64_t bytes() const;
+};
+
+// One expert's weight as a stack of one (views of its parts): FP8 values with their block scales; 4-bit codes two a
+// byte (an Int4Weight's nibbles, inputs in order).
+QuantizedExperts one_expert(const Fp8Weight& w);
+QuantizedExperts one_expert(const Int4Weight& w);
+
+// Stacks of `experts` experts of `like`'s form and shapes on `device`, to be filled expert by expert (set_expert).
+QuantizedExperts empty_experts(const QuantizedExperts& like, int64_t experts, c10::Device device);
+
+// Copies `one` (a stack of one) into expert `e` of `stack`. Throws std::invalid_argument where their forms or shapes
+// differ.
+void set_expert(QuantizedExperts& stack, int64_t e, const QuantizedExperts& one);
+
+// Rows start, start + step, ... of every expert (copied to `device`): kMxfp4 and kInt4 (scales per row), as gpt_oss
+// interleaves gate's and up's rows.
+QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step, c10::Device device);
+
+// Experts `chosen` (int64 [k], on the weights' device) dequantized in fp32, then cast to `dtype`: [k, out, in].
+at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chosen, at::ScalarType dtype);
+
+}  // namespace prefix_scorer

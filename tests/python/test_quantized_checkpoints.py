@@ -10,6 +10,9 @@ import shutil
 import pytest
 import safetensors.torch
 import torch
+import transformers
+from compressed_tensors.compressors.nvfp4.base import NVFP4PackedCompressor
+from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
 
 import prefix_scorer
 from prefix_scorer.lm_eval import PrefixScorerLM
@@ -60,11 +63,31 @@ def pack(codes, bits, order=None):
     return as_int32(words)
 
 
+FP4 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def nvfp4(weight):
+    """weight [out, in] as NVFP4: E2M1 codes [out, in] (sign in bit 3), e4m3 scales [out, in / 16] and the global
+    scale that maps the largest magnitude to 448 x 6, as compressed-tensors' NVFP4 scheme makes them."""
+    groups = weight.reshape(weight.shape[0], -1, 16)
+    global_scale = (448.0 * 6.0 / weight.abs().amax()).reshape(1).float()
+    scales = (groups.abs().amax(-1) / 6.0 * global_scale).to(torch.float8_e4m3fn)
+    scaled = groups / (scales.float() / global_scale).clamp(min=1e-12)[..., None]
+    codes = (scaled.abs()[..., None] - FP4[:8]).abs().argmin(-1) + 8 * (scaled < 0)
+    return codes.reshape(weight.shape), scales, global_scale
+
+
 def write_format(fmt, name, weight, tensors, dense):
     """Projection `name` ([out, in]) in format `fmt` into `tensors`; its exact dequantization into dense[name]."""
     module = name[: -len(".weight")]
     inputs = weight.shape[1]
     shuffled = torch.randperm(inputs, generator=torch.Generator().manual_seed(inputs)) // GROUP  # act-order groups
+    if fmt == "ct-nvfp4":  # two codes a byte, the even input's in the low bits
+        codes, scales, global_scale = nvfp4(weight)
+        tensors[name + "_packed"] = (codes[:, 0::2] | (codes[:, 1::2] << 4)).to(torch.uint8)
+        tensors[name + "_scale"], tensors[name + "_global_scale"] = scales, global_scale
+        dense[name] = FP4[codes] * (scales.float() / global_scale).repeat_interleave(16, 1)
+        return
     if fmt == "ct-fp8-channel":
         scales = weight.abs().amax(1, keepdim=True) / 448.0
         values = (weight / scales).to(torch.float8_e4m3fn)
@@ -103,15 +126,22 @@ CONFIGS = {
                   "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
                       "num_bits": 4, "type": "int", "symmetric": True, "strategy": "group", "group_size": GROUP}}}},
     "ct-w4-asym-actorder": {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+                            "quantization_status": "compressed",
                             "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
                                 "num_bits": 4, "type": "int", "symmetric": False, "strategy": "group",
-                                "group_size": GROUP, "actorder": "group"}}}},
+                                "group_size": GROUP, "actorder": "weight"}}}},
     "ct-w8-channel": {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+                      "quantization_status": "compressed",
                       "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
                           "num_bits": 8, "type": "int", "symmetric": True, "strategy": "channel"}}}},
     "ct-fp8-channel": {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+                       "quantization_status": "compressed",
                        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
                            "num_bits": 8, "type": "float", "symmetric": True, "strategy": "channel"}}}},
+    "ct-nvfp4": {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized", "ignore": ["lm_head"],
+                 "quantization_status": "compressed", "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                     "num_bits": 4, "type": "float", "symmetric": True, "strategy": "tensor_group",
+                     "group_size": 16}}}},
     "gptq-v1-desc-act": {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": True, "sym": True},
     "gptq-v2": {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": False, "sym": False,
                 "checkpoint_format": "gptq_v2"},
@@ -167,7 +197,7 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
         assert info.quantized_weight_bytes == 0
 
 
-KEPT = ("ct-w4-sym", "ct-w4-asym-actorder", "gptq-v1-desc-act", "gptq-v2", "awq", "ct-fp8-channel")
+KEPT = ("ct-w4-sym", "ct-w4-asym-actorder", "gptq-v1-desc-act", "gptq-v2", "awq", "ct-fp8-channel", "ct-nvfp4")
 
 
 def quantized_bytes(folder):
@@ -179,7 +209,38 @@ def quantized_bytes(folder):
                if name.endswith(parts) or t.dtype == torch.float8_e4m3fn)
 
 
-@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "ct-fp8-channel"])
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "ct-w8-channel", "ct-fp8-channel"])
+def test_compressed_tensors_checkpoints_score_as_transformers_loading_them_itself(fmt, tmp_path):
+    """transformers loads these checkpoints itself (compressed-tensors decompressing them into fp32): the engine
+    scores them as it does, plain and prefix paths."""
+    quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense")
+    rows = json.loads((MODELS / FAMILY / "expected_loglikelihood.json").read_text())["loglikelihood"]
+    pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
+    pairs += [(c, [(x[0] + 1) % 500]) for c, x in pairs]
+    model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "quantized", dtype=torch.float32).eval()
+    want = hf_scores(tmp_path / "quantized", pairs, model=model)
+    assert max(abs(w[0] - r["logprob"]) for w, r in zip(want, rows)) > 1e-3
+    for options in ({"tree_max_branches": 0, "min_prefix_len": 2}, {}):
+        got = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized", **options).loglikelihood(pairs)
+        assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
+        assert [g[1] for g in got] == [w[1] for w in want], options
+
+
+def test_nvfp4_weights_written_here_are_what_compressed_tensors_decompresses():
+    """This file's NVFP4 layout (codes two a byte, e4m3 scales per 16, a global scale) against compressed-tensors'
+    own decompressor, which rounds the dequantized weight to bf16 (transformers' fp32 models then refuse to multiply
+    it, so the scores are checked against the fp32 dequantization above)."""
+    weight = torch.randn(32, 64, generator=torch.Generator().manual_seed(0)) * 0.05
+    tensors, dense = {}, {}
+    write_format("ct-nvfp4", "w.weight", weight, tensors, dense)
+    scheme = QuantizationScheme(targets=["Linear"], weights=QuantizationArgs(
+        num_bits=4, type="float", strategy="tensor_group", group_size=16, symmetric=True))
+    theirs = NVFP4PackedCompressor.decompress({k[len("w."):]: v for k, v in tensors.items()}, scheme)["weight"]
+    assert theirs.dtype == torch.bfloat16 and torch.equal(theirs, dense["w.weight"].bfloat16())
+    assert (dense["w.weight"] - weight).abs().max() > 1e-4  # quantized: a misread layout shows
+
+
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "ct-fp8-channel", "ct-nvfp4"])
 def test_experts_stored_quantized_one_by_one_score_as_their_dequantization(fmt, tmp_path):
     """A mixture whose experts are saved one by one in a quantized form, as Kimi K2 Thinking (W4A16) and Qwen3's FP8
     releases ship them: scored as transformers scores the exact dequantization, plain and prefix paths. 4-bit codes in

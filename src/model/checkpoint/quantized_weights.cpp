@@ -12,7 +12,7 @@
 namespace prefix_scorer {
 namespace {
 
-enum class Form { kPlain, kBlockFp8, kScaledFp8, kMxfp4, kPackQuantized, kGptq, kAwq };
+enum class Form { kPlain, kBlockFp8, kScaledFp8, kMxfp4, kNvfp4, kPackQuantized, kGptq, kAwq };
 
 struct Found {
   Form form;
@@ -42,6 +42,7 @@ std::optional<Found> find_form(const Checkpoint& c, const std::string& name, con
                                                                         : "'" + name + scales + "' beside it"));
   }
   if (c.find(name + "_blocks") != nullptr && c.find(name + "_scales") != nullptr) return Found{Form::kMxfp4, module};
+  if (c.find(name + "_packed") != nullptr && c.find(name + "_global_scale") != nullptr) return Found{Form::kNvfp4, module};
   if (c.find(name + "_packed") != nullptr) return Found{Form::kPackQuantized, module};
   if (c.find(module + ".qweight") != nullptr) {
     if (q.method == QuantMethod::kGptq) return Found{Form::kGptq, module};
@@ -90,6 +91,23 @@ std::vector<int64_t> pack_quantized_shape(const Checkpoint& c, const std::string
   return {values[0].item<int64_t>(), values[1].item<int64_t>()};
 }
 
+// An NVFP4 weight (views of the file) as a stack of one: its codes two a byte [out, in / 2], e4m3 scales
+// [out, in / 16], global scale [1].
+QuantizedExperts nvfp4_weight(const Checkpoint& c, const std::string& name) {
+  part(c, name, name + "_scale");
+  const at::Tensor packed = c.view(name + "_packed"), scales = c.view(name + "_scale");
+  const at::Tensor global = c.view(name + "_global_scale");
+  if (packed.scalar_type() != at::kByte || packed.dim() != 2 || scales.scalar_type() != at::kFloat8_e4m3fn ||
+      global.numel() != 1)
+    throw std::invalid_argument("NVFP4 needs uint8 codes [out, in / 2], float8_e4m3fn scales and one global scale");
+  const int64_t in = packed.size(1) * 2;
+  if (in % 16 != 0 || scales.sizes() != at::IntArrayRef({packed.size(0), in / 16}))
+    throw std::invalid_argument(fmt::format("NVFP4 codes [{}] need scales [{}, {}], got [{}]", fmt::join(packed.sizes(), ", "),
+                                            packed.size(0), in / 16, fmt::join(scales.sizes(), ", ")));
+  return {QuantizedExperts::Form::kNvfp4, packed.unsqueeze(0), scales.unsqueeze(0), global.to(at::kFloat).reshape({1}),
+          {0, 0}, in};
+}
+
 // An FP8 weight's values and scales (views of the file) as blocks: block-FP8's own; compressed-tensors' one scale
 // for the tensor, one per row ([out, 1]) or per group of a row's inputs ([out, groups]), or per block (the config
 // group's block_structure).
@@ -130,6 +148,10 @@ std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& c, const std:
         return fp8_blocks(c, name, q, found.form).values.sizes().vec();
       case Form::kMxfp4:
         return mxfp4_dequantized_shape(c.find(name + "_blocks")->shape, c.find(name + "_scales")->shape);
+      case Form::kNvfp4: {
+        const QuantizedExperts w = nvfp4_weight(c, name);
+        return std::vector<int64_t>{w.values.size(1), w.in};
+      }
       case Form::kPackQuantized:
         return pack_quantized_shape(c, name);
       case Form::kGptq: {
@@ -157,6 +179,8 @@ at::Tensor stored_tensor(const Checkpoint& c, const std::string& name, const Wei
       }
       case Form::kMxfp4:
         return dequantize_mxfp4(c.view(name + "_blocks"), c.view(name + "_scales"));
+      case Form::kNvfp4:
+        return dequantize_experts(nvfp4_weight(c, name), at::zeros({1}, at::kLong), at::kFloat).squeeze(0);
       case Form::kPackQuantized:
       case Form::kGptq:
       case Form::kAwq:
@@ -215,6 +239,8 @@ std::optional<QuantizedExperts> stored_experts(const Checkpoint& c, const std::s
         if (blocks.dim() != 4) return std::nullopt;
         return QuantizedExperts{QuantizedExperts::Form::kMxfp4, blocks, scales, {}, {0, 0}, blocks.size(2) * 32};
       }
+      case Form::kNvfp4:
+        return nvfp4_weight(c, name);
       case Form::kPackQuantized:
       case Form::kGptq:
       case Form::kAwq: {
@@ -226,6 +252,13 @@ std::optional<QuantizedExperts> stored_experts(const Checkpoint& c, const std::s
         break;
     }
     return std::nullopt;
+  });
+}
+
+std::optional<QuantizedExperts> stored_nvfp4(const Checkpoint& c, const std::string& name, const WeightQuantization& q) {
+  return by_form(c, name, q, std::optional<QuantizedExperts>(), [&](const Found& found) -> std::optional<QuantizedExperts> {
+    if (found.form != Form::kNvfp4) return std::nullopt;
+    return nvfp4_weight(c, name);
   });
 }
 

@@ -36,6 +36,11 @@ std::optional<IntegerGroups> stored_integer_groups(const Checkpoint& checkpoint,
 std::optional<Fp8Weight> stored_fp8(const Checkpoint& checkpoint, const std::string& name,
                                     const WeightQuantization& quantization);
 
+// Tensor `name`'s NVFP4 codes and scales as a stack of one (views of the file) where the checkpoint stores it so
+// (compressed-tensors' nvfp4-pack-quantized); nullopt in any other form.
+std::optional<QuantizedExperts> stored_nvfp4(const Checkpoint& checkpoint, const std::string& name,
+                                             const WeightQuantization& quantization);
+
 // Tensor `name`'s quantized form as routed experts [experts, out, in] (views of the file; a 2-D tensor, one expert's,
 // as a stack of one): FP8 in blocks; MXFP4 blocks; 4-bit codes in groups with their inputs in order. nullopt in any
 // other form.

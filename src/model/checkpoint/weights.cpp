@@ -82,6 +82,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
         Linear& projection = w.layers[slot.layer].*slot.projection;
         projection.int4 = stored.int4;
         projection.fp8 = stored.fp8;
+        projection.fp4 = stored.fp4;
         w.resident_bytes += stored.bytes();
         w.quantized_bytes += stored.bytes();
         continue;

@@ -32,8 +32,9 @@ std::string block_fp8_refusal(const json& q) {
   return "";
 }
 
-// One config group's weights: integer codes packed into int32 words (pack-quantized) or float8_e4m3fn values
-// (float-quantized), with scales per group, channel, block or tensor.
+// One config group's weights: integer codes packed into int32 words (pack-quantized), float8_e4m3fn values
+// (float-quantized) with scales per group, channel, block or tensor, or NVFP4's 4-bit floats two a byte with an e4m3
+// scale per 16 and a global scale (nvfp4-pack-quantized).
 std::string compressed_weights_refusal(const std::string& group, const json& scheme, const std::string& format) {
   const json* w = config_json::object_at(scheme, "weights");
   if (w == nullptr) return fmt::format("config group '{}' quantizes no weights", group);
@@ -44,6 +45,11 @@ std::string compressed_weights_refusal(const std::string& group, const json& sch
     return at + fmt::format("pack-quantized {} weights of {} bits are not supported (int of 4 or 8 bits are)", type, bits);
   if (format == "float-quantized" && !(type == "float" && bits == 8))
     return at + fmt::format("float-quantized {} weights of {} bits are not supported (float of 8 bits is)", type, bits);
+  if (format == "nvfp4-pack-quantized") {
+    if (!(type == "float" && bits == 4 && get_or<int64_t>(*w, "group_size", 16) == 16 && get_or<bool>(*w, "symmetric", true)))
+      return at + "nvfp4-pack-quantized weights other than symmetric 4-bit floats in groups of 16 are not supported";
+    return "";
+  }
   if (strategy != "group" && strategy != "channel" && strategy != "tensor" && strategy != "block")
     return at + fmt::format("weight strategy '{}' is not supported (group, channel, tensor and block are)", strategy);
   if (get_or<bool>(*w, "dynamic", false)) return at + "dynamic weight quantization is not supported";
@@ -61,9 +67,9 @@ std::string compressed_tensors_refusal(const json& q) {
   if (groups == nullptr || groups->empty()) return "compressed-tensors without config_groups is not supported";
   for (const auto& [name, scheme] : groups->items()) {
     const std::string group_format = get_or<std::string>(scheme, "format", format);
-    if (group_format != "pack-quantized" && group_format != "float-quantized")
-      return fmt::format("compressed-tensors format '{}' is not supported (pack-quantized and float-quantized are)",
-                         group_format);
+    if (group_format != "pack-quantized" && group_format != "float-quantized" && group_format != "nvfp4-pack-quantized")
+      return fmt::format("compressed-tensors format '{}' is not supported (pack-quantized, float-quantized and "
+                         "nvfp4-pack-quantized are)", group_format);
     if (std::string why = compressed_weights_refusal(name, scheme, group_format); !why.empty()) return why;
   }
   return "";

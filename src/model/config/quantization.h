@@ -14,7 +14,7 @@ enum class QuantMethod {
   kNone,
   kBlockFp8,           // quant_method "fp8" with weight_block_size (DeepSeek, Qwen, MiniMax, GLM)
   kMxfp4,              // "mxfp4" (gpt_oss's experts)
-  kCompressedTensors,  // "compressed-tensors": pack-quantized integers, float-quantized FP8
+  kCompressedTensors,  // "compressed-tensors": pack-quantized integers, float-quantized FP8, nvfp4-pack-quantized
   kGptq,               // "gptq": integer codes packed along the input, zero points packed along the output
   kAwq,                // "awq" gemm: as GPTQ's, each word's nibbles in AWQ's order, no g_idx
 };

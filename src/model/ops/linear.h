@@ -2,6 +2,7 @@
 
 #include "model/ops/fp8_weight.h"
 #include "model/ops/int4_weight.h"
+#include "model/ops/quantized_experts.h"
 
 #include <ATen/ATen.h>
 
@@ -13,16 +14,17 @@ namespace prefix_scorer {
 
 // One projection of a layer: x @ weight^T + bias. Every projection the layers run is one, and `linear` is the one
 // call that runs them: its weight a plain [out, in] tensor of the model's dtype, or kept as the checkpoint stores it
-// (4-bit codes, FP8); or a stack of projections of one input that are not all plain, run one by one.
+// (4-bit codes, FP8, NVFP4); or a stack of projections of one input that are not all plain, run one by one.
 struct Linear {
   at::Tensor weight;  // [out, in]; undefined: kept otherwise, or the layer has no such projection
   at::Tensor bias;    // [out]; undefined: none (a stack of parts: theirs)
   std::shared_ptr<const Int4Weight> int4;  // the weight as 4-bit codes; null: none
   std::shared_ptr<const Fp8Weight> fp8;    // the weight as FP8 values and scales; null: none
+  std::shared_ptr<const QuantizedExperts> fp4;  // the weight as NVFP4 codes and scales (a stack of one); null: none
   std::vector<Linear> parts;               // a stack whose parts are not all plain: their outputs joined in order
 
-  bool defined() const { return weight.defined() || int4 != nullptr || fp8 != nullptr || !parts.empty(); }
-  bool kept() const { return int4 != nullptr || fp8 != nullptr; }  // in the checkpoint's quantized form
+  bool defined() const { return weight.defined() || kept() || !parts.empty(); }
+  bool kept() const { return int4 != nullptr || fp8 != nullptr || fp4 != nullptr; }  // in the checkpoint's quantized form
   int64_t out_features() const;
   int64_t bytes() const;  // what the weight and bias hold (a stack's: its parts')
 };

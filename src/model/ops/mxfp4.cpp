@@ -27,13 +27,17 @@ std::vector<int64_t> mxfp4_dequantized_shape(const std::vector<int64_t>& blocks,
   return shape;
 }
 
-at::Tensor dequantize_mxfp4_rows(const at::Tensor& blocks, const at::Tensor& scales) {
-  const at::Tensor lut = at::tensor(at::ArrayRef<float>(kFp4Values, 16), at::kFloat).to(blocks.device());
-  const at::Tensor low = lut.index_select(0, at::bitwise_and(blocks, 0x0F).to(at::kLong).reshape(-1));
-  const at::Tensor high = lut.index_select(0, at::bitwise_right_shift(blocks, 4).to(at::kLong).reshape(-1));
-  std::vector<int64_t> pairs = blocks.sizes().vec();
+at::Tensor fp4_values(const at::Tensor& bytes) {
+  const at::Tensor lut = at::tensor(at::ArrayRef<float>(kFp4Values, 16), at::kFloat).to(bytes.device());
+  const at::Tensor low = lut.index_select(0, at::bitwise_and(bytes, 0x0F).to(at::kLong).reshape(-1));
+  const at::Tensor high = lut.index_select(0, at::bitwise_right_shift(bytes, 4).to(at::kLong).reshape(-1));
+  std::vector<int64_t> pairs = bytes.sizes().vec();
   pairs.push_back(2);
-  const at::Tensor values = at::stack({low, high}, -1).view(pairs).flatten(-2);  // [..., rows, groups, 32]
+  return at::stack({low, high}, -1).view(pairs).flatten(-2);
+}
+
+at::Tensor dequantize_mxfp4_rows(const at::Tensor& blocks, const at::Tensor& scales) {
+  const at::Tensor values = fp4_values(blocks);  // [..., rows, groups, 32]
   return at::ldexp(values, (scales.to(at::kInt) - 127).unsqueeze(-1)).flatten(-2);
 }
 

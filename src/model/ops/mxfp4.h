@@ -10,6 +10,9 @@
 
 namespace prefix_scorer {
 
+// 4-bit floats (E2M1) two a byte, the low nibble first: float32 [..., 2 x bytes].
+at::Tensor fp4_values(const at::Tensor& bytes);
+
 // The dequantized shape of blocks [..., rows, groups, 16] with scales [..., rows, groups]: [..., groups * 32, rows].
 // Throws std::invalid_argument when the shapes do not pair.
 std::vector<int64_t> mxfp4_dequantized_shape(const std::vector<int64_t>& blocks, const std::vector<int64_t>& scales);

@@ -31,7 +31,9 @@ void set_part(at::Tensor& stack, int64_t e, const at::Tensor& one, const char* p
 }
 
 at::Tensor every(const at::Tensor& t, int64_t start, int64_t step, c10::Device device) {
-  return t.defined() ? t.slice(1, start, t.size(1), step).to(device, t.scalar_type(), false, true).contiguous() : t;
+  if (!t.defined()) return t;
+  const at::Tensor rows = t.dim() > 1 ? t.slice(1, start, t.size(1), step) : t;  // NVFP4's global scales: per expert
+  return rows.to(device, t.scalar_type(), /*non_blocking=*/false, /*copy=*/true).contiguous();
 }
 
 }  // namespace
@@ -72,7 +74,7 @@ void set_expert(QuantizedExperts& stack, int64_t e, const QuantizedExperts& one)
 }
 
 QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step, c10::Device device) {
-  if (w.form != QuantizedExperts::Form::kMxfp4 && w.form != QuantizedExperts::Form::kInt4)
+  if (w.form == QuantizedExperts::Form::kFp8 || w.form == QuantizedExperts::Form::kNone)
     throw std::invalid_argument("only experts with scales per row split by rows");
   QuantizedExperts rows = w;
   rows.values = every(w.values, start, step, device);
@@ -87,6 +89,11 @@ at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chose
       return dequantize_blocks(w.values.index_select(0, chosen), w.scales.index_select(0, chosen), w.block).to(dtype);
     case QuantizedExperts::Form::kMxfp4:
       return dequantize_mxfp4_rows(w.values.index_select(0, chosen), w.scales.index_select(0, chosen)).to(dtype);
+    case QuantizedExperts::Form::kNvfp4: {
+      const at::Tensor scales = w.scales.index_select(0, chosen).to(at::kFloat) /
+                                w.zeros.index_select(0, chosen).view({-1, 1, 1});
+      return (fp4_values(w.values.index_select(0, chosen)) * scales.repeat_interleave(16, -1)).to(dtype);
+    }
     case QuantizedExperts::Form::kInt4: {
       // expert by expert through the projection's own dequantization (one pass on the CPU)
       const at::Tensor on_host = chosen.to(at::kCPU);

@@ -1,8 +1,9 @@
 #pragma once
 // One projection of a layer's routed experts [experts, out, in] kept as the checkpoint stores it (block-FP8 as
-// DeepSeek ships its experts, MXFP4 as gpt_oss does, 4-bit codes as W4A16 releases do), at its bytes on disk. A
-// forward dequantizes only the experts it routes to, into a workspace just before their grouped matmul: to the values
-// the checkpoint's weight dequantized at load has.
+// DeepSeek ships its experts, MXFP4 as gpt_oss does, NVFP4 and 4-bit codes as compressed-tensors releases do), at
+// its bytes on disk. A forward dequantizes only the experts it routes to, into a workspace just before their grouped
+// matmul: to the values the checkpoint's weight dequantized at load has. (A projection's NVFP4 weight is a stack of
+// one: Linear::fp4.)
 
 #include "model/ops/fp8_weight.h"
 #include "model/ops/int4_weight.h"
@@ -15,13 +16,15 @@
 namespace prefix_scorer {
 
 struct QuantizedExperts {
-  enum class Form { kNone, kFp8, kMxfp4, kInt4 };
+  enum class Form { kNone, kFp8, kMxfp4, kNvfp4, kInt4 };
   Form form = Form::kNone;
   at::Tensor values;  // kFp8: float8_e4m3fn [experts, out, in]; kMxfp4: uint8 blocks [experts, out, in / 32, 16];
+                      // kNvfp4: uint8 [experts, out, in / 2], two E2M1 codes a byte (the even input's low);
                       // kInt4: uint8 [experts, out, ceil(in / 2)], two codes a byte (the even input's low)
   at::Tensor scales;  // kFp8: fp32 [experts, out blocks, in blocks]; kMxfp4: uint8 exponents [experts, out, in / 32];
-                      // kInt4: fp32 [experts, out, groups]
-  at::Tensor zeros;   // kInt4: fp32 zero points [experts, out, groups]; else undefined
+                      // kNvfp4: float8_e4m3fn [experts, out, in / 16]; kInt4: fp32 [experts, out, groups]
+  at::Tensor zeros;   // kInt4: fp32 zero points [experts, out, groups]; kNvfp4: fp32 global scales [experts] (each
+                      // weight is its code times its group's scale over the global scale); else undefined
   std::array<int64_t, 2> block{0, 0};  // kFp8: its blocks
   int64_t in = 0;                      // the inputs
 
@@ -42,8 +45,8 @@ QuantizedExperts empty_experts(const QuantizedExperts& like, int64_t experts, c1
 // differ.
 void set_expert(QuantizedExperts& stack, int64_t e, const QuantizedExperts& one);
 
-// Rows start, start + step, ... of every expert (copied to `device`): kMxfp4 and kInt4 (scales per row), as gpt_oss
-// interleaves gate's and up's rows.
+// Rows start, start + step, ... of every expert (copied to `device`): kMxfp4, kNvfp4 and kInt4 (scales per row), as
+// gpt_oss interleaves gate's and up's rows.
 QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step, c10::Device device);
 
 // Experts `chosen` (int64 [k], on the weights' device) dequantized in fp32, then cast to `dtype`: [k, out, in].

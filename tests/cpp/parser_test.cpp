@@ -861,6 +861,12 @@ TEST(ConfigJson, Gemma4ReadsItsLayerShapesEitherWay) {
             std::string::npos);
   EXPECT_NE(refusal(R"("per_layer_config": {"1": {"num_key_value_heads": 3}})").find("3 key-value heads"),
             std::string::npos);
+  // layer_types shorter than the layers (found by fuzz.config_json: it once escaped as std::out_of_range)
+  std::string four_layers = sizes;
+  four_layers.replace(four_layers.find("\"num_hidden_layers\": 3"), 22, "\"num_hidden_layers\": 4");
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json("{" + four_layers + "}"); })
+                .find("layer_types has 3 entries for 4 layers"),
+            std::string::npos);
   const std::string small_table = R"("model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64,
       "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16,
       "hidden_size_per_layer_input": 8, "vocab_size_per_layer_input": 100)";

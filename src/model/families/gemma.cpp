@@ -79,6 +79,9 @@ void read_gemma4_keys(const json& j, ModelConfig& c, bool extras) {
   }
   const int64_t global_head_dim = get_or<int64_t>(j, "global_head_dim", 512);
   const int64_t global_kv_heads = c.keys_as_values ? get_or<int64_t>(j, "num_global_key_value_heads", 0) : 0;
+  if (!c.layer_kinds.empty() && static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers)  // before validate() says so
+    throw std::invalid_argument(fmt::format("config: layer_types has {} entries for {} layers", c.layer_kinds.size(),
+                                            c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     if (c.layer_window(i) > 0) continue;
     c.layer_head_dims[i] = global_head_dim;

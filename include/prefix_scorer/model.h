@@ -23,9 +23,19 @@ struct ModelOptions {
   // Optional (> 0): the embeddings and output layer resized to this many tokens, as transformers'
   // resize_token_embeddings does (rows cut; added rows only where the adapter saves the whole tensor).
   int64_t vocab_size = 0;
-  // Synthetic models only, for speed: "int4" keeps their projections as 4-bit codes in groups along the input (of
-  // 128, or the largest of 64 and 32 that divides the input; symmetric), as W4A16 checkpoints keep theirs; "": plain.
+  // Synthetic models only, for speed: "int4" keeps their projections and routed experts as 4-bit codes in groups
+  // along the input (of 128, or the largest of 64 and 32 that divides the input; symmetric), as W4A16 checkpoints keep
+  // theirs; "fp8" as float8_e4m3fn in blocks of 128 x 128, as block-FP8 checkpoints do; experts stacked in one tensor
+  // (gpt_oss's) as MXFP4 either way; "": plain.
   std::string quantize;
+};
+
+// The memory a forward takes to dequantize weights kept quantized, just before their products: the largest
+// projection's weight, or the experts a layer routes to, each the bytes of one expert's projections (the largest
+// layer's).
+struct DequantizeWorkspace {
+  int64_t projection_bytes = 0;
+  int64_t expert_bytes = 0;
 };
 
 // What a model is, as a user reads it: its type and sizes. Heads and head size are the first layer's (some families
@@ -90,6 +100,8 @@ class Model {
   // The number of weights a checkpoint of this config holds (tied embeddings once), as transformers counts them: a
   // multimodal checkpoint's vision tower and projector included, though they are not loaded.
   int64_t num_parameters() const;
+  // What a forward holds at once to dequantize weights kept quantized (zeros: none are).
+  DequantizeWorkspace dequantize_workspace() const;
 
   // Internal (the scorers call it): runs the batch through every layer and returns float32 log-probabilities
   // [rows, vocab] for the flat positions `score_rows` (int64 indices into batch * len) only. With a cache,

@@ -5,6 +5,7 @@
 #include "model/cache/kv_cache.h"
 #include "model/checkpoint/checkpoint_layout.h"
 #include "model/checkpoint/checkpoint_weights.h"
+#include "model/checkpoint/synthetic_quantization.h"
 #include "model/checkpoint/weights.h"
 #include "model/config/layer_spec.h"
 #include "model/config/model_family.h"
@@ -176,6 +177,8 @@ bool Model::on_cuda() const {
 
 int64_t Model::num_parameters() const { return weights_->parameters + weights_->unloaded_parameters; }
 
+DequantizeWorkspace Model::dequantize_workspace() const { return weights_->dequantize_workspace; }
+
 bool Model::packs_real_tokens() const { return spec_->token_wise() && !config_->learned_positions; }
 
 std::string Model::attention_kernels() const {
@@ -214,22 +217,7 @@ Model Model::synthetic(const std::string& name, const ModelOptions& options) {
     }
     return at::randn(spec.shape, opts) * 0.02;
   };
-  KeptForms kept;
-  if (options.quantize == "int4") {
-    kept.projection = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
-      Linear stored;  // undefined where no group size divides the inputs: plain
-      const int64_t cols = spec.shape.back();
-      for (const int64_t group : {128, 64, 32}) {
-        if (cols % group != 0) continue;
-        std::optional<Int4Weight> codes = int4_weight(quantize_int4(at::randn(spec.shape) * 0.02, group), as, device);
-        if (codes) stored.int4 = std::make_shared<const Int4Weight>(std::move(*codes));
-        break;
-      }
-      return stored;
-    };
-  } else if (!options.quantize.empty()) {
-    throw std::invalid_argument(fmt::format("quantize '{}' is not a form (int4 is)", options.quantize));
-  }
+  const KeptForms kept = synthetic_kept_forms(options.quantize);
   auto weights = std::make_shared<const ModelWeights>(assemble_weights(config, layout, source, devices, dtype, kept));
   return Model(std::move(config), std::move(weights), dtype, std::make_shared<const ModelSpec>(layout.spec));
 }

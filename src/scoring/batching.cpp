@@ -25,13 +25,17 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   // Per token fed: the residual stream and its norms, q, k, v and the attention output (about 6 hidden-wide
   // tensors), the MLP's gate, up and their product (3 of its width: the widest of dense, experts chosen and shared).
   // The widest layer sets both; a recurrent mixer's own workspace (mixer_costs) where it is larger.
-  int64_t ff = 0, width = c.hidden_size, heads = 0, recurrent = 0;
+  int64_t ff = 0, width = c.hidden_size, heads = 0, recurrent = 0, experts = 0, experts_per_token = 0;
   const ModelSpec& spec = model.spec();
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const LayerSpec& layer = spec.layers[i];
     const MlpSpec& m = layer.mlp;
     const int64_t chosen = m.kind == MlpKind::kExperts ? m.router.per_token * m.size + m.router.shared_expert_size : m.size;
     ff = std::max(ff, chosen);
+    if (m.kind == MlpKind::kExperts) {
+      experts = std::max(experts, m.router.experts);
+      experts_per_token = std::max(experts_per_token, m.router.per_token);
+    }
     width = std::max(width, layer.attention.q_width());
     const MixerCosts costs = mixer_costs(spec, i, e);
     heads = std::max(heads, costs.score_heads);
@@ -40,12 +44,14 @@ BatchMemory batch_memory(const Model& model, const PrefixScorerOptions& options)
   const int64_t per_token = std::max(e * (6 * width + 3 * ff), recurrent);
   // Per row: one scored position's logits and log-probabilities in fp32.
   return {options.max_batch_bytes, kv_bytes(model, 1), per_score * heads, per_token, 8 * c.output_vocab(),
-          state_bytes(model)};
+          state_bytes(model), model.dequantize_workspace(), experts, experts_per_token};
 }
 
 int64_t forward_bytes(const BatchMemory& memory, int64_t rows, int64_t suffix, int64_t prefix) {
   return rows * ((prefix + suffix) * memory.kv_bytes_per_token + suffix * (prefix + suffix) * memory.bytes_per_score +
-                 suffix * memory.bytes_per_fed_token + memory.bytes_per_row + memory.state_bytes_per_row);
+                 suffix * memory.bytes_per_fed_token + memory.bytes_per_row + memory.state_bytes_per_row) +
+         std::max(memory.dequantize.projection_bytes,
+                  std::min(memory.experts, rows * suffix * memory.experts_per_token) * memory.dequantize.expert_bytes);
 }
 
 std::vector<std::pair<size_t, size_t>> cut_batches(const std::vector<int64_t>& lengths_descending,

@@ -14,7 +14,7 @@ namespace prefix_scorer {
 // What a forward's memory grows with: per token slot of a row, the keys and values of every layer (its own, and
 // a prefix's gathered in front of them); per (query, key) pair of a row, one layer's attention workspace, as the
 // attention path the model takes holds it; per token fed, one layer's activations; per row, the logits of one
-// scored position and every recurrent layer's state.
+// scored position and every recurrent layer's state; once, the dequantization of weights kept quantized.
 struct BatchMemory {
   int64_t max_bytes = 0;  // 0: unbounded
   int64_t kv_bytes_per_token = 0;
@@ -22,6 +22,8 @@ struct BatchMemory {
   int64_t bytes_per_fed_token = 0;
   int64_t bytes_per_row = 0;
   int64_t state_bytes_per_row = 0;  // also what a cached prefix entry keeps besides its tokens' keys and values
+  DequantizeWorkspace dequantize;   // Model::dequantize_workspace
+  int64_t experts = 0, experts_per_token = 0;  // the most routed experts of a layer, and chosen per token
 };
 
 // The budget options.max_batch_bytes sets, and what the model's forwards hold on its first layer's device (the

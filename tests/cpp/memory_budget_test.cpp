@@ -1,5 +1,6 @@
 // The memory budget (forward_bytes) against what a forward after cached prefixes really allocates, measured by the
-// CPU allocator's own reports: the estimate bounds the peak and is not far above it, by cascade and by gather.
+// CPU allocator's own reports: the estimate bounds the peak and is not far above it, by cascade and by gather, and
+// with weights kept quantized (dequantized into a workspace before their products).
 
 #include "model/config/model_config.h"
 #include "model/device_memory.h"
@@ -50,13 +51,17 @@ struct Case {
   const char* model;
   int64_t rows, suffix, prefix;
   bool cascade;
+  const char* quantize = "";  // ModelOptions::quantize
 };
 
 class MemoryBudget : public testing::TestWithParam<Case> {};
 
 TEST_P(MemoryBudget, BoundsWhatAForwardAfterAPrefixAllocates) {
   const Case c = GetParam();
-  const Model model = Model::synthetic(c.model);
+  ModelOptions model_options;
+  model_options.quantize = c.quantize;
+  const Model model = Model::synthetic(c.model, model_options);
+  EXPECT_EQ(model.dequantize_workspace().projection_bytes > 0, std::string(c.quantize) == "fp8");
   TokenIds prefix(c.prefix);
   for (int64_t i = 0; i < c.prefix; ++i) prefix[i] = 1 + i % 500;
   const EntryPtr entry = prefilled(model, prefix);
@@ -99,7 +104,9 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, MemoryBudget,
     testing::Values(Case{"tiny", 8, 64, 256, false}, Case{"tiny", 8, 64, 256, true}, Case{"tiny", 2, 256, 512, false},
                     Case{"tiny", 2, 256, 512, true}, Case{"tiny-gemma2", 4, 96, 128, false},
-                    Case{"small", 4, 128, 384, false}, Case{"small", 4, 128, 384, true}));
+                    Case{"small", 4, 128, 384, false}, Case{"small", 4, 128, 384, true},
+                    // one short row: the dequantized weights (a projection's; all experts of a layer) are most of it
+                    Case{"small", 1, 4, 16, false, "fp8"}, Case{"tiny-moe", 1, 4, 16, false, "fp8"}));
 
 }  // namespace
 }  // namespace prefix_scorer::test

@@ -401,17 +401,24 @@ def test_the_decode_matmul_cost_script_prints_a_row_per_width():
     assert all(float(step) > 0 for _, step, _ in rows)
 
 
-def test_quantized_synthetic_weights_are_kept_as_four_bit_codes_and_the_modes_agree(bench, tmp_path):
-    """--quantize int4 keeps a synthetic model's projections as 4-bit codes (the report says how many bytes), and the
-    prefix mode scores them as the naive one does."""
+@pytest.mark.parametrize("model", ["tiny", "tiny-moe", "tiny-gpt-oss"])
+def test_quantized_synthetic_weights_are_kept_as_stored_and_the_modes_agree(bench, tmp_path, model):
+    """--quantize int4 and fp8 keep a synthetic model's projections and routed experts as 4-bit codes or FP8 blocks
+    (gpt-oss's stacked experts as MXFP4; the report says how many bytes), and the prefix mode scores them as the
+    naive one does."""
     reports = {}
-    for quantize in ((), ("--quantize", "int4")):
-        path = tmp_path / f"weights{len(quantize)}.json"
-        proc = run(bench, "--model", "synthetic:tiny", "--mode", "all", *quantize, "--json", path)
+    for form in ("", "int4", "fp8"):
+        path = tmp_path / f"weights-{form}.json"
+        quantize = ("--quantize", form) if form else ()
+        proc = run(bench, "--model", f"synthetic:{model}", "--mode", "all", "--subjects", 2, "--questions", 8,
+                   "--prefix-len", 200, *quantize, "--json", path)
         assert proc.returncode == 0, proc.stderr
-        reports[bool(quantize)] = json.loads(path.read_text())
-    plain, quantized = reports[False]["weights"], reports[True]["weights"]
-    assert plain["quantized_bytes"] == 0 < quantized["quantized_bytes"] and quantized["bytes"] < plain["bytes"]
-    assert modes_of(reports[True])["prefix"]["max_abs_logprob_diff_to_naive"] < 1e-4
+        reports[form] = json.loads(path.read_text())
+    plain = reports[""]["weights"]
+    assert plain["quantized_bytes"] == 0
+    for form in ("int4", "fp8"):
+        quantized = reports[form]["weights"]
+        assert 0 < quantized["quantized_bytes"] and quantized["bytes"] < plain["bytes"], form
+        assert modes_of(reports[form])["prefix"]["max_abs_logprob_diff_to_naive"] < 1e-4, form
     proc = run(bench, "--model", str(DATA / "models" / "llama3"), "--quantize", "int4")
     assert proc.returncode != 0 and "quantize applies to synthetic models" in proc.stderr

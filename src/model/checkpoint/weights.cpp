@@ -74,6 +74,11 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
   const ModelSpec& spec = layout.spec;
   const ExpertTraits& names = model_family(config.model_type).experts;
   for (int64_t i = 0; i < config.num_layers; ++i) w.layers[i].device = layer_devices[i];
+  // A projection's element dequantized: about three fp32 temporaries (codes or values looked up, scales spread over
+  // them, their product), then the model's dtype. The experts' gate, up and down are held together in the model's
+  // dtype, with one of them's temporaries beside them: about a third of their elements, at 12 bytes each.
+  const int64_t e = static_cast<int64_t>(c10::elementSize(dtype)), dequantized_bytes = 12 + e, expert_bytes = 4 + e;
+  std::vector<int64_t> kept_expert_elements(config.num_layers, 0);
   for (const WeightSlot& slot : layout.slots) {
     if (!is_buffer(slot.spec.name, names)) w.parameters += elements(slot.spec.shape);
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
@@ -83,6 +88,9 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
         projection.int4 = stored.int4;
         projection.fp8 = stored.fp8;
         projection.fp4 = stored.fp4;
+        if (!(stored.int4 && stored.int4->kernel_codes.defined()))  // ATen's int4 kernel takes the codes as they are
+          w.dequantize_workspace.projection_bytes =
+              std::max(w.dequantize_workspace.projection_bytes, dequantized_bytes * elements(slot.spec.shape));
         w.resident_bytes += stored.bytes();
         w.quantized_bytes += stored.bytes();
         continue;
@@ -91,6 +99,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
     if (slot.place_kept && kept.experts) {
       if (const std::optional<QuantizedExperts> stored = kept.experts(slot.spec)) {
         slot.place_kept(w, *stored);
+        kept_expert_elements[slot.layer] += stored->values.size(1) * stored->in;  // one expert's (stacked: each's)
         w.resident_bytes += stored->bytes();
         w.quantized_bytes += stored->bytes();
         continue;
@@ -104,6 +113,11 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
       placed = source(slot.spec, device).to(device, slot_dtype(slot, dtype), /*non_blocking=*/false, /*copy=*/true);
     w.resident_bytes += static_cast<int64_t>(placed.nbytes());
     if (!slot.into) slot.place(w, placed);
+  }
+  for (int64_t i = 0; i < config.num_layers; ++i) {  // per expert: each expert's projections are read one by one
+    const int64_t experts = std::max<int64_t>(spec.layers[i].mlp.router.experts, 1);
+    const int64_t per_expert = names.saved_one_by_one() ? kept_expert_elements[i] / experts : kept_expert_elements[i];
+    w.dequantize_workspace.expert_bytes = std::max(w.dequantize_workspace.expert_bytes, expert_bytes * per_expert);
   }
   if (config.tie_word_embeddings) {
     w.lm_head.weight = w.embed.to(layer_devices.back());

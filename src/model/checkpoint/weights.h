@@ -5,6 +5,7 @@
 #include "model/ops/linear.h"
 #include "model/ops/quantized_experts.h"
 #include "prefix_scorer/devices.h"
+#include "prefix_scorer/model.h"
 
 #include <ATen/ATen.h>
 
@@ -109,6 +110,8 @@ struct ModelWeights {
   int64_t parameters = 0;
   // The bytes the loaded tensors hold, and those of them in projections kept in the checkpoint's quantized form.
   int64_t resident_bytes = 0, quantized_bytes = 0;
+  // What a forward holds at once to dequantize them (prefix_scorer/model.h).
+  DequantizeWorkspace dequantize_workspace;
 };
 
 // The output layer's checkpoint names (its weight is absent from checkpoints with tied embeddings).

@@ -22,6 +22,14 @@ json gpt_oss_20b() {
   return j;
 }
 
+// gpt-oss's layout at the tiny shape's size: the tests' stacked experts (MXFP4 under --quantize).
+json tiny_gpt_oss() {
+  json j = shape("gpt_oss", 2048, 128, 128, 4, 4, 2, 32, 4096);
+  j.update({{"num_local_experts", 8}, {"num_experts_per_tok", 2}, {"sliding_window", 64}, {"swiglu_limit", 7.0},
+            {"tie_word_embeddings", false}});
+  return j;
+}
+
 }  // namespace
 
 std::vector<ModelFamily> gpt_oss() {
@@ -42,7 +50,7 @@ std::vector<ModelFamily> gpt_oss() {
   e.router = "mlp.router";
   e.gate = e.up = "mlp.experts.gate_up_proj";
   e.down = "mlp.experts.down_proj";
-  f.synthetic_shapes = {{"gpt-oss-20b", gpt_oss_20b}};
+  f.synthetic_shapes = {{"tiny-gpt-oss", tiny_gpt_oss}, {"gpt-oss-20b", gpt_oss_20b}};
   return {f};
 }
 

@@ -14,6 +14,18 @@ at::Tensor dequantize_blocks(const at::Tensor& values, const at::Tensor& scales,
   return values.to(at::kFloat) * expanded;
 }
 
+Fp8Weight quantize_fp8_blocks(const at::Tensor& weight, std::array<int64_t, 2> block) {
+  const int64_t rows = weight.size(0), cols = weight.size(1);
+  const int64_t grid_rows = (rows + block[0] - 1) / block[0], grid_cols = (cols + block[1] - 1) / block[1];
+  const at::Tensor padded =
+      at::constant_pad_nd(weight.to(at::kFloat), {0, grid_cols * block[1] - cols, 0, grid_rows * block[0] - rows});
+  const at::Tensor scales =
+      padded.view({grid_rows, block[0], grid_cols, block[1]}).abs().amax({1, 3}).clamp_min(1e-12) / 448;
+  const at::Tensor ones = at::ones_like(weight, at::kFloat);
+  const at::Tensor values = (weight.to(at::kFloat) / dequantize_blocks(ones, scales, block)).to(at::kFloat8_e4m3fn);
+  return {values, scales, block};
+}
+
 at::Tensor dequantize(const Fp8Weight& w, at::ScalarType dtype) {
   return dequantize_blocks(w.values, w.scales, w.block).to(dtype);
 }

@@ -22,6 +22,10 @@ struct Fp8Weight {
 // values [..., rows, cols] times their block's scale, in fp32 (unchecked: block_fp8.h checks the grid).
 at::Tensor dequantize_blocks(const at::Tensor& values, const at::Tensor& scales, std::array<int64_t, 2> block);
 
+// weight [rows, cols] as float8_e4m3fn in blocks of `block`, each block's largest magnitude at 448 (its scale over
+// 448), as block-FP8 checkpoints are made.
+Fp8Weight quantize_fp8_blocks(const at::Tensor& weight, std::array<int64_t, 2> block);
+
 // The weight in `dtype`: dequantize_blocks, then cast.
 at::Tensor dequantize(const Fp8Weight& w, at::ScalarType dtype);
 

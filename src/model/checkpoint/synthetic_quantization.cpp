@@ -1,0 +1,68 @@
+#include "model/checkpoint/synthetic_quantization.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+namespace prefix_scorer {
+namespace {
+
+at::Tensor random_weight(const std::vector<int64_t>& shape) { return at::randn(shape) * 0.02; }
+
+// The largest group of 128, 64 and 32 that divides `cols`; 0: none.
+int64_t int4_group(int64_t cols) {
+  for (const int64_t group : {128, 64, 32})
+    if (cols % group == 0) return group;
+  return 0;
+}
+
+// gpt_oss's stacked experts [experts, in, out] as MXFP4 blocks [experts, out, in / 32, 16] with scales near 2^-8.
+std::optional<QuantizedExperts> random_mxfp4(const std::vector<int64_t>& shape) {
+  const int64_t experts = shape[0], in = shape[1], out = shape[2];
+  if (in % 32 != 0) return std::nullopt;
+  return QuantizedExperts{QuantizedExperts::Form::kMxfp4, at::randint(0, 256, {experts, out, in / 32, 16}, at::kByte),
+                          at::randint(117, 121, {experts, out, in / 32}, at::kByte), {}, {0, 0}, in};
+}
+
+}  // namespace
+
+KeptForms synthetic_kept_forms(const std::string& form) {
+  if (form.empty()) return {};
+  KeptForms kept;
+  if (form == "int4") {
+    kept.projection = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
+      Linear stored;  // undefined where no group size divides the inputs: plain
+      if (const int64_t group = int4_group(spec.shape.back()))
+        if (std::optional<Int4Weight> codes = int4_weight(quantize_int4(random_weight(spec.shape), group), as, device))
+          stored.int4 = std::make_shared<const Int4Weight>(std::move(*codes));
+      return stored;
+    };
+    kept.experts = [](const TensorSpec& spec) -> std::optional<QuantizedExperts> {
+      if (spec.shape.size() == 3) return random_mxfp4(spec.shape);
+      const int64_t group = int4_group(spec.shape.back());
+      if (group == 0) return std::nullopt;
+      return one_expert(*int4_weight(quantize_int4(random_weight(spec.shape), group), at::kFloat, at::kCPU));
+    };
+  } else if (form == "fp8") {
+    constexpr std::array<int64_t, 2> kBlock{128, 128};
+    kept.projection = [kBlock](const TensorSpec& spec, c10::Device device, at::ScalarType) {
+      Fp8Weight w = quantize_fp8_blocks(random_weight(spec.shape), kBlock);
+      w.values = w.values.to(device);
+      w.scales = w.scales.to(device);
+      Linear stored;
+      stored.fp8 = std::make_shared<const Fp8Weight>(std::move(w));
+      return stored;
+    };
+    kept.experts = [kBlock](const TensorSpec& spec) -> std::optional<QuantizedExperts> {
+      if (spec.shape.size() == 3) return random_mxfp4(spec.shape);
+      return one_expert(quantize_fp8_blocks(random_weight(spec.shape), kBlock));
+    };
+  } else {
+    throw std::invalid_argument(fmt::format("quantize '{}' is not a form (int4 and fp8 are)", form));
+  }
+  return kept;
+}
+
+}  // namespace prefix_scorer

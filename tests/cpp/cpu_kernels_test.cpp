@@ -1,9 +1,11 @@
 // The fused CPU loops (src/model/cpu/) against the ATen ops they replace: the rotary embedding bitwise, in every
 // dtype and layout the layers hand it; the attention merge, by slots or by rows, against merge_attention_reference;
 // linear's oneDNN matmul against at::linear in double; a decode step's attention against softmax attention in
-// double.
+// double; the one-pass dequantizations of 4-bit codes and of FP8 blocks bitwise against the ATen ops.
 
 #include "model/ops/decode_attention.h"
+#include "model/ops/fp8_weight.h"
+#include "model/ops/int4_weight.h"
 #include "model/ops/linear.h"
 #include "model/ops/merge_attention.h"
 #include "model/ops/rope.h"
@@ -48,6 +50,27 @@ TEST_P(FusedRotary, IsBitwiseTheOpsOnEveryLayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, FusedRotary, testing::Values(at::kFloat, at::kBFloat16, at::kHalf));
+
+class OnePassDequantization : public testing::TestWithParam<at::ScalarType> {};
+
+// Shapes the blocks and groups do not tile (a partial last block; an odd group start), and a stack of experts.
+TEST_P(OnePassDequantization, IsBitwiseTheOps) {
+  const at::ScalarType dtype = GetParam();
+  at::manual_seed(11);
+  const at::Tensor experts = at::randn({3, 40, 72}) * 0.05;
+  const at::Tensor scales = at::rand({3, 5, 5}) + 0.01;  // blocks of 8 x 16: the last column block partial
+  const at::Tensor values = (experts / 0.002).clamp(-448, 448).to(at::kFloat8_e4m3fn);
+  const at::Tensor by_ops = (values.to(at::kFloat) * scales.repeat_interleave(8, 1).narrow(1, 0, 40)
+                                                         .repeat_interleave(16, 2).narrow(2, 0, 72)).to(dtype);
+  EXPECT_TRUE(at::equal(cpu::dequantize_fp8(values, scales, {8, 16}, dtype), by_ops));
+  EXPECT_TRUE(at::equal(dequantize_blocks(values, scales, {8, 16}, dtype), by_ops));
+
+  const IntegerGroups groups = quantize_int4(at::randn({24, 99 - 3}), 32);  // 96 inputs: 3 groups of 32
+  Int4Weight w = *int4_weight(groups, at::kFloat, c10::kCPU);
+  EXPECT_TRUE(at::equal(cpu::dequantize_int4(w, dtype), dequantize(groups).to(dtype)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, OnePassDequantization, testing::Values(at::kFloat, at::kBFloat16, at::kHalf));
 
 TEST(FusedRotary, LeavesWhatItCannotTakeToTheOps) {
   const at::Tensor x = at::randn({2, 3, 4, 8});

@@ -26,8 +26,13 @@ Fp8Weight quantize_fp8_blocks(const at::Tensor& weight, std::array<int64_t, 2> b
   return {values, scales, block};
 }
 
-at::Tensor dequantize(const Fp8Weight& w, at::ScalarType dtype) {
-  return dequantize_blocks(w.values, w.scales, w.block).to(dtype);
+at::Tensor dequantize_blocks(const at::Tensor& values, const at::Tensor& scales, std::array<int64_t, 2> block,
+                             at::ScalarType dtype) {
+  if (values.is_cpu() && (dtype == at::kFloat || dtype == at::kBFloat16 || dtype == at::kHalf))
+    return cpu::dequantize_fp8(values, scales, block, dtype);
+  return dequantize_blocks(values, scales, block).to(dtype);
 }
+
+at::Tensor dequantize(const Fp8Weight& w, at::ScalarType dtype) { return dequantize_blocks(w.values, w.scales, w.block, dtype); }
 
 }  // namespace prefix_scorer

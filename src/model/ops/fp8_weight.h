@@ -26,7 +26,18 @@ at::Tensor dequantize_blocks(const at::Tensor& values, const at::Tensor& scales,
 // 448), as block-FP8 checkpoints are made.
 Fp8Weight quantize_fp8_blocks(const at::Tensor& weight, std::array<int64_t, 2> block);
 
-// The weight in `dtype`: dequantize_blocks, then cast.
+// dequantize_blocks cast to `dtype`: on the CPU in one pass (cpu::dequantize_fp8), bitwise the ATen ops' values.
+at::Tensor dequantize_blocks(const at::Tensor& values, const at::Tensor& scales, std::array<int64_t, 2> block,
+                             at::ScalarType dtype);
+
+// The weight in `dtype`.
 at::Tensor dequantize(const Fp8Weight& w, at::ScalarType dtype);
+
+namespace cpu {
+// values float8_e4m3fn [..., rows, cols] on the CPU, scales [..., row blocks, col blocks]: fp32, bf16 or fp16
+// (src/model/cpu/dequantize_fp8.cpp).
+at::Tensor dequantize_fp8(const at::Tensor& values, const at::Tensor& scales, std::array<int64_t, 2> block,
+                          at::ScalarType dtype);
+}  // namespace cpu
 
 }  // namespace prefix_scorer

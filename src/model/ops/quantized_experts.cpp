@@ -86,7 +86,7 @@ QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step,
 at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chosen, at::ScalarType dtype) {
   switch (w.form) {
     case QuantizedExperts::Form::kFp8:
-      return dequantize_blocks(w.values.index_select(0, chosen), w.scales.index_select(0, chosen), w.block).to(dtype);
+      return dequantize_blocks(w.values.index_select(0, chosen), w.scales.index_select(0, chosen), w.block, dtype);
     case QuantizedExperts::Form::kMxfp4:
       return dequantize_mxfp4_rows(w.values.index_select(0, chosen), w.scales.index_select(0, chosen)).to(dtype);
     case QuantizedExperts::Form::kNvfp4: {

@@ -41,6 +41,15 @@ int64_t elements(const std::vector<int64_t>& shape) {
   return count;
 }
 
+// The temporaries beside an element's dequantized value, in bytes: none where a CPU loop writes it in one pass (FP8;
+// 4-bit codes, then copied once more where experts are stacked); about three fp32 values through the ATen ops (MXFP4,
+// NVFP4, any form on a GPU).
+int64_t dequantize_temporaries(QuantizedExperts::Form form, c10::Device device, int64_t element, bool experts) {
+  if (device.is_cpu() && form == QuantizedExperts::Form::kFp8) return 0;
+  if (device.is_cpu() && form == QuantizedExperts::Form::kInt4) return experts ? element : 0;
+  return 12;
+}
+
 }  // namespace
 
 std::vector<TensorSpec> expected_tensors(const ModelLayout& layout) {
@@ -74,11 +83,10 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
   const ModelSpec& spec = layout.spec;
   const ExpertTraits& names = model_family(config.model_type).experts;
   for (int64_t i = 0; i < config.num_layers; ++i) w.layers[i].device = layer_devices[i];
-  // A projection's element dequantized: about three fp32 temporaries (codes or values looked up, scales spread over
-  // them, their product), then the model's dtype. The experts' gate, up and down are held together in the model's
-  // dtype, with one of them's temporaries beside them: about a third of their elements, at 12 bytes each.
-  const int64_t e = static_cast<int64_t>(c10::elementSize(dtype)), dequantized_bytes = 12 + e, expert_bytes = 4 + e;
-  std::vector<int64_t> kept_expert_elements(config.num_layers, 0);
+  // An element dequantized takes the model's dtype and its temporaries; the experts' gate, up and down are held
+  // together, with one of them's temporaries beside them (about a third of their elements).
+  const int64_t e = static_cast<int64_t>(c10::elementSize(dtype));
+  std::vector<int64_t> kept_expert_bytes(config.num_layers, 0);
   for (const WeightSlot& slot : layout.slots) {
     if (!is_buffer(slot.spec.name, names)) w.parameters += elements(slot.spec.shape);
     const c10::Device device = layer_devices[std::clamp<int64_t>(slot.layer, 0, config.num_layers - 1)];
@@ -88,9 +96,12 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
         projection.int4 = stored.int4;
         projection.fp8 = stored.fp8;
         projection.fp4 = stored.fp4;
+        const auto form = stored.fp8 ? QuantizedExperts::Form::kFp8
+                          : stored.fp4 ? QuantizedExperts::Form::kNvfp4 : QuantizedExperts::Form::kInt4;
         if (!(stored.int4 && stored.int4->kernel_codes.defined()))  // ATen's int4 kernel takes the codes as they are
           w.dequantize_workspace.projection_bytes =
-              std::max(w.dequantize_workspace.projection_bytes, dequantized_bytes * elements(slot.spec.shape));
+              std::max(w.dequantize_workspace.projection_bytes,
+                       (e + dequantize_temporaries(form, device, e, false)) * elements(slot.spec.shape));
         w.resident_bytes += stored.bytes();
         w.quantized_bytes += stored.bytes();
         continue;
@@ -99,7 +110,9 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
     if (slot.place_kept && kept.experts) {
       if (const std::optional<QuantizedExperts> stored = kept.experts(slot.spec)) {
         slot.place_kept(w, *stored);
-        kept_expert_elements[slot.layer] += stored->values.size(1) * stored->in;  // one expert's (stacked: each's)
+        // one expert's (stacked: each's)
+        kept_expert_bytes[slot.layer] +=
+            (e + dequantize_temporaries(stored->form, device, e, true) / 3) * stored->values.size(1) * stored->in;
         w.resident_bytes += stored->bytes();
         w.quantized_bytes += stored->bytes();
         continue;
@@ -116,8 +129,8 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
   }
   for (int64_t i = 0; i < config.num_layers; ++i) {  // per expert: each expert's projections are read one by one
     const int64_t experts = std::max<int64_t>(spec.layers[i].mlp.router.experts, 1);
-    const int64_t per_expert = names.saved_one_by_one() ? kept_expert_elements[i] / experts : kept_expert_elements[i];
-    w.dequantize_workspace.expert_bytes = std::max(w.dequantize_workspace.expert_bytes, expert_bytes * per_expert);
+    const int64_t per_expert = names.saved_one_by_one() ? kept_expert_bytes[i] / experts : kept_expert_bytes[i];
+    w.dequantize_workspace.expert_bytes = std::max(w.dequantize_workspace.expert_bytes, per_expert);
   }
   if (config.tie_word_embeddings) {
     w.lm_head.weight = w.embed.to(layer_devices.back());

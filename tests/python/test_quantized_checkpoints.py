@@ -314,3 +314,24 @@ def test_tensors_of_the_dtypes_quantized_releases_save_beside_their_weights_are_
     pairs = [([1, 2, 3], [4, 5])]
     want = prefix_scorer.PrefixScorer.from_pretrained(MODELS / FAMILY).loglikelihood(pairs)
     assert prefix_scorer.PrefixScorer.from_pretrained(tmp_path).loglikelihood(pairs) == want
+
+
+@pytest.mark.parametrize("family, fmt", [("llama3", "ct-w4-sym"), ("qwen3_moe", "ct-fp8-channel"),
+                                         ("qwen3_moe", "ct-nvfp4")])
+def test_greedy_generation_from_kept_weights_equals_transformers_generate_on_their_dequantization(family, fmt, tmp_path):
+    """Generation from weights kept as stored (4-bit codes; FP8 and NVFP4 experts, those each step routes to
+    dequantized): HF generate (greedy, fp32, one prompt at a time) on the exact dequantization, against prompts sharing
+    a prefix, two rows at a time so that rows join a running batch."""
+    quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense", family)
+    model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "dense", dtype=torch.float32,
+                                                              attn_implementation="eager").eval()
+    context = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"][0]["context_ids"]
+    prefix = [context[i % len(context)] for i in range(16)]
+    prompts = [prefix + [(7 + 31 * r + 13 * i) % 400 for i in range(1 + 2 * r)] for r in range(3)] + [context[-3:]]
+    with torch.no_grad():
+        want = [model.generate(torch.tensor([p]), max_new_tokens=8, do_sample=False, pad_token_id=0,
+                               eos_token_id=None)[0, len(p):].tolist() for p in prompts]
+    scorer = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized", min_prefix_len=4, max_batch_rows=2)
+    assert scorer.model_info.quantized_weight_bytes > 0
+    got, _ = scorer.generate([{"prompt": p, "max_new_tokens": 8} for p in prompts])
+    assert [tokens for tokens, _, _ in got] == want

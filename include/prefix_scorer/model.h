@@ -51,7 +51,8 @@ struct ModelInfo {
   int64_t max_position_embeddings = 0;
   // The weights a checkpoint of this config holds, as transformers counts them (Model::num_parameters).
   int64_t num_parameters = 0;
-  // The bytes the loaded weights hold, and those of them kept in the checkpoint's quantized form (4-bit codes, FP8).
+  // The bytes the loaded weights hold, and those of them kept in the checkpoint's quantized form (4-bit codes, FP8,
+  // MXFP4, NVFP4; projections and routed experts).
   int64_t weight_bytes = 0;
   int64_t quantized_weight_bytes = 0;
 };

@@ -35,7 +35,7 @@ void register_model(py::module_& m) {
       .def_readonly("num_parameters", &ModelInfo::num_parameters)
       .def_readonly("weight_bytes", &ModelInfo::weight_bytes, "the bytes the loaded weights hold")
       .def_readonly("quantized_weight_bytes", &ModelInfo::quantized_weight_bytes,
-                    "the bytes of those kept in the checkpoint's quantized form (4-bit codes, FP8)");
+                    "the bytes of those kept in the checkpoint's quantized form (4-bit codes, FP8, MXFP4, NVFP4)");
 
   m.def("supported_model_types", &supported_model_types,
         "Every config.json model_type the native engine runs (the multimodal wrappers last).");

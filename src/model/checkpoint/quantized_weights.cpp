@@ -143,7 +143,6 @@ std::optional<std::vector<int64_t>> stored_shape(const Checkpoint& c, const std:
       case Form::kPlain:
         return c.find(name)->shape;
       case Form::kScaledFp8:
-        return fp8_blocks(c, name, q, found.form).values.sizes().vec();
       case Form::kBlockFp8:
         return fp8_blocks(c, name, q, found.form).values.sizes().vec();
       case Form::kMxfp4:

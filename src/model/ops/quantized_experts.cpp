@@ -11,10 +11,6 @@
 namespace prefix_scorer {
 namespace {
 
-at::Tensor copied(const at::Tensor& t, c10::Device device) {
-  return t.defined() ? t.to(device, t.scalar_type(), /*non_blocking=*/false, /*copy=*/true) : t;
-}
-
 at::Tensor empty_stack(const at::Tensor& one, int64_t experts, c10::Device device) {
   if (!one.defined()) return one;
   std::vector<int64_t> sizes = one.sizes().vec();

@@ -335,3 +335,23 @@ def test_greedy_generation_from_kept_weights_equals_transformers_generate_on_the
     assert scorer.model_info.quantized_weight_bytes > 0
     got, _ = scorer.generate([{"prompt": p, "max_new_tokens": 8} for p in prompts])
     assert [tokens for tokens, _, _ in got] == want
+
+
+def test_experts_of_one_layer_in_two_forms_and_misshapen_nvfp4_scales_are_refused_by_name(tmp_path):
+    """A layer whose experts are stored some quantized, some not, cannot be stacked; NVFP4 scales that do not cover
+    the codes are named with their tensor."""
+    quantized_checkpoint("ct-fp8-channel", tmp_path / "mixed", tmp_path / "dense", "qwen3_moe")
+    tensors = safetensors.torch.load_file(tmp_path / "mixed" / "model.safetensors")
+    name = "model.layers.0.mlp.experts.1.up_proj.weight"
+    tensors[name] = tensors[name].float() * tensors.pop(name + "_scale")  # expert 1's up plain, the others FP8
+    safetensors.torch.save_file(tensors, tmp_path / "mixed" / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(Exception, match="layer 0: its experts' weights are stored in more than one form"):
+        prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "mixed")
+
+    quantized_checkpoint("ct-nvfp4", tmp_path / "nvfp4", tmp_path / "dense", FAMILY)
+    tensors = safetensors.torch.load_file(tmp_path / "nvfp4" / "model.safetensors")
+    name = "model.layers.0.self_attn.q_proj.weight"
+    tensors[name + "_scale"] = tensors[name + "_scale"][:, :-1].contiguous()
+    safetensors.torch.save_file(tensors, tmp_path / "nvfp4" / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(Exception, match=f"tensor '{name}': NVFP4 codes .* need scales"):
+        prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "nvfp4")

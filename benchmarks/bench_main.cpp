@@ -86,7 +86,8 @@ constexpr const char* kUsage = R"(usage: prefix-scorer-bench [options]
   --layer-devices D1,D2,..  split the layers into contiguous blocks over these devices
   --dtype T                 float32, bfloat16, float16 [float32]
   --quantize F              synthetic models, for speed: int4 keeps their projections and experts as 4-bit
-                            codes (W4A16), fp8 as FP8 in blocks of 128 x 128 (stacked experts: MXFP4)
+                            codes (W4A16), int8 their projections as 8-bit codes per channel (W8A16), fp8 as
+                            FP8 in blocks of 128 x 128 (stacked experts: MXFP4 with int4 and fp8)
 )";
 
 // After the scorer options, which come from option_fields().

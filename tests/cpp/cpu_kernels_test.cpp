@@ -5,7 +5,7 @@
 
 #include "model/ops/decode_attention.h"
 #include "model/ops/fp8_weight.h"
-#include "model/ops/int4_weight.h"
+#include "model/ops/integer_weight.h"
 #include "model/ops/linear.h"
 #include "model/ops/merge_attention.h"
 #include "model/ops/rope.h"
@@ -65,12 +65,38 @@ TEST_P(OnePassDequantization, IsBitwiseTheOps) {
   EXPECT_TRUE(at::equal(cpu::dequantize_fp8(values, scales, {8, 16}, dtype), by_ops));
   EXPECT_TRUE(at::equal(dequantize_blocks(values, scales, {8, 16}, dtype), by_ops));
 
-  const IntegerGroups groups = quantize_int4(at::randn({24, 99 - 3}), 32);  // 96 inputs: 3 groups of 32
-  Int4Weight w = *int4_weight(groups, at::kFloat, c10::kCPU);
-  EXPECT_TRUE(at::equal(cpu::dequantize_int4(w, dtype), dequantize(groups).to(dtype)));
+  const IntegerGroups groups = quantize_symmetric(at::randn({24, 99 - 3}), 32, 4);  // 96 inputs: 3 groups of 32
+  IntegerWeight w = *integer_weight(groups, at::kFloat, c10::kCPU);
+  EXPECT_TRUE(at::equal(cpu::dequantize_integer(w, dtype), dequantize(groups).to(dtype)));
+
+  // 8-bit codes, one a byte, with zero points of their own (asymmetric): the loop and, in fp64, the ATen ops
+  const IntegerGroups bytes{at::randint(0, 256, {24, 72}, at::kInt), at::randint(0, 256, {24, 3}, at::kInt),
+                            at::rand({24, 3}) + 0.01, at::arange(72, at::kLong).div(24, "floor"), 8};
+  const IntegerWeight w8 = *integer_weight(bytes, at::kFloat, c10::kCPU);
+  ASSERT_EQ(w8.codes.numel(), 24 * 72);  // one byte a code
+  EXPECT_TRUE(at::equal(cpu::dequantize_integer(w8, dtype), dequantize(bytes).to(dtype)));
+  EXPECT_TRUE(at::equal(dequantize(w8, at::kDouble), dequantize(bytes).to(at::kDouble)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, OnePassDequantization, testing::Values(at::kFloat, at::kBFloat16, at::kHalf));
+
+// 8-bit codes with one scale a channel run in ATen's int8 matmul with bf16 activations; groups within a channel, and
+// fp32 activations, are dequantized instead.
+TEST(IntegerKernels, EightBitCodesPerChannelRunInAtensInt8Matmul) {
+  at::manual_seed(5);
+  const IntegerGroups g = quantize_symmetric(at::randn({32, 64}), 64, 8);
+  const IntegerWeight w = *integer_weight(g, at::kBFloat16, c10::kCPU);
+  ASSERT_TRUE(w.kernel_codes.defined());
+  EXPECT_EQ(w.kernel_codes.scalar_type(), at::kChar);
+  const at::Tensor x = at::randn({3, 2, 64}).to(at::kBFloat16);
+  const at::Tensor want = at::linear(x.to(at::kFloat), dequantize(g));
+  const at::Tensor got = kernel_product(x, w);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(at::allclose(got.to(at::kFloat), want, 2e-2, 5e-2)) << (got.to(at::kFloat) - want).abs().max();
+  EXPECT_FALSE(integer_weight(quantize_symmetric(at::randn({32, 64}), 32, 8), at::kBFloat16, c10::kCPU)
+                   ->kernel_codes.defined());
+  EXPECT_FALSE(integer_weight(g, at::kFloat, c10::kCPU)->kernel_codes.defined());
+}
 
 TEST(FusedRotary, LeavesWhatItCannotTakeToTheOps) {
   const at::Tensor x = at::randn({2, 3, 4, 8});

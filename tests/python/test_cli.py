@@ -404,10 +404,11 @@ def test_the_decode_matmul_cost_script_prints_a_row_per_width():
 @pytest.mark.parametrize("model", ["tiny", "tiny-moe", "tiny-gpt-oss"])
 def test_quantized_synthetic_weights_are_kept_as_stored_and_the_modes_agree(bench, tmp_path, model):
     """--quantize int4 and fp8 keep a synthetic model's projections and routed experts as 4-bit codes or FP8 blocks
-    (gpt-oss's stacked experts as MXFP4; the report says how many bytes), and the prefix mode scores them as the
-    naive one does."""
+    (gpt-oss's stacked experts as MXFP4; the report says how many bytes), int8 its projections as 8-bit codes, and
+    the prefix mode scores them as the naive one does."""
+    forms = ("int4", "fp8") + (("int8",) if model == "tiny" else ())  # int8 keeps no experts: one shape is enough
     reports = {}
-    for form in ("", "int4", "fp8"):
+    for form in ("",) + forms:
         path = tmp_path / f"weights-{form}.json"
         quantize = ("--quantize", form) if form else ()
         proc = run(bench, "--model", f"synthetic:{model}", "--mode", "all", "--subjects", 2, "--questions", 8,
@@ -416,7 +417,7 @@ def test_quantized_synthetic_weights_are_kept_as_stored_and_the_modes_agree(benc
         reports[form] = json.loads(path.read_text())
     plain = reports[""]["weights"]
     assert plain["quantized_bytes"] == 0
-    for form in ("int4", "fp8"):
+    for form in forms:
         quantized = reports[form]["weights"]
         assert 0 < quantized["quantized_bytes"] and quantized["bytes"] < plain["bytes"], form
         assert modes_of(reports[form])["prefix"]["max_abs_logprob_diff_to_naive"] < 1e-4, form

@@ -5,7 +5,10 @@ dequantization in fp32 (the codes and scales turned back into a plain checkpoint
 Quantization methods the engine does not read are refused by name, and the harnesses hand them to transformers."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 import safetensors.torch
@@ -96,7 +99,7 @@ def write_format(fmt, name, weight, tensors, dense):
         return
     g_idx = {"ct-w4-asym-actorder": shuffled, "gptq-v1-desc-act": shuffled,
              "ct-w8-channel": torch.zeros(inputs, dtype=torch.long)}.get(fmt, torch.arange(inputs) // GROUP)
-    bits = 8 if fmt == "ct-w8-channel" else 4
+    bits = 8 if fmt in ("ct-w8-channel", "gptq-v2-w8") else 4
     symmetric = fmt in ("ct-w4-sym", "ct-w8-channel", "gptq-v1-desc-act")
     codes, zeros, scales = quantize_groups(weight, bits, symmetric, g_idx)
     if fmt.startswith("ct-"):  # signed codes and zero points stored plus 2^(bits-1): the unsigned ones
@@ -145,6 +148,8 @@ CONFIGS = {
     "gptq-v1-desc-act": {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": True, "sym": True},
     "gptq-v2": {"quant_method": "gptq", "bits": 4, "group_size": GROUP, "desc_act": False, "sym": False,
                 "checkpoint_format": "gptq_v2"},
+    "gptq-v2-w8": {"quant_method": "gptq", "bits": 8, "group_size": GROUP, "desc_act": False, "sym": False,
+                   "checkpoint_format": "gptq_v2"},
     "awq": {"quant_method": "awq", "bits": 4, "group_size": GROUP, "version": "gemm", "zero_point": True},
 }
 
@@ -183,21 +188,15 @@ def test_quantized_checkpoint_scores_as_transformers_scores_its_dequantization(f
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
         assert [g[1] for g in got] == [w[1] for w in want], options
     assert native_refusal(tmp_path / "quantized") is None
-    # 4-bit codes and FP8 stay so: resident within 1.5x of the quantized matrices' bytes on disk; in fp32 each product
-    # takes them dequantized as the dense checkpoint holds them (only its matmuls' shapes differ: q, k, v apart).
+    # Every format stays so: resident within 1.5x of the quantized matrices' bytes on disk; in fp32 each product takes
+    # them dequantized as the dense checkpoint holds them (only its matmuls' shapes differ: q, k, v apart).
     info = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "quantized").model_info
-    if fmt in KEPT:
-        assert 0.9 * quantized_bytes(tmp_path / "quantized") <= info.quantized_weight_bytes <= 1.5 * quantized_bytes(
-            tmp_path / "quantized")
-        results_info = PrefixScorerLM(pretrained=str(tmp_path / "quantized")).get_model_info()  # lm-eval's results
-        assert results_info["model_quantized_weight_bytes"] == info.quantized_weight_bytes
-        dense = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense").loglikelihood(pairs)
-        assert [g[0] for g in got] == pytest.approx([d[0] for d in dense], abs=1e-5)
-    else:
-        assert info.quantized_weight_bytes == 0
-
-
-KEPT = ("ct-w4-sym", "ct-w4-asym-actorder", "gptq-v1-desc-act", "gptq-v2", "awq", "ct-fp8-channel", "ct-nvfp4")
+    on_disk = quantized_bytes(tmp_path / "quantized")
+    assert 0.9 * on_disk <= info.quantized_weight_bytes <= 1.5 * on_disk
+    results_info = PrefixScorerLM(pretrained=str(tmp_path / "quantized")).get_model_info()  # lm-eval's results
+    assert results_info["model_quantized_weight_bytes"] == info.quantized_weight_bytes
+    dense = prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "dense").loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([d[0] for d in dense], abs=1e-5)
 
 
 def quantized_bytes(folder):
@@ -265,10 +264,11 @@ def test_experts_stored_quantized_one_by_one_score_as_their_dequantization(fmt, 
         assert 0.9 * on_disk <= kept <= 1.5 * on_disk
 
 
-@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "awq"])
-def test_four_bit_codes_in_bfloat16_score_as_their_dequantization_rounded_to_bfloat16(fmt, tmp_path):
-    """In bf16 on the CPU, ATen's int4 matmul runs the codes kept as they are (act-order by gathering the inputs);
-    the reference is the engine on the exact dequantization rounded to bf16 (the dense checkpoint)."""
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "awq", "ct-w8-channel"])
+def test_integer_codes_in_bfloat16_score_as_their_dequantization_rounded_to_bfloat16(fmt, tmp_path):
+    """In bf16 on the CPU, ATen's int4 matmul runs 4-bit codes kept as they are (act-order by gathering the inputs),
+    its int8 matmul 8-bit codes with a scale a channel; the reference is the engine on the exact dequantization
+    rounded to bf16 (the dense checkpoint)."""
     quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense")
     rows = json.loads((MODELS / FAMILY / "expected_loglikelihood.json").read_text())["loglikelihood"]
     pairs = [(r["context_ids"], r["continuation_ids"]) for r in rows]
@@ -278,8 +278,9 @@ def test_four_bit_codes_in_bfloat16_score_as_their_dequantization_rounded_to_bfl
     assert scorer.model_info.quantized_weight_bytes > 0
     got = scorer.loglikelihood(pairs)
     # Within 5e-3 a scored token (bf16's own rounding moves these scores up to 1.8e-3 a token from fp32's): the kernel
-    # takes each group's scale and its zero point folded in, (8 - zero) * scale, in bf16, an error shared by the
-    # group's weights where the reference rounds each weight on its own. A wrong layout is off by 0.1 and more.
+    # takes each group's scale and its zero point folded in, (8 - zero) * scale, in bf16 (the int8 kernel: each
+    # channel's scale), an error shared by the group's weights where the reference rounds each weight on its own. A
+    # wrong layout is off by 0.1 and more.
     assert all(abs(g[0] - w[0]) <= 5e-3 * len(c) for g, w, (_, c) in zip(got, want, pairs))
     assert sum(g[1] == w[1] for g, w in zip(got, want)) >= 0.95 * len(pairs)
 
@@ -355,3 +356,63 @@ def test_experts_of_one_layer_in_two_forms_and_misshapen_nvfp4_scales_are_refuse
     safetensors.torch.save_file(tensors, tmp_path / "nvfp4" / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(Exception, match=f"tensor '{name}': NVFP4 codes .* need scales"):
         prefix_scorer.PrefixScorer.from_pretrained(tmp_path / "nvfp4")
+
+
+RESIDENT_GROWTH = """
+import gc, sys
+import prefix_scorer
+
+def anonymous_bytes():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("RssAnon:"))
+
+prefix_scorer.PrefixScorer.from_pretrained(sys.argv[2])  # torch's and the engine's first-use allocations
+gc.collect()
+before = anonymous_bytes()
+scorer = prefix_scorer.PrefixScorer.from_pretrained(sys.argv[1])
+print(anonymous_bytes() - before, scorer.model_info.weight_bytes, scorer.model_info.quantized_weight_bytes)
+"""
+
+
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v2-w8", "ct-fp8-channel"])
+def test_the_process_grows_by_the_stored_bytes_not_by_their_dequantization(fmt, tmp_path):
+    """The process's own resident memory, not only the engine's count: loading a checkpoint whose projections are
+    4-bit codes, 8-bit codes or FP8 grows the process's anonymous memory by about their bytes on disk (within 1.5x)
+    plus the weights kept plain, where their fp32 dequantization would take 4x to 8x those bytes. glibc is told to
+    hand large freed blocks back, so that what the load freed does not count."""
+    config = transformers.LlamaConfig(hidden_size=1024, intermediate_size=4096, num_hidden_layers=2,
+                                      num_attention_heads=8, num_key_value_heads=8, vocab_size=512,
+                                      tie_word_embeddings=False, torch_dtype="float32")
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "plain")
+    shutil.copy(MODELS / FAMILY / "tokenizer.json", tmp_path / "plain")
+    tensors = safetensors.torch.load_file(tmp_path / "plain" / "model.safetensors")
+    stored, dense = {}, {}
+    for name, tensor in tensors.items():
+        if name.endswith(PROJECTIONS):
+            write_format(fmt, name, tensor, stored, dense)
+        else:
+            stored[name] = tensor
+    shutil.copytree(tmp_path / "plain", tmp_path / "quantized")
+    safetensors.torch.save_file(stored, tmp_path / "quantized" / "model.safetensors", metadata={"format": "pt"})
+    with open(tmp_path / "quantized" / "config.json") as f:
+        saved = json.load(f)
+    saved["quantization_config"] = CONFIGS[fmt]
+    (tmp_path / "quantized" / "config.json").write_text(json.dumps(saved))
+
+    def growth(folder):
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="131072")
+        out = subprocess.run([sys.executable, "-c", RESIDENT_GROWTH, str(folder), str(MODELS / FAMILY)], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        return [int(v) for v in out.split()]
+
+    plain_growth, plain_bytes, _ = growth(tmp_path / "plain")
+    kept_growth, _, quantized = growth(tmp_path / "quantized")
+    on_disk = quantized_bytes(tmp_path / "quantized")
+    rest = sum(t.numel() * t.element_size() for t in stored.values()) - on_disk  # embeddings, norms, output layer
+    print(f"\n{fmt}: the plain checkpoint grew the process by {plain_growth / 2**20:.1f} MiB ({plain_bytes / 2**20:.1f} "
+          f"MiB of weights); the quantized one by {kept_growth / 2**20:.1f} MiB ({on_disk / 2**20:.1f} MiB stored "
+          f"quantized, {rest / 2**20:.1f} MiB plain)")
+    assert plain_growth >= 0.9 * plain_bytes  # the meter sees weights
+    assert 0.9 * on_disk <= quantized <= 1.5 * on_disk
+    assert kept_growth <= 1.5 * on_disk + rest + 8 * 2**20

@@ -45,7 +45,7 @@ void add_stacked_experts(std::vector<WeightSlot>& slots, const MlpSpec& m, const
                             w.layers[i].experts.down.weight = t.transpose(1, 2).contiguous();
                           }};
   stacked_down.place_kept = [i](ModelWeights& w, const QuantizedExperts& q) {
-    w.layers[i].experts.down.kept = rows_of(q, 0, 1, w.layers[i].device);
+    w.layers[i].experts.down.kept = copied_to(q, w.layers[i].device);
   };
   slots.push_back(std::move(stacked_down));
   slots.push_back({{down + "_bias", {e, h}}, i,

@@ -193,10 +193,10 @@ ModelWeights CheckpointLoad::weights(const ModelConfig& config, const ModelLayou
       fp8->scales = fp8->scales.to(device, at::kFloat, /*non_blocking=*/false, /*copy=*/true);
       stored.fp8 = std::make_shared<const Fp8Weight>(std::move(*fp8));
     } else if (std::optional<QuantizedExperts> fp4 = stored_nvfp4(o.checkpoint, name, config.quantization)) {
-      stored.fp4 = std::make_shared<const QuantizedExperts>(rows_of(*fp4, 0, 1, device));
+      stored.fp4 = std::make_shared<const QuantizedExperts>(copied_to(*fp4, device));
     } else if (const std::optional<IntegerGroups> groups = stored_integer_groups(o.checkpoint, name, config.quantization)) {
-      if (std::optional<Int4Weight> codes = int4_weight(*groups, as, device))
-        stored.int4 = std::make_shared<const Int4Weight>(std::move(*codes));
+      if (std::optional<IntegerWeight> codes = integer_weight(*groups, as, device))
+        stored.integer = std::make_shared<const IntegerWeight>(std::move(*codes));
     }
     return stored;
   };

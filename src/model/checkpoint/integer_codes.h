@@ -4,7 +4,7 @@
 // form (IntegerGroups: unsigned codes and zero points, scales, each input's group) whose weight is, as every format
 // defines it, (code - zero point) * scale.
 
-#include "model/ops/int4_weight.h"
+#include "model/ops/integer_weight.h"
 
 #include <ATen/ATen.h>
 

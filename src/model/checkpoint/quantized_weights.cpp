@@ -179,7 +179,7 @@ at::Tensor stored_tensor(const Checkpoint& c, const std::string& name, const Wei
       case Form::kMxfp4:
         return dequantize_mxfp4(c.view(name + "_blocks"), c.view(name + "_scales"));
       case Form::kNvfp4:
-        return dequantize_experts(nvfp4_weight(c, name), at::zeros({1}, at::kLong), at::kFloat).squeeze(0);
+        return dequantize_one(nvfp4_weight(c, name), at::kFloat);
       case Form::kPackQuantized:
       case Form::kGptq:
       case Form::kAwq:
@@ -243,8 +243,9 @@ std::optional<QuantizedExperts> stored_experts(const Checkpoint& c, const std::s
       case Form::kPackQuantized:
       case Form::kGptq:
       case Form::kAwq: {
-        const std::optional<Int4Weight> codes = int4_weight(*stored_integer_groups(c, name, q), at::kFloat, at::kCPU);
-        if (!codes || codes->input_order.defined()) return std::nullopt;
+        const std::optional<IntegerWeight> codes = integer_weight(*stored_integer_groups(c, name, q), at::kFloat, at::kCPU);
+        // 8-bit and act-order experts are dequantized at load
+        if (!codes || codes->bits != 4 || codes->input_order.defined()) return std::nullopt;
         return one_expert(*codes);
       }
       case Form::kPlain:

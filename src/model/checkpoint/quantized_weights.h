@@ -7,7 +7,7 @@
 #include "model/checkpoint/checkpoint.h"
 #include "model/config/quantization.h"
 #include "model/ops/fp8_weight.h"
-#include "model/ops/int4_weight.h"
+#include "model/ops/integer_weight.h"
 #include "model/ops/quantized_experts.h"
 
 #include <ATen/ATen.h>

@@ -31,20 +31,24 @@ std::optional<QuantizedExperts> random_mxfp4(const std::vector<int64_t>& shape) 
 KeptForms synthetic_kept_forms(const std::string& form) {
   if (form.empty()) return {};
   KeptForms kept;
-  if (form == "int4") {
-    kept.projection = [](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
+  if (form == "int4" || form == "int8") {
+    const int64_t bits = form == "int4" ? 4 : 8;
+    kept.projection = [bits](const TensorSpec& spec, c10::Device device, at::ScalarType as) {
       Linear stored;  // undefined where no group size divides the inputs: plain
-      if (const int64_t group = int4_group(spec.shape.back()))
-        if (std::optional<Int4Weight> codes = int4_weight(quantize_int4(random_weight(spec.shape), group), as, device))
-          stored.int4 = std::make_shared<const Int4Weight>(std::move(*codes));
+      const int64_t cols = spec.shape.back(), group = bits == 4 ? int4_group(cols) : cols;
+      if (group == 0) return stored;
+      if (std::optional<IntegerWeight> codes =
+              integer_weight(quantize_symmetric(random_weight(spec.shape), group, bits), as, device))
+        stored.integer = std::make_shared<const IntegerWeight>(std::move(*codes));
       return stored;
     };
-    kept.experts = [](const TensorSpec& spec) -> std::optional<QuantizedExperts> {
-      if (spec.shape.size() == 3) return random_mxfp4(spec.shape);
-      const int64_t group = int4_group(spec.shape.back());
-      if (group == 0) return std::nullopt;
-      return one_expert(*int4_weight(quantize_int4(random_weight(spec.shape), group), at::kFloat, at::kCPU));
-    };
+    if (bits == 4)
+      kept.experts = [](const TensorSpec& spec) -> std::optional<QuantizedExperts> {
+        if (spec.shape.size() == 3) return random_mxfp4(spec.shape);
+        const int64_t group = int4_group(spec.shape.back());
+        if (group == 0) return std::nullopt;
+        return one_expert(*integer_weight(quantize_symmetric(random_weight(spec.shape), group, 4), at::kFloat, at::kCPU));
+      };
   } else if (form == "fp8") {
     constexpr std::array<int64_t, 2> kBlock{128, 128};
     kept.projection = [kBlock](const TensorSpec& spec, c10::Device device, at::ScalarType) {
@@ -60,7 +64,7 @@ KeptForms synthetic_kept_forms(const std::string& form) {
       return one_expert(quantize_fp8_blocks(random_weight(spec.shape), kBlock));
     };
   } else {
-    throw std::invalid_argument(fmt::format("quantize '{}' is not a form (int4 and fp8 are)", form));
+    throw std::invalid_argument(fmt::format("quantize '{}' is not a form (int4, int8 and fp8 are)", form));
   }
   return kept;
 }

@@ -93,12 +93,13 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
     if (slot.projection != nullptr && kept.projection) {
       if (const Linear stored = kept.projection(slot.spec, device, dtype); stored.kept()) {
         Linear& projection = w.layers[slot.layer].*slot.projection;
-        projection.int4 = stored.int4;
+        projection.integer = stored.integer;
         projection.fp8 = stored.fp8;
         projection.fp4 = stored.fp4;
         const auto form = stored.fp8 ? QuantizedExperts::Form::kFp8
                           : stored.fp4 ? QuantizedExperts::Form::kNvfp4 : QuantizedExperts::Form::kInt4;
-        if (!(stored.int4 && stored.int4->kernel_codes.defined()))  // ATen's int4 kernel takes the codes as they are
+        // ATen's integer matmuls take the codes as they are: no workspace
+        if (!(stored.integer && stored.integer->kernel_codes.defined()))
           w.dequantize_workspace.projection_bytes =
               std::max(w.dequantize_workspace.projection_bytes,
                        (e + dequantize_temporaries(form, device, e, false)) * elements(slot.spec.shape));

@@ -44,7 +44,7 @@ at::Tensor dense_linear(const at::Tensor& x, const at::Tensor& weight, const at:
 
 int64_t Linear::out_features() const {
   if (weight.defined()) return weight.size(0);
-  if (int4) return int4->rows;
+  if (integer) return integer->rows;
   if (fp8) return fp8->values.size(0);
   if (fp4) return fp4->values.size(1);
   int64_t rows = 0;
@@ -54,7 +54,7 @@ int64_t Linear::out_features() const {
 
 int64_t Linear::bytes() const {
   int64_t total = static_cast<int64_t>((weight.defined() ? weight.nbytes() : 0) + (bias.defined() ? bias.nbytes() : 0));
-  if (int4) total += int4->bytes();
+  if (integer) total += integer->bytes();
   if (fp8) total += fp8->bytes();
   if (fp4) total += fp4->bytes();
   for (const Linear& part : parts) total += part.bytes();
@@ -69,12 +69,11 @@ at::Tensor linear(const at::Tensor& x, const Linear& l) {
   }
   if (l.fp8) return dense_linear(x, dequantize(*l.fp8, x.scalar_type()), l.bias);
   if (l.fp4)
-    return dense_linear(x, dequantize_experts(*l.fp4, at::zeros({1}, x.options().dtype(at::kLong)), x.scalar_type()).squeeze(0),
-                        l.bias);
-  if (!l.int4) return dense_linear(x, l.weight, l.bias);
-  const at::Tensor ordered = ordered_inputs(x, *l.int4);
-  if (!l.int4->kernel_codes.defined()) return dense_linear(ordered, dequantize(*l.int4, x.scalar_type()), l.bias);
-  const at::Tensor product = int4_kernel_product(ordered, *l.int4);
+    return dense_linear(x, dequantize_one(*l.fp4, x.scalar_type()), l.bias);
+  if (!l.integer) return dense_linear(x, l.weight, l.bias);
+  const at::Tensor ordered = ordered_inputs(x, *l.integer);
+  if (!l.integer->kernel_codes.defined()) return dense_linear(ordered, dequantize(*l.integer, x.scalar_type()), l.bias);
+  const at::Tensor product = kernel_product(ordered, *l.integer);
   return l.bias.defined() ? product + l.bias : product;
 }
 

@@ -46,10 +46,10 @@ QuantizedExperts one_expert(const Fp8Weight& w) {
           w.values.size(1)};
 }
 
-QuantizedExperts one_expert(const Int4Weight& w) {
-  if (!w.nibbles.defined() || w.input_order.defined())
+QuantizedExperts one_expert(const IntegerWeight& w) {
+  if (w.bits != 4 || !w.codes.defined() || w.input_order.defined())
     throw std::invalid_argument("an expert's 4-bit codes are kept two a byte with their inputs in order");
-  return {QuantizedExperts::Form::kInt4, w.nibbles.unsqueeze(0), w.scales.unsqueeze(0), w.zeros.unsqueeze(0), {1, w.group},
+  return {QuantizedExperts::Form::kInt4, w.codes.unsqueeze(0), w.scales.unsqueeze(0), w.zeros.unsqueeze(0), {1, w.group},
           w.cols};
 }
 
@@ -79,6 +79,17 @@ QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step,
   return rows;
 }
 
+QuantizedExperts copied_to(const QuantizedExperts& w, c10::Device device) {
+  QuantizedExperts copy = w;
+  for (at::Tensor* t : {&copy.values, &copy.scales, &copy.zeros})
+    if (t->defined()) *t = t->to(device, t->scalar_type(), /*non_blocking=*/false, /*copy=*/true).contiguous();
+  return copy;
+}
+
+at::Tensor dequantize_one(const QuantizedExperts& w, at::ScalarType dtype) {
+  return dequantize_experts(w, at::zeros({1}, w.values.options().dtype(at::kLong)), dtype).squeeze(0);
+}
+
 at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chosen, at::ScalarType dtype) {
   switch (w.form) {
     case QuantizedExperts::Form::kFp8:
@@ -97,11 +108,11 @@ at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chose
       std::vector<at::Tensor> experts;
       for (int64_t k = 0; k < on_host.size(0); ++k) {
         const int64_t e = on_host[k].item<int64_t>();
-        Int4Weight one;
+        IntegerWeight one;
         one.rows = w.values.size(1);
         one.cols = w.in;
         one.group = w.in / w.scales.size(2);
-        one.nibbles = w.values.select(0, e);
+        one.codes = w.values.select(0, e);
         one.scales = w.scales.select(0, e);
         one.zeros = w.zeros.select(0, e);
         experts.push_back(dequantize(one, dtype));

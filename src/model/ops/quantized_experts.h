@@ -6,7 +6,7 @@
 // one: Linear::fp4.)
 
 #include "model/ops/fp8_weight.h"
-#include "model/ops/int4_weight.h"
+#include "model/ops/integer_weight.h"
 
 #include <ATen/ATen.h>
 
@@ -34,9 +34,9 @@ struct QuantizedExperts {
 };
 
 // One expert's weight as a stack of one (views of its parts): FP8 values with their block scales; 4-bit codes two a
-// byte (an Int4Weight's nibbles, inputs in order).
+// byte (an IntegerWeight's codes, inputs in order).
 QuantizedExperts one_expert(const Fp8Weight& w);
-QuantizedExperts one_expert(const Int4Weight& w);
+QuantizedExperts one_expert(const IntegerWeight& w);
 
 // Stacks of `experts` experts of `like`'s form and shapes on `device`, to be filled expert by expert (set_expert).
 QuantizedExperts empty_experts(const QuantizedExperts& like, int64_t experts, c10::Device device);
@@ -49,7 +49,13 @@ void set_expert(QuantizedExperts& stack, int64_t e, const QuantizedExperts& one)
 // gpt_oss interleaves gate's and up's rows.
 QuantizedExperts rows_of(const QuantizedExperts& w, int64_t start, int64_t step, c10::Device device);
 
+// Every part copied to `device` (its own memory: the parts may be views of a mapped file).
+QuantizedExperts copied_to(const QuantizedExperts& w, c10::Device device);
+
 // Experts `chosen` (int64 [k], on the weights' device) dequantized in fp32, then cast to `dtype`: [k, out, in].
 at::Tensor dequantize_experts(const QuantizedExperts& w, const at::Tensor& chosen, at::ScalarType dtype);
+
+// A stack of one's weight, so dequantized: [out, in].
+at::Tensor dequantize_one(const QuantizedExperts& w, at::ScalarType dtype);
 
 }  // namespace prefix_scorer

@@ -1,7 +1,7 @@
-// An Int4Weight's dequantization as one pass on the CPU: each (row, group) makes the table of its 16 values,
-// (code - zero point) * scale in fp32 as the ATen ops compute them, then each byte of codes writes its two.
+// An IntegerWeight's dequantization as one pass on the CPU: (code - zero point) * scale in fp32 as the ATen ops
+// compute them. 4-bit codes: each (row, group) makes the table of its 16 values, then each byte writes its two.
 
-#include "model/ops/int4_weight.h"
+#include "model/ops/integer_weight.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -11,14 +11,14 @@
 
 namespace prefix_scorer::cpu {
 
-at::Tensor dequantize_int4(const Int4Weight& w, at::ScalarType dtype) {
+at::Tensor dequantize_integer(const IntegerWeight& w, at::ScalarType dtype) {
   at::Tensor out = at::empty({w.rows, w.cols}, at::TensorOptions().dtype(dtype));
-  const at::Tensor nibbles = w.nibbles.contiguous(), scales = w.scales.contiguous(), zeros = w.zeros.contiguous();
-  const uint8_t* codes = nibbles.data_ptr<uint8_t>();
+  const at::Tensor packed = w.codes.contiguous(), scales = w.scales.contiguous(), zeros = w.zeros.contiguous();
+  const uint8_t* codes = packed.data_ptr<uint8_t>();
   const float* scale = scales.data_ptr<float>();
   const float* zero = zeros.data_ptr<float>();
-  const int64_t groups = w.cols / w.group, row_bytes = nibbles.size(1), group = w.group, cols = w.cols;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, dtype, "dequantize_int4", [&] {
+  const int64_t groups = w.cols / w.group, row_bytes = packed.size(1), group = w.group, cols = w.cols;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, dtype, "dequantize_integer", [&] {
     scalar_t* values = out.data_ptr<scalar_t>();
     at::parallel_for(0, w.rows, 8, [&](int64_t begin, int64_t end) {
       std::array<scalar_t, 16> table;
@@ -27,6 +27,11 @@ at::Tensor dequantize_int4(const Int4Weight& w, at::ScalarType dtype) {
         scalar_t* row_out = values + r * cols;
         for (int64_t g = 0; g < groups; ++g) {
           const float s = scale[r * groups + g], z = zero[r * groups + g];
+          if (w.bits == 8) {
+            for (int64_t c = g * group; c < (g + 1) * group; ++c)
+              row_out[c] = static_cast<scalar_t>((static_cast<float>(row[c]) - z) * s);
+            continue;
+          }
           for (int q = 0; q < 16; ++q) table[q] = static_cast<scalar_t>((static_cast<float>(q) - z) * s);
           int64_t c = g * group;
           const int64_t last = c + group;

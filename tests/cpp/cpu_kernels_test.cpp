@@ -8,6 +8,7 @@
 #include "model/ops/integer_weight.h"
 #include "model/ops/linear.h"
 #include "model/ops/merge_attention.h"
+#include "model/ops/quantized_experts.h"
 #include "model/ops/rope.h"
 #include "test_support.h"
 
@@ -96,6 +97,33 @@ TEST(IntegerKernels, EightBitCodesPerChannelRunInAtensInt8Matmul) {
   EXPECT_FALSE(integer_weight(quantize_symmetric(at::randn({32, 64}), 32, 8), at::kBFloat16, c10::kCPU)
                    ->kernel_codes.defined());
   EXPECT_FALSE(integer_weight(g, at::kFloat, c10::kCPU)->kernel_codes.defined());
+}
+
+// Experts' codes stacked as stored: an act-order expert (its inputs sorted by group at load) beside one in order and
+// one of 8 bits; each routed expert dequantizes to its weight with its columns back in the inputs' order.
+TEST(IntegerKernels, ExpertStacksMixInOrderAndActOrderExperts) {
+  at::manual_seed(9);
+  const int64_t out = 8, in = 64;
+  IntegerGroups in_order = quantize_symmetric(at::randn({out, in}), 32, 4);
+  IntegerGroups act_order = quantize_symmetric(at::randn({out, in}), 32, 4);
+  act_order.g_idx = at::randperm(in, at::kLong).div(32, "floor");  // each group's inputs scattered
+  const IntegerWeight first = *integer_weight(in_order, at::kFloat, c10::kCPU);
+  const IntegerWeight second = *integer_weight(act_order, at::kFloat, c10::kCPU);
+  ASSERT_FALSE(first.input_order.defined());
+  ASSERT_TRUE(second.input_order.defined());
+  QuantizedExperts stack = empty_experts(one_expert(first), 3, c10::kCPU);
+  set_expert(stack, 0, one_expert(first));
+  set_expert(stack, 1, one_expert(second));
+  set_expert(stack, 2, one_expert(first));
+  const at::Tensor got = dequantize_experts(stack, at::tensor({1, 0, 2}, at::kLong), at::kFloat);
+  EXPECT_TRUE(at::equal(got[0], dequantize(act_order)));
+  EXPECT_TRUE(at::equal(got[1], dequantize(in_order)));
+  EXPECT_TRUE(at::equal(got[2], dequantize(in_order)));
+
+  const IntegerGroups bytes = quantize_symmetric(at::randn({out, in}), 32, 8);
+  const QuantizedExperts eight = one_expert(*integer_weight(bytes, at::kFloat, c10::kCPU));
+  EXPECT_TRUE(at::equal(dequantize_one(eight, at::kFloat), dequantize(bytes)));
+  EXPECT_THROW(set_expert(stack, 0, eight), std::invalid_argument);  // another width
 }
 
 TEST(FusedRotary, LeavesWhatItCannotTakeToTheOps) {

@@ -239,12 +239,12 @@ def test_nvfp4_weights_written_here_are_what_compressed_tensors_decompresses():
     assert (dense["w.weight"] - weight).abs().max() > 1e-4  # quantized: a misread layout shows
 
 
-@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "ct-fp8-channel", "ct-nvfp4"])
+@pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "gptq-v2-w8", "ct-fp8-channel", "ct-nvfp4"])
 def test_experts_stored_quantized_one_by_one_score_as_their_dequantization(fmt, tmp_path):
     """A mixture whose experts are saved one by one in a quantized form, as Kimi K2 Thinking (W4A16) and Qwen3's FP8
-    releases ship them: scored as transformers scores the exact dequantization, plain and prefix paths. 4-bit codes in
-    groups of consecutive inputs and FP8 stay so (the experts a forward routes to dequantized just before their
-    products); act-order codes are dequantized at load."""
+    releases ship them: scored as transformers scores the exact dequantization, plain and prefix paths. 4- and 8-bit
+    codes (act-order's with their inputs sorted by group), FP8 and NVFP4 stay so: the experts a forward routes to
+    are dequantized just before their products."""
     family = "qwen3_moe"  # hidden 64, experts' MLP 32: groups of 32 inputs
     quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense", family)
     rows = json.loads((MODELS / family / "expected_loglikelihood.json").read_text())["loglikelihood"]
@@ -258,10 +258,7 @@ def test_experts_stored_quantized_one_by_one_score_as_their_dequantization(fmt, 
         assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4), options
         assert [g[1] for g in got] == [w[1] for w in want], options
     on_disk, kept = quantized_bytes(tmp_path / "quantized"), scorer.model_info.quantized_weight_bytes
-    if fmt == "gptq-v1-desc-act":  # the experts' gate and up (two groups of inputs, shuffled) dequantized at load
-        assert 0 < kept < 0.9 * on_disk
-    else:
-        assert 0.9 * on_disk <= kept <= 1.5 * on_disk
+    assert 0.9 * on_disk <= kept <= 1.5 * on_disk
 
 
 @pytest.mark.parametrize("fmt", ["ct-w4-sym", "gptq-v1-desc-act", "awq", "ct-w8-channel"])
@@ -318,10 +315,10 @@ def test_tensors_of_the_dtypes_quantized_releases_save_beside_their_weights_are_
 
 
 @pytest.mark.parametrize("family, fmt", [("llama3", "ct-w4-sym"), ("qwen3_moe", "ct-fp8-channel"),
-                                         ("qwen3_moe", "ct-nvfp4")])
+                                         ("qwen3_moe", "ct-nvfp4"), ("qwen3_moe", "gptq-v1-desc-act")])
 def test_greedy_generation_from_kept_weights_equals_transformers_generate_on_their_dequantization(family, fmt, tmp_path):
-    """Generation from weights kept as stored (4-bit codes; FP8 and NVFP4 experts, those each step routes to
-    dequantized): HF generate (greedy, fp32, one prompt at a time) on the exact dequantization, against prompts sharing
+    """Generation from weights kept as stored (4-bit codes; FP8, NVFP4 and act-order 4-bit experts, those each step
+    routes to dequantized): HF generate (greedy, fp32, one prompt at a time) on the exact dequantization, against prompts sharing
     a prefix, two rows at a time so that rows join a running batch."""
     quantized_checkpoint(fmt, tmp_path / "quantized", tmp_path / "dense", family)
     model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "dense", dtype=torch.float32,

@@ -244,8 +244,7 @@ std::optional<QuantizedExperts> stored_experts(const Checkpoint& c, const std::s
       case Form::kGptq:
       case Form::kAwq: {
         const std::optional<IntegerWeight> codes = integer_weight(*stored_integer_groups(c, name, q), at::kFloat, at::kCPU);
-        // 8-bit and act-order experts are dequantized at load
-        if (!codes || codes->bits != 4 || codes->input_order.defined()) return std::nullopt;
+        if (!codes) return std::nullopt;  // groups of unequal sizes: dequantized at load
         return one_expert(*codes);
       }
       case Form::kPlain:

@@ -42,11 +42,11 @@ int64_t elements(const std::vector<int64_t>& shape) {
 }
 
 // The temporaries beside an element's dequantized value, in bytes: none where a CPU loop writes it in one pass (FP8;
-// 4-bit codes, then copied once more where experts are stacked); about three fp32 values through the ATen ops (MXFP4,
-// NVFP4, any form on a GPU).
+// integer codes, then copied once more where experts are stacked, and once more where act-order's columns are put
+// back); about three fp32 values through the ATen ops (MXFP4, NVFP4, any form on a GPU).
 int64_t dequantize_temporaries(QuantizedExperts::Form form, c10::Device device, int64_t element, bool experts) {
   if (device.is_cpu() && form == QuantizedExperts::Form::kFp8) return 0;
-  if (device.is_cpu() && form == QuantizedExperts::Form::kInt4) return experts ? element : 0;
+  if (device.is_cpu() && form == QuantizedExperts::Form::kInteger) return experts ? 2 * element : 0;
   return 12;
 }
 
@@ -97,7 +97,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
         projection.fp8 = stored.fp8;
         projection.fp4 = stored.fp4;
         const auto form = stored.fp8 ? QuantizedExperts::Form::kFp8
-                          : stored.fp4 ? QuantizedExperts::Form::kNvfp4 : QuantizedExperts::Form::kInt4;
+                          : stored.fp4 ? QuantizedExperts::Form::kNvfp4 : QuantizedExperts::Form::kInteger;
         // ATen's integer matmuls take the codes as they are: no workspace
         if (!(stored.integer && stored.integer->kernel_codes.defined()))
           w.dequantize_workspace.projection_bytes =

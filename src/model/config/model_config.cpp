@@ -5,6 +5,7 @@
 #include "model/config/config_json.h"
 #include "model/config/expert_keys.h"
 #include "model/config/json_special_floats.h"
+#include "model/config/latent_attention_keys.h"
 #include "model/config/model_family.h"
 #include "model/config/rope_keys.h"
 #include "prefix_scorer/errors.h"
@@ -103,28 +104,6 @@ void parse_nope_layers(const json& j, ModelConfig& c) {
   }
   for (const bool rope : c.rope_layers)
     c.layer_kinds.push_back(rope ? LayerKind::kFullAttention : LayerKind::kSlidingAttention);
-}
-
-// Multi-head latent attention as DeepseekV3Config reads it: head_dim is the rotated key's width (qk_rope_head_dim),
-// rotated whole (Mistral 4's partial_rotary_factor names the same width as a share of the query's head); q_lora_rank
-// null for q_proj directly.
-void parse_latent_attention(const json& j, const LatentDefaults& d, ModelConfig& c) {
-  c.kv_lora_rank = get_or<int64_t>(j, "kv_lora_rank", d.kv_rank);
-  c.q_lora_rank = j.contains("q_lora_rank") ? get_or<int64_t>(j, "q_lora_rank", 0) : d.q_rank;
-  c.qk_nope_head_dim = get_or<int64_t>(j, "qk_nope_head_dim", d.nope);
-  c.head_dim = get_or<int64_t>(j, "qk_rope_head_dim", d.rope);
-  c.v_head_dim = get_or<int64_t>(j, "v_head_dim", d.value);
-  c.rope.partial_rotary_factor = 1;
-  c.interleaved_rope = d.fixed_layout || get_or<bool>(j, "rope_interleave", true);
-  if (d.fixed_layout && c.q_lora_rank == 0)
-    throw std::invalid_argument(fmt::format("config.json: {} needs q_lora_rank (its queries always go through it)",
-                                            c.model_type));
-  if (c.kv_lora_rank < 1 || c.q_lora_rank < 0 || c.qk_nope_head_dim < 1 || c.v_head_dim < 1 || c.head_dim < 2 ||
-      c.head_dim % 2 != 0)
-    throw std::invalid_argument(fmt::format(
-        "config.json: kv_lora_rank {}, q_lora_rank {}, qk_nope_head_dim {}, qk_rope_head_dim {}, v_head_dim {} (all "
-        "positive, q_lora_rank 0 or null for none, qk_rope_head_dim even)",
-        c.kv_lora_rank, c.q_lora_rank, c.qk_nope_head_dim, c.head_dim, c.v_head_dim));
 }
 
 // Whether text tokens attend both ways: use_bidirectional_attention true, or "all" (Gemma 4's "vision" makes only
@@ -327,7 +306,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   read_windows(j, family, c);
   if (family.nope_layers) parse_nope_layers(j, c);
   if (family.read_keys != nullptr) family.read_keys(j, c);
-  if (family.latent.kv_rank > 0) parse_latent_attention(j, family.latent, c);
+  if (family.latent.kv_rank > 0) read_latent_attention(j, family.latent, c);
   if (family.default_index_topk > 0) {
     c.dense_attention_limit = get_or<int64_t>(j, "index_topk", family.default_index_topk);
     if (c.dense_attention_limit < 1)
@@ -584,10 +563,7 @@ std::string ModelConfig::to_json() const {
     j["swiglu_limit"] = swiglu_limit;
   }
   if (family.experts.present) write_experts(*this, family.experts, j);
-  if (latent_attention())
-    j.update({{"kv_lora_rank", kv_lora_rank}, {"q_lora_rank", q_lora_rank > 0 ? json(q_lora_rank) : json()},
-              {"qk_nope_head_dim", qk_nope_head_dim}, {"qk_rope_head_dim", head_dim}, {"v_head_dim", v_head_dim},
-              {"rope_interleave", interleaved_rope}});
+  if (latent_attention()) write_latent_attention(*this, j);
   if (family.default_index_topk > 0) j["index_topk"] = dense_attention_limit;  // other limits: the family's keys
   if (family.output_vocab_key != nullptr)
     j[family.output_vocab_key] = output_vocab_size > 0 ? json(output_vocab_size) : json();

@@ -36,9 +36,11 @@ def hf(real_checkpoint):
     return hf_models(CHECKPOINT)
 
 
-def hf_logprobs(model, ids):
+def hf_logprobs(model, ids, keep=0):
+    """transformers' log-probabilities at every position of `ids`, or (keep > 0) at the last `keep`: the output layer
+    then runs on those rows only (most of a forward's work where the vocabulary is large)."""
     with torch.no_grad():
-        return torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
+        return torch.log_softmax(model(torch.tensor([ids]), logits_to_keep=keep).logits[0].float(), -1)
 
 
 def hf_pair_scores(model, pairs):
@@ -52,7 +54,7 @@ def hf_pair_scores(model, pairs):
         if key is not None and key in last_rows:
             rows = last_rows[key]
         else:
-            rows = hf_logprobs(model, context + continuation)[len(context) - 1:-1]
+            rows = hf_logprobs(model, context + continuation, len(continuation) + 1)[:-1]
             if key is not None:
                 last_rows[key] = rows
         target = torch.tensor(continuation)

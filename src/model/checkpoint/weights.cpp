@@ -42,11 +42,11 @@ int64_t elements(const std::vector<int64_t>& shape) {
 }
 
 // The temporaries beside an element's dequantized value, in bytes: none where a CPU loop writes it in one pass (FP8;
-// integer codes, then copied once more where experts are stacked, and once more where act-order's columns are put
-// back); about three fp32 values through the ATen ops (MXFP4, NVFP4, any form on a GPU).
-int64_t dequantize_temporaries(QuantizedExperts::Form form, c10::Device device, int64_t element, bool experts) {
+// integer codes, then `copies` more: experts' once stacked, and once more where act-order's columns are put back);
+// about three fp32 values through the ATen ops (MXFP4, NVFP4, any form on a GPU).
+int64_t dequantize_temporaries(QuantizedExperts::Form form, c10::Device device, int64_t element, int64_t copies) {
   if (device.is_cpu() && form == QuantizedExperts::Form::kFp8) return 0;
-  if (device.is_cpu() && form == QuantizedExperts::Form::kInteger) return experts ? 2 * element : 0;
+  if (device.is_cpu() && form == QuantizedExperts::Form::kInteger) return copies * element;
   return 12;
 }
 
@@ -102,7 +102,7 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
         if (!(stored.integer && stored.integer->kernel_codes.defined()))
           w.dequantize_workspace.projection_bytes =
               std::max(w.dequantize_workspace.projection_bytes,
-                       (e + dequantize_temporaries(form, device, e, false)) * elements(slot.spec.shape));
+                       (e + dequantize_temporaries(form, device, e, 0)) * elements(slot.spec.shape));
         w.resident_bytes += stored.bytes();
         w.quantized_bytes += stored.bytes();
         continue;
@@ -112,8 +112,9 @@ ModelWeights assemble_weights(const ModelConfig& config, const ModelLayout& layo
       if (const std::optional<QuantizedExperts> stored = kept.experts(slot.spec)) {
         slot.place_kept(w, *stored);
         // one expert's (stacked: each's)
+        const int64_t copies = stored->input_order.defined() ? 2 : 1;
         kept_expert_bytes[slot.layer] +=
-            (e + dequantize_temporaries(stored->form, device, e, true) / 3) * stored->values.size(1) * stored->in;
+            (e + dequantize_temporaries(stored->form, device, e, copies) / 3) * stored->values.size(1) * stored->in;
         w.resident_bytes += stored->bytes();
         w.quantized_bytes += stored->bytes();
         continue;

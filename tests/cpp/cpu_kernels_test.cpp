@@ -94,6 +94,7 @@ TEST(IntegerKernels, EightBitCodesPerChannelRunInAtensInt8Matmul) {
   const at::Tensor got = kernel_product(x, w);
   ASSERT_EQ(got.sizes(), want.sizes());
   EXPECT_TRUE(at::allclose(got.to(at::kFloat), want, 2e-2, 5e-2)) << (got.to(at::kFloat) - want).abs().max();
+  EXPECT_THROW(one_expert(w), std::invalid_argument);  // experts keep codes as bytes, not in a kernel's form
   EXPECT_FALSE(integer_weight(quantize_symmetric(at::randn({32, 64}), 32, 8), at::kBFloat16, c10::kCPU)
                    ->kernel_codes.defined());
   EXPECT_FALSE(integer_weight(g, at::kFloat, c10::kCPU)->kernel_codes.defined());

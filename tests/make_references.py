@@ -714,6 +714,38 @@ def make_gated_delta_rule():
     save_file({k: v.contiguous() for k, v in tensors.items()}, out / "gated_delta_rule.safetensors")
 
 
+def make_kimi_delta_rule():
+    """kernels/kimi_delta_rule.safetensors: transformers' own Kimi Delta Attention (Kimi Linear's torch path: a decay
+    per key channel) on random inputs at odd sizes: 150 tokens (three chunks of 64, the last partial), 3 heads with
+    keys of 12 and values of 10, decays from 0.004 to 6 a token (a chunk's decay passes e^-88 in the fast channels),
+    from zeros and from a random state; the recurrent form over 5 tokens."""
+    from transformers.models.kimi_linear import modeling_kimi_linear as kimi
+
+    generator = torch.Generator().manual_seed(4)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator)
+
+    b, t, heads, dk, dv = 2, 150, 3, 12, 10
+    rate = torch.logspace(-2, 0.5, dk)  # each key channel's own decay rate
+    inputs = dict(query=randn(b, t, heads, dk), key=randn(b, t, heads, dk), value=randn(b, t, heads, dv),
+                  g=-rate * torch.nn.functional.softplus(randn(b, t, heads, dk)),
+                  beta=torch.sigmoid(randn(b, t, heads)))
+    state = randn(b, heads, dk, dv)
+    tensors = dict(inputs, state=state)
+    for name, start in (("zeros", None), ("state", state)):
+        out, final = kimi.chunk_kimi_delta_attention(**inputs, initial_state=start, output_final_state=True,
+                                                     use_qk_l2norm_in_kernel=True)
+        tensors[f"chunked_from_{name}"], tensors[f"chunked_from_{name}_final"] = out, final
+    short = {k: v[:, :5] for k, v in inputs.items()}
+    out, final = kimi.recurrent_kimi_delta_attention(**short, initial_state=state, output_final_state=True,
+                                                     use_qk_l2norm_in_kernel=True)
+    tensors["recurrent_5"], tensors["recurrent_5_final"] = out, final
+    out = DATA / "kernels"
+    out.mkdir(exist_ok=True)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, out / "kimi_delta_rule.safetensors")
+
+
 def make_mamba2_scan():
     """kernels/mamba2_scan.safetensors: transformers' own Mamba2 scan (Granite 4's torch path: the chunked scan and the
     one-token step) on random inputs at odd sizes: 150 tokens in chunks of 32 (the last partial), 6 heads of 10 in 2
@@ -750,7 +782,8 @@ def make_mamba2_scan():
     save_file({k: v.contiguous() for k, v in tensors.items()}, out / "mamba2_scan.safetensors")
 
 
-KERNELS = {"gated_delta_rule": make_gated_delta_rule, "mamba2_scan": make_mamba2_scan}
+KERNELS = {"gated_delta_rule": make_gated_delta_rule, "kimi_delta_rule": make_kimi_delta_rule,
+           "mamba2_scan": make_mamba2_scan}
 
 
 def record_split_noise(family):

@@ -1,6 +1,7 @@
-// The gated delta rule of Gated DeltaNet layers and their causal convolution: against transformers' own torch path
-// (tests/data/kernels/gated_delta_rule.safetensors, made by tests/make_references.py), and run in pieces, each from
-// the state the piece before left, against the whole: what a shared prefix's cached state relies on.
+// The gated delta rule of Gated DeltaNet layers (a decay a head) and of Kimi Delta Attention (a decay a key channel),
+// and their causal convolution: against transformers' own torch paths (tests/data/kernels/gated_delta_rule and
+// kimi_delta_rule.safetensors, made by tests/make_references.py), and run in pieces, each from the state the piece
+// before left, against the whole: what a shared prefix's cached state relies on.
 
 #include "test_basics.h"
 
@@ -15,8 +16,8 @@
 namespace prefix_scorer::test {
 namespace {
 
-std::map<std::string, at::Tensor> references() {
-  const SafetensorsFile file(data_dir() + "/kernels/gated_delta_rule.safetensors");
+std::map<std::string, at::Tensor> references(const std::string& kernel = "gated_delta_rule") {
+  const SafetensorsFile file(data_dir() + "/kernels/" + kernel + ".safetensors");
   std::map<std::string, at::Tensor> tensors;
   for (const auto& [name, info] : file.tensors()) tensors[name] = file.load(name);
   return tensors;
@@ -32,8 +33,11 @@ DeltaRuleInputs inputs_of(const std::map<std::string, at::Tensor>& r, int64_t fr
 
 double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
-TEST(GatedDeltaRule, ChunkedAndRecurrentFormsMatchTransformers) {
-  const auto r = references();
+// Each decay's rule: Gated DeltaNet's (one a head) and KDA's (one a key channel).
+class DeltaRule : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeltaRule, ChunkedAndRecurrentFormsMatchTransformers) {
+  const auto r = references(GetParam());
   const auto [from_zeros, zeros_final] = chunked_gated_delta_rule(inputs_of(r), at::Tensor());
   EXPECT_LT(max_diff(from_zeros, r.at("chunked_from_zeros")), 1e-5);
   EXPECT_LT(max_diff(zeros_final, r.at("chunked_from_zeros_final")), 1e-5);
@@ -49,8 +53,8 @@ TEST(GatedDeltaRule, ChunkedAndRecurrentFormsMatchTransformers) {
 
 // A prefix's state, then its suffix from it: the whole sequence's outputs and state, wherever the split falls
 // (inside a chunk, on its edge, past it), and the recurrent form stepping the same tokens gives the same.
-TEST(GatedDeltaRule, PiecesFromTheStateEqualTheWhole) {
-  const auto r = references();
+TEST_P(DeltaRule, PiecesFromTheStateEqualTheWhole) {
+  const auto r = references(GetParam());
   const auto [whole, whole_final] = chunked_gated_delta_rule(inputs_of(r), r.at("state"));
   for (const int64_t split : {1, 37, 64, 100, 149}) {
     const auto [head, head_final] = chunked_gated_delta_rule(inputs_of(r, 0, split), r.at("state"));
@@ -66,6 +70,24 @@ TEST(GatedDeltaRule, PiecesFromTheStateEqualTheWhole) {
   // A state taken one token late is not the prefix's: the suffix's outputs move.
   const auto [late_head, late_final] = chunked_gated_delta_rule(inputs_of(r, 0, 38), r.at("state"));
   EXPECT_GT(max_diff(chunked_gated_delta_rule(inputs_of(r, 37), late_final).first, whole.narrow(1, 37, 113)), 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Decays, DeltaRule, ::testing::Values("gated_delta_rule", "kimi_delta_rule"),
+                         [](const auto& info) { return info.param; });
+
+// KDA's decay is the per-head rule's where every key channel of a head decays alike.
+TEST(GatedDeltaRule, ADecayPerChannelAllAlikeIsTheDecayPerHead) {
+  const auto r = references();
+  DeltaRuleInputs per_channel = inputs_of(r);
+  per_channel.g = per_channel.g.unsqueeze(-1).expand({-1, -1, -1, per_channel.q.size(3)}).contiguous();
+  const at::Tensor state = r.at("state");
+  const auto [chunked, chunked_final] = chunked_gated_delta_rule(per_channel, state);
+  EXPECT_LT(max_diff(chunked, r.at("chunked_from_state")), 1e-5);
+  EXPECT_LT(max_diff(chunked_final, r.at("chunked_from_state_final")), 1e-5);
+  const auto [stepped, stepped_final] = recurrent_gated_delta_rule(inputs_of(r, 0, 5), state);
+  per_channel = inputs_of(r, 0, 5);
+  per_channel.g = per_channel.g.unsqueeze(-1).expand({-1, -1, -1, per_channel.q.size(3)});
+  EXPECT_LT(max_diff(recurrent_gated_delta_rule(per_channel, state).first, stepped), 1e-6);
 }
 
 TEST(GatedDeltaRule, ConvolutionContinuesFromItsHistory) {
@@ -90,6 +112,11 @@ TEST(GatedDeltaRule, MismatchedShapesAreNamed) {
   const std::string message = message_of<std::invalid_argument>([&] { chunked_gated_delta_rule(bad, at::Tensor()); });
   EXPECT_NE(message.find("v_heads a multiple of k_heads"), std::string::npos) << message;
   EXPECT_THROW(recurrent_gated_delta_rule(inputs_of(r), r.at("state").narrow(3, 0, 4)), std::invalid_argument);
+  DeltaRuleInputs narrow_decay = inputs_of(r);  // a decay per channel of 5 channels for keys of 12
+  narrow_decay.g = narrow_decay.g.unsqueeze(-1).expand({-1, -1, -1, 5});
+  EXPECT_NE(message_of<std::invalid_argument>([&] { chunked_gated_delta_rule(narrow_decay, at::Tensor()); })
+                .find("g [b, t, v_heads] or [b, t, v_heads, dk]"),
+            std::string::npos);
   EXPECT_NE(message_of<std::invalid_argument>([&] { chunked_gated_delta_rule(inputs_of(r), at::Tensor(), 0); })
                 .find("chunk 0 must be positive"),
             std::string::npos);

@@ -12,15 +12,18 @@ namespace prefix_scorer {
 namespace {
 
 // The inputs as fp32 [b, v_heads, t, d] (q and k repeated over the value heads they serve), q and k L2-normed
-// (epsilon 1e-6 inside the root, as the FLA library and transformers) and q scaled by dk^-1/2; g and beta [b,
-// v_heads, t].
+// (epsilon 1e-6 inside the root, as the FLA library and transformers) and q scaled by dk^-1/2; g [b, v_heads, t, 1]
+// (one a head) or [b, v_heads, t, dk] (one a key channel); beta [b, v_heads, t].
 DeltaRuleInputs heads_first(const DeltaRuleInputs& in) {
+  const bool per_channel = in.g.dim() == 4;
   if (in.q.dim() != 4 || in.k.sizes() != in.q.sizes() || in.v.dim() != 4 || in.v.size(0) != in.q.size(0) ||
-      in.v.size(1) != in.q.size(1) || in.v.size(2) % in.q.size(2) != 0 || in.g.sizes() != in.v.sizes().slice(0, 3) ||
-      in.beta.sizes() != in.g.sizes())
+      in.v.size(1) != in.q.size(1) || in.v.size(2) % in.q.size(2) != 0 || in.g.dim() < 3 ||
+      in.g.sizes().slice(0, 3) != in.v.sizes().slice(0, 3) || (per_channel && in.g.size(3) != in.q.size(3)) ||
+      in.beta.sizes() != in.v.sizes().slice(0, 3))
     throw std::invalid_argument(fmt::format(
         "gated delta rule: q [{}], k [{}], v [{}], g [{}], beta [{}] do not fit (q, k [b, t, k_heads, dk]; v [b, t, "
-        "v_heads, dv] with v_heads a multiple of k_heads; g, beta [b, t, v_heads])",
+        "v_heads, dv] with v_heads a multiple of k_heads; g [b, t, v_heads] or [b, t, v_heads, dk]; beta [b, t, "
+        "v_heads])",
         fmt::join(in.q.sizes(), ", "), fmt::join(in.k.sizes(), ", "), fmt::join(in.v.sizes(), ", "),
         fmt::join(in.g.sizes(), ", "), fmt::join(in.beta.sizes(), ", ")));
   const int64_t group = in.v.size(2) / in.q.size(2);
@@ -30,7 +33,7 @@ DeltaRuleInputs heads_first(const DeltaRuleInputs& in) {
   auto l2_normed = [](const at::Tensor& t) { return t * at::rsqrt((t * t).sum(-1, true) + 1e-6); };
   const at::Tensor q = l2_normed(per_value_head(in.q));
   return {q * std::pow(static_cast<double>(q.size(-1)), -0.5), l2_normed(per_value_head(in.k)),
-          in.v.transpose(1, 2).to(at::kFloat), in.g.transpose(1, 2).to(at::kFloat),
+          in.v.transpose(1, 2).to(at::kFloat), (per_channel ? in.g : in.g.unsqueeze(-1)).transpose(1, 2).to(at::kFloat),
           in.beta.transpose(1, 2).to(at::kFloat)};
 }
 
@@ -43,6 +46,37 @@ at::Tensor initial_state(const at::Tensor& state, const DeltaRuleInputs& h) {
   return state.to(at::kFloat);
 }
 
+
+// exp(decay_i - decay_j) for tokens j <= i of a chunk, 0 above; `decay` [..., chunk, d] gives [..., chunk, chunk, d].
+at::Tensor decay_between(const at::Tensor& decay) {
+  const int64_t chunk = decay.size(-2);
+  const at::Tensor above = at::ones({chunk, chunk}, decay.options().dtype(at::kBool)).triu(1).unsqueeze(-1);
+  return (decay.unsqueeze(-2) - decay.unsqueeze(-3)).masked_fill(above, -std::numeric_limits<float>::infinity()).exp();
+}
+
+// One decay a head: the products are matmuls, times each pair's decay.
+std::pair<at::Tensor, at::Tensor> decayed_products_per_head(const at::Tensor& q, const at::Tensor& k,
+                                                            const at::Tensor& k_beta, const at::Tensor& decay) {
+  const at::Tensor between = decay_between(decay).squeeze(-1);
+  const at::Tensor kt = k.transpose(-1, -2);
+  return {at::matmul(k_beta, kt) * between, at::matmul(q, kt) * between};
+}
+
+// One decay a key channel (KDA): each pair's product sums its channels each decayed on its own, as transformers'
+// chunk_kimi_delta_attention sums them (no factoring into matmuls, which would overflow where a chunk decays past
+// e^-88). A chunk at a time, so that the [chunk, chunk, dk] decays of one chunk alone are held.
+std::pair<at::Tensor, at::Tensor> decayed_products_per_channel(const at::Tensor& q, const at::Tensor& k,
+                                                               const at::Tensor& k_beta, const at::Tensor& decay) {
+  std::vector<at::Tensor> system, within;
+  for (int64_t c = 0; c < decay.size(2); ++c) {
+    const at::Tensor between = decay_between(decay.select(2, c));  // [b, heads, chunk, chunk, dk]
+    const at::Tensor keys_decayed = k.select(2, c).unsqueeze(-3) * between;  // k_j decayed to token i
+    system.push_back((k_beta.select(2, c).unsqueeze(-2) * keys_decayed).sum(-1));
+    within.push_back((q.select(2, c).unsqueeze(-2) * keys_decayed).sum(-1));
+  }
+  return {at::stack(system, 2), at::stack(within, 2)};
+}
+
 }  // namespace
 
 std::pair<at::Tensor, at::Tensor> recurrent_gated_delta_rule(const DeltaRuleInputs& in, const at::Tensor& state) {
@@ -53,7 +87,7 @@ std::pair<at::Tensor, at::Tensor> recurrent_gated_delta_rule(const DeltaRuleInpu
   outputs.reserve(tokens);
   for (int64_t i = 0; i < tokens; ++i) {
     const at::Tensor q = h.q.select(2, i), k = h.k.select(2, i), v = h.v.select(2, i);
-    s = s * h.g.select(2, i).exp().unsqueeze(-1).unsqueeze(-1);
+    s = s * h.g.select(2, i).exp().unsqueeze(-1);  // [b, heads, 1 or dk, 1]: a row of s a key channel
     const at::Tensor predicted = (s * k.unsqueeze(-1)).sum(-2);
     const at::Tensor correction = (v - predicted) * h.beta.select(2, i).unsqueeze(-1);
     s = s + k.unsqueeze(-1) * correction.unsqueeze(-2);
@@ -78,23 +112,22 @@ std::pair<at::Tensor, at::Tensor> chunked_gated_delta_rule(const DeltaRuleInputs
   const at::Tensor beta = at::constant_pad_nd(h.beta, {0, pad}).view({b, heads, chunks, chunk, 1});
   const at::Tensor q = blocks(h.q), k = blocks(h.k), v = blocks(h.v);
   const at::Tensor k_beta = k * beta, v_beta = v * beta;
-  const at::Tensor decay = at::constant_pad_nd(h.g, {0, pad}).view({b, heads, chunks, chunk}).cumsum(-1);
-  // decay_between[i][j] = exp(decay_i - decay_j): the decay from token j to token i of a chunk (i >= j); 0 above.
-  const at::Tensor above = at::ones({chunk, chunk}, h.v.options().dtype(at::kBool)).triu(1);
-  const at::Tensor decay_between =
-      (decay.unsqueeze(-1) - decay.unsqueeze(-2)).masked_fill(above, -std::numeric_limits<float>::infinity()).exp();
-  // The UT transform: (I + strictly lower part of (k_beta k^T) * decay) solved against the values and decayed keys.
-  const at::Tensor system = at::matmul(k_beta, k.transpose(-1, -2)) * decay_between;
+  // The log decay summed from each chunk's start [b, heads, chunks, chunk, 1 or dk].
+  const at::Tensor decay =
+      at::constant_pad_nd(h.g, {0, 0, 0, pad}).view({b, heads, chunks, chunk, h.g.size(-1)}).cumsum(-2);
+  // The UT transform's system (the strictly lower part of k_beta_i . k_j decayed from token j to token i of a
+  // chunk) and the queries' scores within their chunk (q_i . k_j so decayed, j <= i).
+  const auto [system, within] = decay.size(-1) == 1 ? decayed_products_per_head(q, k, k_beta, decay)
+                                                    : decayed_products_per_channel(q, k, k_beta, decay);
   const at::Tensor unit_lower = system.tril(-1) + at::eye(chunk, system.options());
   const at::Tensor new_values = at::linalg_solve_triangular(unit_lower, v_beta, /*upper=*/false, /*left=*/true,
                                                             /*unitriangular=*/true);
   const at::Tensor keys_reading_state =
-      at::linalg_solve_triangular(unit_lower, k_beta * decay.exp().unsqueeze(-1), false, true, true);
-  const at::Tensor within = at::matmul(q, k.transpose(-1, -2)) * decay_between;
-  const at::Tensor q_decayed = q * decay.exp().unsqueeze(-1);
-  const at::Tensor last = decay.narrow(-1, chunk - 1, 1);
-  const at::Tensor k_to_end = k * (last - decay).exp().unsqueeze(-1);
-  const at::Tensor chunk_decay = last.exp().unsqueeze(-1);  // [b, heads, chunks, 1, 1]
+      at::linalg_solve_triangular(unit_lower, k_beta * decay.exp(), false, true, true);
+  const at::Tensor q_decayed = q * decay.exp();
+  const at::Tensor last = decay.narrow(-2, chunk - 1, 1);  // [b, heads, chunks, 1, 1 or dk]
+  const at::Tensor k_to_end = k * (last - decay).exp();
+  const at::Tensor chunk_decay = last.exp().transpose(-1, -2);  // [b, heads, chunks, 1 or dk, 1]: rows of s
   std::vector<at::Tensor> outputs;
   outputs.reserve(chunks);
   for (int64_t c = 0; c < chunks; ++c) {

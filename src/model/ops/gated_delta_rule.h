@@ -1,8 +1,10 @@
 #pragma once
-// The recurrent mixer of Gated DeltaNet layers (Qwen 3.5 and 3.6, Qwen3-Next, OLMo hybrid): a causal depthwise
-// convolution over the projected q, k and v, then the gated delta rule. Per value head the state S [dk, dv] (fp32)
-// decays by exp(g) each token and is corrected toward the token's value: S = e^g S + k (beta (v - k^T e^g S))^T;
-// the output reads it with the query, q^T S. q and k are L2-normed and q scaled by dk^-1/2 first, in fp32.
+// The recurrent mixer of Gated DeltaNet layers (Qwen 3.5 and 3.6, Qwen3-Next, OLMo hybrid) and Kimi Delta Attention
+// (Kimi Linear): a causal depthwise convolution over the projected q, k and v, then the gated delta rule. Per value
+// head the state S [dk, dv] (fp32) decays by exp(g) each token and is corrected toward the token's value:
+// S = e^g S + k (beta (v - k^T e^g S))^T; the output reads it with the query, q^T S. Gated DeltaNet's g is one per
+// head; KDA's one per key channel (a row of S each: e^g is then diagonal). q and k are L2-normed and q scaled by
+// dk^-1/2 first, in fp32.
 //
 // Both forms continue from a state: a sequence split anywhere and run in pieces, each from the state the one
 // before left, gives what the whole gives (to fp32 rounding): a shared prefix's state is all its suffixes need.
@@ -15,7 +17,8 @@
 namespace prefix_scorer {
 
 // One token or many: q, k [b, t, k_heads, dk]; v [b, t, v_heads, dv] (v_heads a multiple of k_heads, each q/k head
-// serving that many consecutive value heads); g [b, t, v_heads] (log decay, <= 0); beta [b, t, v_heads].
+// serving that many consecutive value heads); g [b, t, v_heads] (log decay, <= 0), or [b, t, v_heads, dk] for a
+// decay per key channel (KDA); beta [b, t, v_heads].
 struct DeltaRuleInputs {
   at::Tensor q, k, v, g, beta;
 };

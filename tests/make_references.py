@@ -502,6 +502,17 @@ FAMILIES = {
                                v_head_dim=16, attention_bias=True, rope_interleave=False, rms_norm_eps=1e-6,
                                tie_word_embeddings=False,
                                rope_parameters=dict(rope_type="default", rope_theta=50000.0)),
+    # Kimi Linear: Kimi Delta Attention layers (3 heads of 10, a decay per key channel, q, k and v convolved apart)
+    # around one latent attention layer without rope (latent of 16, q_proj, unrotated shared key part of 6); a dense
+    # first layer (saved under block_sparse_moe as transformers saves it), then DeepSeek's router over 6 experts in 2
+    # groups beside a shared one; the layers from linear_attn_config's 1-based lists, as released.
+    "kimi_linear": dict(model_type="kimi_linear", seed=1, pad_token_id=1, intermediate_size=96,
+                        moe_intermediate_size=24, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
+                        kv_lora_rank=16, q_lora_rank=None, qk_nope_head_dim=8, qk_rope_head_dim=6, v_head_dim=12,
+                        num_experts=6, num_experts_per_token=2, num_shared_experts=1, num_expert_group=2,
+                        topk_group=1, routed_scaling_factor=1.5, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                        linear_attn_config=dict(head_dim=10, num_heads=3, short_conv_kernel_size=4,
+                                                full_attn_layers=[3], kda_layers=[1, 2, 4])),
     # GLM-4.7-Flash (glm4_moe_lite): DeepSeek V3's latent attention under glm4_moe's router; which layers route by
     # mlp_layer_types (here the middle one alone), the rope over interleaved pairs with a base of 1e6.
     "glm4_moe_lite": dict(model_type="glm4_moe_lite", intermediate_size=100, moe_intermediate_size=24,

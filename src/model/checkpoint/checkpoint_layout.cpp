@@ -224,7 +224,7 @@ void add_mixer_and_mlp_inputs(LayerLayout& l) {
   } else if (layer.mixer == MixerKind::kMamba2) {
     add_mamba2(l.slots, layer.mamba, h, i, l.name(std::string(family.mamba_module) + "."));
   } else if (layer.mixer == MixerKind::kGatedDeltaNet) {
-    add_gated_deltanet(l.slots, layer.delta, h, i, l.name("linear_attn."), family.deltanet);
+    add_gated_deltanet(l.slots, layer.delta, h, i, l.name(std::string(family.deltanet_module) + "."), family.deltanet);
   } else if (layer.mixer == MixerKind::kLatentAttention) {
     add_latent_attention(l.slots, layer.latent, a, h, i, l.name(attn), l.c.interleaved_rope);
   } else if (layer.mixer == MixerKind::kAttention) {

@@ -49,16 +49,24 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
+  const bool separate = layout == DeltaNetLayout::kSeparateQkv || layout == DeltaNetLayout::kKimi;
+  if (separate)  // q, k and v apart, written into the convolution's channels in that order
+    add_joined_rows(slots, i, prefix,
+                    {{"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}},
+                    {h}, weight_of(&LayerWeights::delta_qkv));
   switch (layout) {
-    case DeltaNetLayout::kSeparateQkv: {  // q, k and v apart, written into the convolution's channels in that order
-      add_joined_rows(slots, i, prefix,
-                      {{"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}},
-                      {h}, weight_of(&LayerWeights::delta_qkv));
+    case DeltaNetLayout::kSeparateQkv:
       add("g_proj.weight", {d.value_width(), h}, weight_of(&LayerWeights::delta_z));
       add("b_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_b));
       add("a_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_a));
       break;
-    }
+    case DeltaNetLayout::kKimi:  // the decay's and the gate's low-rank pairs, through one head's width
+      add("f_a_proj.weight", {d.key_dim, h}, weight_of(&LayerWeights::delta_a));
+      add("f_b_proj.weight", {d.key_width(), d.key_dim}, weight_of(&LayerWeights::delta_a_up));
+      add("g_a_proj.weight", {d.value_dim, h}, weight_of(&LayerWeights::delta_z));
+      add("g_b_proj.weight", {d.value_width(), d.value_dim}, weight_of(&LayerWeights::delta_z_up));
+      add("b_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_b));
+      break;
     case DeltaNetLayout::kFusedByKeyGroup: {
       const int64_t kd = d.key_dim, vd = per_group * d.value_dim;  // a group's key rows, and its value (or z) rows
       slots.push_back({{prefix + "in_proj_qkvz.weight", {d.conv_channels() + d.value_width(), h}}, i,
@@ -84,7 +92,6 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
       add("in_proj_a.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_a));
       break;
   }
-  const bool separate = layout == DeltaNetLayout::kSeparateQkv;
   if (separate) {  // q's, k's and v's convolutions apart, joined in that order
     add_joined_rows(slots, i, prefix,
                     {{"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}},
@@ -92,8 +99,13 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
   } else {
     add_depthwise_conv(slots, i, prefix + "conv1d.weight", d.conv_channels(), d.taps, &LayerWeights::delta_conv);
   }
-  add("dt_bias", {d.value_heads}, &LayerWeights::delta_dt_bias);
-  add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
+  const bool kimi = layout == DeltaNetLayout::kKimi;
+  add("dt_bias", {kimi ? d.key_width() : d.value_heads}, &LayerWeights::delta_dt_bias);
+  if (kimi)  // [1, 1, heads, 1] as saved
+    slots.push_back({{prefix + "A_log", {1, 1, d.value_heads, 1}}, i,
+                     [=](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_a_log = t.reshape({d.value_heads}); }});
+  else
+    add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
   add(separate ? "o_norm.weight" : "norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
   add(separate ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, weight_of(&LayerWeights::o));
 }

@@ -102,12 +102,18 @@ struct CheckpointLoad::Opened {
   bool untie = false;        // the adapter changes one of tied embeddings and output layer: both loaded apart
   bool pruned_head = false;  // an output layer of its own rows, whatever the vocabulary grows or shrinks to
   int64_t stored_vocab = 0;
+  // The dense MLPs' module as transformers saves it and as released (ModelFamily::dense_mlp_module_as_released).
+  std::string saved_mlp, released_mlp;
 
   explicit Opened(const std::string& folder) : dir(folder), checkpoint(folder) {}
 
-  // A tensor's name in the checkpoint (an untied output layer read from the embeddings).
+  // A tensor's name in the checkpoint (an untied output layer read from the embeddings; a dense MLP's as released
+  // where the checkpoint lacks it as transformers saves it).
   std::string stored_name(const std::string& name) const {
-    return with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
+    const std::string stored = with_prefixes(prefixes, untie && name == lm_head_name ? embed_name : name);
+    const size_t at = released_mlp.empty() ? std::string::npos : stored.find(saved_mlp);
+    if (at == std::string::npos || checkpoint.find(stored) != nullptr) return stored;
+    return std::string(stored).replace(at, saved_mlp.size(), released_mlp);
   }
   // Whether a tensor's rows are the vocabulary's.
   bool by_vocab(const std::string& name) const {
@@ -120,6 +126,11 @@ CheckpointLoad::CheckpointLoad(const std::string& dir, ModelConfig& config, cons
   Opened& o = *opened_;
   o.embed_name = embeddings_name(config);
   o.prefixes = text_model_prefixes(o.checkpoint, o.embed_name);
+  const ModelFamily& family = model_family(config.model_type);
+  if (family.dense_mlp_module_as_released != nullptr) {
+    o.saved_mlp = fmt::format(".{}.", family.mlp_module);
+    o.released_mlp = fmt::format(".{}.", family.dense_mlp_module_as_released);
+  }
   o.adapter_dir = options.adapter;
   if (!options.adapter.empty()) o.adapter.emplace(options.adapter, adapter_naming(o.prefixes));
   // An adapter that changes the embeddings or the output layer of a tied model changes only the one it names (as

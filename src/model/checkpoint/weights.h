@@ -70,8 +70,10 @@ struct LayerWeights {
   Linear head_gate;  // LFM3's [heads, hidden]: each head's output times sigmoid of its row times the input
   // A Gated DeltaNet layer's (o is its out_proj): q, k and v's projection [2 key width + value width, hidden], the
   // output gate's [value width, hidden], beta's and the decay's [value heads, hidden], the convolution [channels,
-  // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim].
-  Linear delta_qkv, delta_z, delta_b, delta_a;
+  // taps], the decay's dt_bias and A_log [value heads], the gated norm's weight [value head dim]. KDA's: the decay's
+  // and the gate's low-rank pairs (delta_a [head dim, hidden] then delta_a_up [key width, head dim]; delta_z then
+  // delta_z_up), dt_bias [key width].
+  Linear delta_qkv, delta_z, delta_b, delta_a, delta_a_up, delta_z_up;
   at::Tensor delta_conv, delta_dt_bias, delta_a_log, delta_norm;
   // A short-convolution layer's (LFM2; o is its out_proj): B, C and x's projection [3 hidden, hidden]
   // and its bias, the convolution [hidden, taps] and its bias.

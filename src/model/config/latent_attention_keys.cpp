@@ -20,7 +20,8 @@ void read_latent_attention(const json& j, const LatentDefaults& d, ModelConfig& 
   c.head_dim = get_or<int64_t>(j, "qk_rope_head_dim", d.rope);
   c.v_head_dim = get_or<int64_t>(j, "v_head_dim", d.value);
   c.rope.partial_rotary_factor = 1;
-  c.interleaved_rope = d.fixed_layout || get_or<bool>(j, "rope_interleave", true);
+  c.interleaved_rope = !d.unrotated && (d.fixed_layout || get_or<bool>(j, "rope_interleave", true));
+  if (d.unrotated) c.rope_layers.assign(c.num_layers, false);
   if (d.fixed_layout && c.q_lora_rank == 0)
     throw std::invalid_argument(fmt::format("config.json: {} needs q_lora_rank (its queries always go through it)",
                                             c.model_type));

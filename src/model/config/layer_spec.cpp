@@ -9,11 +9,12 @@ namespace prefix_scorer {
 namespace {
 
 // Latent attention's scores scale as the expanded keys' width, qk_nope_head_dim + qk_rope_head_dim, gives; a yarn
-// rope with mscale_all_dim multiplies that by mscale(factor, mscale_all_dim)^2, as transformers' yarn_apply_mscale.
-double latent_attention_scale(const ModelConfig& c) {
+// rope with mscale_all_dim multiplies that by mscale(factor, mscale_all_dim)^2, as transformers' yarn_apply_mscale
+// (on rotated layers: Kimi Linear's unrotated ones scale by the width alone).
+double latent_attention_scale(const ModelConfig& c, bool rotated) {
   double scale = 1.0 / std::sqrt(static_cast<double>(c.qk_nope_head_dim + c.head_dim));
   const RopeConfig& r = c.rope;
-  if (r.type != RopeType::kDefault && r.mscale_all_dim != 0 && r.factor > 1) {
+  if (rotated && r.type != RopeType::kDefault && r.mscale_all_dim != 0 && r.factor > 1) {
     const double mscale = 0.1 * r.mscale_all_dim * std::log(r.factor) + 1.0;
     scale *= mscale * mscale;
   }
@@ -49,7 +50,7 @@ AttentionSpec attention_spec(const ModelConfig& c, int64_t layer) {
   if (c.latent_attention()) {  // one kv head of the latent and the rotated key; scores scaled as the expanded form's
     a.kv_heads = 1;
     a.head_dim = c.kv_lora_rank + c.head_dim;
-    a.scale = latent_attention_scale(c);
+    a.scale = latent_attention_scale(c, a.rope >= 0);
   }
   // A KV-shared layer reads the last layer before the shared ones that is of its kind (windowed or not).
   a.kv_layer = layer;
@@ -139,7 +140,8 @@ ModelSpec model_spec(const ModelConfig& c) {
     if (c.is_linear_attention(i)) {
       l.mixer = MixerKind::kGatedDeltaNet;
       l.delta = {c.linear_key_heads, c.linear_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
-                 c.linear_conv_taps, c.linear_beta_scale, c.linear_norm_eps > 0 ? c.linear_norm_eps : c.rms_norm_eps};
+                 c.linear_conv_taps, c.linear_beta_scale, c.linear_norm_eps > 0 ? c.linear_norm_eps : c.rms_norm_eps,
+                 model_family(c.model_type).deltanet == DeltaNetLayout::kKimi};
     }
     if (c.is_short_conv(i)) {
       l.mixer = MixerKind::kShortConv;
@@ -156,7 +158,7 @@ ModelSpec model_spec(const ModelConfig& c) {
       l.mamba_out_multiplier = c.ssm_out_multiplier;
     }
     l.mlp = mlp_spec(c, i);
-    if (c.latent_attention()) {
+    if (c.latent_attention() && !c.is_linear_attention(i)) {
       l.mixer = MixerKind::kLatentAttention;
       l.latent = {c.q_lora_rank, c.kv_lora_rank, c.qk_nope_head_dim, c.head_dim, c.v_head_dim};
     }

@@ -92,6 +92,9 @@ struct DeltaNetSpec {
   int64_t key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, taps = 0;
   double beta_scale = 1;  // beta = sigmoid(b) times this
   double norm_eps = 1e-6; // the gated output norm's
+  // Kimi Delta Attention: the decay one a key channel (through a low-rank pair), the output gate through a
+  // low-rank pair and a sigmoid, the norm's weight applied in fp32; key and value heads alike.
+  bool kimi = false;
 
   int64_t key_width() const { return key_heads * key_dim; }
   int64_t value_width() const { return value_heads * value_dim; }

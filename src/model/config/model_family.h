@@ -94,6 +94,7 @@ struct ExpertTraits {
 struct LatentDefaults {
   int64_t kv_rank = 0, q_rank = 0, nope = 0, rope = 0, value = 0;
   bool fixed_layout = false;  // the rope always over interleaved pairs, the query always through q_lora_rank
+  bool unrotated = false;     // no rope at all: the keys' qk_rope_head_dim part shared by the heads, unrotated (Kimi Linear)
 };
 
 // Which Gated DeltaNet a family has, if any.
@@ -107,6 +108,10 @@ enum class DeltaNetLayout {
   // q_proj, k_proj, v_proj, each convolved apart (q_conv1d, k_conv1d, v_conv1d), a_proj, b_proj, g_proj, o_proj,
   // o_norm (OLMo hybrid).
   kSeparateQkv,
+  // Kimi Delta Attention: kSeparateQkv's q, k, v and their convolutions, a decay per key channel through the low-rank
+  // pair f_a_proj, f_b_proj (dt_bias one a channel, A_log [1, 1, heads, 1]), the output gate through g_a_proj,
+  // g_b_proj and a sigmoid, b_proj, o_norm, o_proj (Kimi Linear).
+  kKimi,
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).
@@ -268,6 +273,10 @@ struct ModelFamily {
   // linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim) in layer_types or, without it, all but every
   // full_attention_interval-th; their checkpoint layout and the family's keys (see DeltaNetLayout).
   DeltaNetLayout deltanet = DeltaNetLayout::kNone;
+  const char* deltanet_module = "linear_attn";  // their module after "model.layers.N." (Kimi Linear: self_attn)
+  // The dense MLPs' module in released checkpoints where transformers saves it under mlp_module (Kimi Linear's
+  // "mlp", saved back as "block_sparse_moe"): read under either; nullptr: mlp_module alone.
+  const char* dense_mlp_module_as_released = nullptr;
   // The sandwich norms' names: after the mixer (nullptr: post_norm's), before and after the MLP.
   const char* mixer_out_norm = nullptr;
   const char* sandwich_pre_mlp_norm = "pre_feedforward_layernorm";

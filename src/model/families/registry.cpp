@@ -10,7 +10,7 @@
   FILE(starcoder2) FILE(phi) FILE(gpt_neox) FILE(gpt2) FILE(gpt_oss) FILE(mixtral) FILE(seed_oss) FILE(exaone4) FILE(hunyuan) FILE(ernie) FILE(apertus) \
   FILE(glm4_moe) FILE(minimax) FILE(qwen3_5) FILE(olmo_hybrid) FILE(lfm2) FILE(nemotron_h) FILE(falcon_h1) \
   FILE(deepseek_v3) FILE(glm4_moe_lite) FILE(mistral4) FILE(deepseek_v32) FILE(glm4) FILE(exaone_moe) FILE(solar_open) FILE(hy_v3) FILE(afmoe) FILE(cohere) FILE(laguna) FILE(mimo_v2_flash) \
-  FILE(llama4) FILE(minimax_m3)
+  FILE(llama4) FILE(minimax_m3) FILE(kimi_linear)
 
 namespace prefix_scorer {
 namespace families {

@@ -53,7 +53,7 @@ LayerCache expanded_latents(const LatentSpec& m, const LayerWeights& l, const at
 
 // Multi-head latent attention (see LatentSpec) over the normed input `h` [b, t, hidden]: one matmul gives the query's
 // input and the latent; the latent's first kv_rank values normed (epsilon 1e-6, as DeepSeek's norms without one
-// given), its last rope_dim rotated, kept as one key [b, 1, t, kv_rank + rope_dim]. Then attention in the cheaper
+// given), its last rope_dim rotated (where the layer has a rope), kept as one key [b, 1, t, kv_rank + rope_dim]. Then attention in the cheaper
 // of two exact forms (cheaper_expanded): absorbed, each head's unrotated query in the latent's space beside its
 // rotated part, over the latents as keys and values, the output's first kv_rank values expanded by each head's
 // value rows; or expanded, the latents (the forward's and its shared prefixes') expanded to each head's keys and
@@ -70,9 +70,9 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
       linear(h, l.qkv).split_with_sizes({q_in, m.kv_rank, m.rope_dim}, -1);
   const at::Tensor q = (m.q_rank > 0 ? linear(rms_norm(parts[0], l.q_a_norm, latent_norm), l.q) : parts[0])
                            .view({b, t, a.heads, m.nope_dim + m.rope_dim});
-  const RotaryTables& rotary = in.rotary.at(a.rope);
-  const at::Tensor q_rope = apply_rotary(q.narrow(-1, m.nope_dim, m.rope_dim), rotary).transpose(1, 2);
-  const at::Tensor k_rope = apply_rotary(parts[2].view({b, t, 1, m.rope_dim}), rotary);
+  auto rotated = [&](const at::Tensor& x) { return a.rope < 0 ? x : apply_rotary(x, in.rotary.at(a.rope)); };
+  const at::Tensor q_rope = rotated(q.narrow(-1, m.nope_dim, m.rope_dim)).transpose(1, 2);
+  const at::Tensor k_rope = rotated(parts[2].view({b, t, 1, m.rope_dim}));
   keep_produced({{at::cat({rms_norm(parts[1], l.kv_a_norm, latent_norm).unsqueeze(2), k_rope}, -1).transpose(1, 2)}, {}},
                 cache, index, produced);
   const LayerCache kv = std::move(produced[index]);

@@ -19,6 +19,9 @@ namespace {
 // dtype) and gated by SiLU of z (in fp32), then out_proj. Each row continues from `before` (its state and
 // convolution history; empty: zeros) and leaves in `after` the state and history at its last real token: padding
 // (at a row's end) gets g = 0 and beta = 0, which leave a state as it is, and the history is taken before it.
+// Kimi Delta Attention (DeltaNetSpec::kimi) differs in three places: the decay, one a key channel, is
+// -exp(A_log) softplus(f_b(f_a(h)) + dt_bias); the gate is sigmoid of g_b(g_a(h)); the norm's weight multiplies in
+// fp32 before the gate, and the product is cast back once.
 at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
                            const std::vector<at::Tensor>& before, LayerCache& after) {
   const int64_t b = h.size(0), t = h.size(1);
@@ -27,13 +30,16 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
       causal_conv1d_silu(linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, history, in.row_lengths);
   const std::vector<at::Tensor> qkv =
       mixed.transpose(1, 2).split_with_sizes({d.key_width(), d.key_width(), d.value_width()}, -1);
-  at::Tensor g = -l.delta_a_log.to(at::kFloat).exp() *
-                 at::softplus(linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
+  const at::Tensor decay_rate = -l.delta_a_log.to(at::kFloat).exp();
+  at::Tensor g = d.kimi ? decay_rate.view({d.key_heads, 1}) *
+                              at::softplus((linear(linear(h, l.delta_a), l.delta_a_up).to(at::kFloat) + l.delta_dt_bias)
+                                               .view({b, t, d.key_heads, d.key_dim}))
+                        : decay_rate * at::softplus(linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
   at::Tensor beta = at::sigmoid(linear(h, l.delta_b));
   if (d.beta_scale != 1) beta = beta * d.beta_scale;
   if (in.token_valid.defined()) {
     const at::Tensor real = in.token_valid.unsqueeze(-1);
-    g = g * real;
+    g = g * (d.kimi ? real.unsqueeze(-1) : real);
     beta = beta * real.to(beta.scalar_type());
   }
   const DeltaRuleInputs rule{qkv[0].reshape({b, t, d.key_heads, d.key_dim}),
@@ -42,9 +48,15 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
   // One token a row (a decode step) token by token, as transformers steps; else in chunks.
   const auto [out, state_after] = t == 1 ? recurrent_gated_delta_rule(rule, state) : chunked_gated_delta_rule(rule, state);
   after = {{}, {state_after, history_after}};
-  const at::Tensor z = linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
-  const at::Tensor normed = l.delta_norm * unit_rms_norm(out, d.norm_eps);
-  return linear((normed * at::silu(z.to(at::kFloat))).to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
+  at::Tensor gated;
+  if (d.kimi) {
+    const at::Tensor gate = linear(linear(h, l.delta_z), l.delta_z_up).view({b, t, d.value_heads, d.value_dim});
+    gated = l.delta_norm.to(at::kFloat) * unit_rms_norm(out.to(at::kFloat), d.norm_eps) * at::sigmoid(gate.to(at::kFloat));
+  } else {
+    const at::Tensor z = linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});
+    gated = l.delta_norm * unit_rms_norm(out, d.norm_eps) * at::silu(z.to(at::kFloat));
+  }
+  return linear(gated.to(h.scalar_type()).reshape({b, t, d.value_width()}), l.o);
 }
 
 // LFM2's short convolution over its normed input `h` [b, t, hidden]: B, C and x projected, B * x convolved (causal,
@@ -129,7 +141,8 @@ MixerCosts mamba2_costs(const Mamba2Spec& m, int64_t dtype_bytes) {
 // Nothing kept a token: a state a row that a prefix's rows continue from, so cascade stays exact. A Gated DeltaNet's
 // state is fp32 [key_dim, value_dim] a value head beside its convolution's history, and its chunked rule holds, per
 // token fed and value head, about 4 fp32 rows of its chunk (64), key and value widths (the decayed keys and queries,
-// the corrected values, the within-chunk scores); a short convolution keeps its last taps - 1 inputs.
+// the corrected values, the within-chunk scores), and KDA's about 3 fp32 [chunk, key_dim] rows more (each pair's
+// decays of a key channel, the keys so decayed, their products); a short convolution keeps its last taps - 1 inputs.
 MixerCosts recurrent_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes) {
   const LayerSpec& s = spec.layers.at(layer);
   if (s.mixer == MixerKind::kMamba2) return mamba2_costs(s.mamba, dtype_bytes);
@@ -141,6 +154,7 @@ MixerCosts recurrent_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_b
   const DeltaNetSpec& d = s.delta;
   costs.state_bytes = 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);
   costs.workspace_per_token = 16 * d.value_heads * (64 + d.key_dim + d.value_dim);
+  if (d.kimi) costs.workspace_per_token += 12 * d.value_heads * 64 * d.key_dim;
   return costs;
 }
 

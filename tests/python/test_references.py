@@ -19,7 +19,7 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 FAMILIES = ALL_FIXTURES
 #: The fixtures with recurrent layers (Gated DeltaNet, short convolution, Mamba2): one sequence a row, their state cached at each prefix's end.
-RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe", "lfm3", "falcon_h1"]
+RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe", "lfm3", "falcon_h1", "kimi_linear"]
 
 
 def hf_model(model_dir):
@@ -385,3 +385,35 @@ def test_kimi_k2_config_scores_as_deepseek_v3(tmp_path):
     assert [g[1] for g in got] == [w[1] for w in want]
     fixture = [r["logprob"] for r in json.loads((MODELS / "deepseek_v3" / "expected_loglikelihood.json").read_text())["loglikelihood"]]
     assert [w[0] for w in want] != pytest.approx(fixture, abs=1e-6)  # the betas changed the rope: a different model
+
+
+def test_kimi_linear_as_released_scores_as_saved(tmp_path):
+    """Kimi Linear as released: its config keeps the layers and the linear attention's sizes in linear_attn_config
+    alone, with keys transformers does not read (mla_use_nope, the router's kind, a rope it never applies), and its
+    dense first layer's MLP under mlp (transformers saves it under block_sparse_moe). It scores as the fixture, and
+    as transformers loading the same folder; a full-attention layer named where a KDA layer is changes the model."""
+    shutil.copytree(MODELS / "kimi_linear", tmp_path / "released")
+    folder = tmp_path / "released"
+    config = json.loads((folder / "config.json").read_text())
+    for key in ("layer_types", "mlp_layer_types", "linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim",
+                "head_dim", "qk_head_dim"):
+        config.pop(key, None)
+    config.update(mla_use_nope=True, moe_router_activation_func="sigmoid", moe_layer_freq=1, use_grouped_topk=True,
+                  first_k_dense_replace=1, rope_theta=10000.0, rope_scaling=None, num_nextn_predict_layers=0)
+    (folder / "config.json").write_text(json.dumps(config))
+    tensors = safetensors.torch.load_file(folder / "model.safetensors")
+    dense = [k for k in tensors if k.startswith("model.layers.0.block_sparse_moe.")]
+    assert len(dense) == 3
+    for name in dense:
+        tensors[name.replace(".block_sparse_moe.", ".mlp.")] = tensors.pop(name)
+    safetensors.torch.save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    pairs = fixture_pairs("kimi_linear")
+    fixture = prefix_scorer.PrefixScorer.from_pretrained(MODELS / "kimi_linear").loglikelihood(pairs)
+    got = prefix_scorer.PrefixScorer.from_pretrained(folder).loglikelihood(pairs)
+    assert [g[0] for g in got] == pytest.approx([f[0] for f in fixture], abs=1e-6)
+    want = hf_scores(folder, pairs)
+    assert [g[0] for g in got] == pytest.approx([w[0] for w in want], abs=1e-4)
+    config["linear_attn_config"].update(full_attn_layers=[2, 3], kda_layers=[1, 4])
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(RuntimeError, match=r"model.layers.1.self_attn.q_proj.weight' has shape \[30, 64\], expected \[56, 64\]"):
+        prefix_scorer.PrefixScorer.from_pretrained(folder)

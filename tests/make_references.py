@@ -693,6 +693,25 @@ def greedy_pairs(model, tokenizer):
     return pairs
 
 
+def delta_rule_tensors(chunked, recurrent, inputs, state):
+    """The inputs, the state, and transformers' `chunked` form from zeros and from the state, its `recurrent` form
+    over the first 5 tokens from the state: each output and final state."""
+    tensors = dict(inputs, state=state)
+    for name, start in (("zeros", None), ("state", state)):
+        out, final = chunked(**inputs, initial_state=start, output_final_state=True, use_qk_l2norm_in_kernel=True)
+        tensors[f"chunked_from_{name}"], tensors[f"chunked_from_{name}_final"] = out, final
+    short = {k: v[:, :5] for k, v in inputs.items()}
+    out, final = recurrent(**short, initial_state=state, output_final_state=True, use_qk_l2norm_in_kernel=True)
+    tensors["recurrent_5"], tensors["recurrent_5_final"] = out, final
+    return tensors
+
+
+def save_kernel_references(tensors, name):
+    out = DATA / "kernels"
+    out.mkdir(exist_ok=True)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, out / f"{name}.safetensors")
+
+
 def make_gated_delta_rule():
     """kernels/gated_delta_rule.safetensors: transformers' own gated delta rule (Qwen 3.5's torch path) and causal
     convolution on random inputs at odd sizes: 150 tokens (three chunks of 64, the last partial), 2 q/k heads of 12
@@ -707,22 +726,12 @@ def make_gated_delta_rule():
     b, t, k_heads, v_heads, dk, dv = 2, 150, 2, 4, 12, 10
     inputs = dict(query=randn(b, t, k_heads, dk), key=randn(b, t, k_heads, dk), value=randn(b, t, v_heads, dv),
                   g=-torch.nn.functional.softplus(randn(b, t, v_heads)), beta=torch.sigmoid(randn(b, t, v_heads)))
-    state = randn(b, v_heads, dk, dv)
-    tensors = dict(inputs, state=state)
-    for name, start in (("zeros", None), ("state", state)):
-        out, final = qwen3_5.torch_chunk_gated_delta_rule(**inputs, initial_state=start, output_final_state=True,
-                                                          use_qk_l2norm_in_kernel=True)
-        tensors[f"chunked_from_{name}"], tensors[f"chunked_from_{name}_final"] = out, final
-    short = {k: v[:, :5] for k, v in inputs.items()}
-    out, final = qwen3_5.torch_recurrent_gated_delta_rule(**short, initial_state=state, output_final_state=True,
-                                                          use_qk_l2norm_in_kernel=True)
-    tensors["recurrent_5"], tensors["recurrent_5_final"] = out, final
+    tensors = delta_rule_tensors(qwen3_5.torch_chunk_gated_delta_rule, qwen3_5.torch_recurrent_gated_delta_rule,
+                                 inputs, randn(b, v_heads, dk, dv))
     x, weight = randn(b, 20, 30), randn(20, 4)
     tensors["conv_x"], tensors["conv_weight"] = x, weight
     tensors["conv_out"] = qwen3_5.causal_conv1d_fn(x, weight, None, activation="silu")
-    out = DATA / "kernels"
-    out.mkdir(exist_ok=True)
-    save_file({k: v.contiguous() for k, v in tensors.items()}, out / "gated_delta_rule.safetensors")
+    save_kernel_references(tensors, "gated_delta_rule")
 
 
 def make_kimi_delta_rule():
@@ -742,19 +751,9 @@ def make_kimi_delta_rule():
     inputs = dict(query=randn(b, t, heads, dk), key=randn(b, t, heads, dk), value=randn(b, t, heads, dv),
                   g=-rate * torch.nn.functional.softplus(randn(b, t, heads, dk)),
                   beta=torch.sigmoid(randn(b, t, heads)))
-    state = randn(b, heads, dk, dv)
-    tensors = dict(inputs, state=state)
-    for name, start in (("zeros", None), ("state", state)):
-        out, final = kimi.chunk_kimi_delta_attention(**inputs, initial_state=start, output_final_state=True,
-                                                     use_qk_l2norm_in_kernel=True)
-        tensors[f"chunked_from_{name}"], tensors[f"chunked_from_{name}_final"] = out, final
-    short = {k: v[:, :5] for k, v in inputs.items()}
-    out, final = kimi.recurrent_kimi_delta_attention(**short, initial_state=state, output_final_state=True,
-                                                     use_qk_l2norm_in_kernel=True)
-    tensors["recurrent_5"], tensors["recurrent_5_final"] = out, final
-    out = DATA / "kernels"
-    out.mkdir(exist_ok=True)
-    save_file({k: v.contiguous() for k, v in tensors.items()}, out / "kimi_delta_rule.safetensors")
+    tensors = delta_rule_tensors(kimi.chunk_kimi_delta_attention, kimi.recurrent_kimi_delta_attention, inputs,
+                                 randn(b, heads, dk, dv))
+    save_kernel_references(tensors, "kimi_delta_rule")
 
 
 def make_mamba2_scan():

@@ -513,6 +513,15 @@ FAMILIES = {
                         topk_group=1, routed_scaling_factor=1.5, rms_norm_eps=1e-5, tie_word_embeddings=False,
                         linear_attn_config=dict(head_dim=10, num_heads=3, short_conv_kernel_size=4,
                                                 full_attn_layers=[3], kda_layers=[1, 2, 4])),
+    # Ling 3 (bailing_hybrid): KDA layers (4 heads of 10, the decay and the gate each one projection, the safe gate's
+    # bound -5) around one latent attention layer with an interleaved rope and a gate a head (every third layer
+    # full); a dense first layer, then DeepSeek's router over 8 experts in 2 groups beside a shared one; Ling's names.
+    "bailing_hybrid": dict(model_type="bailing_hybrid", seed=1, pad_token_id=1, intermediate_size=96,
+                           moe_intermediate_size=24, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
+                           kv_lora_rank=16, q_lora_rank=None, qk_nope_head_dim=8, qk_rope_head_dim=6, v_head_dim=12,
+                           head_dim=10, num_experts=8, num_experts_per_token=2, num_shared_experts=1,
+                           num_expert_group=2, topk_group=1, routed_scaling_factor=1.5, first_k_dense_replace=1,
+                           layer_group_size=3, rope_theta=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
     # GLM-4.7-Flash (glm4_moe_lite): DeepSeek V3's latent attention under glm4_moe's router; which layers route by
     # mlp_layer_types (here the middle one alone), the rope over interleaved pairs with a base of 1e6.
     "glm4_moe_lite": dict(model_type="glm4_moe_lite", intermediate_size=100, moe_intermediate_size=24,

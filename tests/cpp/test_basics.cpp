@@ -26,7 +26,7 @@ const std::vector<std::string>& fixture_models() {
 }
 
 const std::vector<std::string>& recurrent_fixture_models() {
-  static const std::vector<std::string> names{"qwen3_5_text", "qwen3_5", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe", "lfm3", "falcon_h1", "kimi_linear"};
+  static const std::vector<std::string> names{"qwen3_5_text", "qwen3_5", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe", "lfm3", "falcon_h1", "kimi_linear", "bailing_hybrid"};
   return names;
 }
 

@@ -19,7 +19,7 @@ MODELS = pathlib.Path(__file__).resolve().parents[1] / "data" / "models"
 ALL_FIXTURES = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
 FAMILIES = ALL_FIXTURES
 #: The fixtures with recurrent layers (Gated DeltaNet, short convolution, Mamba2): one sequence a row, their state cached at each prefix's end.
-RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe", "lfm3", "falcon_h1", "kimi_linear"]
+RECURRENT = ["qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_next", "olmo_hybrid", "lfm2", "lfm2_moe", "granitemoehybrid", "nemotron_h", "nemotron_h_moe", "lfm3", "falcon_h1", "kimi_linear", "bailing_hybrid"]
 
 
 def hf_model(model_dir):

@@ -224,9 +224,9 @@ void add_mixer_and_mlp_inputs(LayerLayout& l) {
   } else if (layer.mixer == MixerKind::kMamba2) {
     add_mamba2(l.slots, layer.mamba, h, i, l.name(std::string(family.mamba_module) + "."));
   } else if (layer.mixer == MixerKind::kGatedDeltaNet) {
-    add_gated_deltanet(l.slots, layer.delta, h, i, l.name(std::string(family.deltanet_module) + "."), family.deltanet);
+    add_gated_deltanet(l.slots, layer.delta, h, i, l.name(std::string(family.deltanet_module) + "."), family);
   } else if (layer.mixer == MixerKind::kLatentAttention) {
-    add_latent_attention(l.slots, layer.latent, a, h, i, l.name(attn), l.c.interleaved_rope);
+    add_latent_attention(l.slots, layer.latent, a, h, i, l.name(attn), l.c.interleaved_rope, family.o_proj);
   } else if (layer.mixer == MixerKind::kAttention) {
     if (gate_in_q(l))  // rows per head: its q's, then its gate's
       add_by_head(l, attn + "q_proj.weight", {2 * q_out, h}, {weight_of(&LayerWeights::q), weight_of(&LayerWeights::attn_gate)});

@@ -102,13 +102,14 @@ struct LayerLayout {
 };
 
 // The mixers' tensors (checkpoint_mixers.cpp), each after `prefix` ("model.layers.N." and the mixer's module).
-// Latent attention as DeepSeek V3 names it; with an interleaved rope, the rotated rows of q and kv_a reordered to
-// halves; kv_b_proj split into each head's key rows and value rows.
+// Latent attention as DeepSeek V3 names it (the output projection under the family's o_proj name; a head gate as
+// Ling 3's g_proj); with an interleaved rope, the rotated rows of q and kv_a reordered to halves; kv_b_proj split
+// into each head's key rows and value rows.
 void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, const AttentionSpec& a, int64_t h,
-                          int64_t i, const std::string& prefix, bool interleaved);
-// A Gated DeltaNet in the family's layout.
+                          int64_t i, const std::string& prefix, bool interleaved, const std::string& o_proj);
+// A Gated DeltaNet in the family's layout (ModelFamily::deltanet; KDA's output projection under its o_proj name).
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
-                        const std::string& prefix, DeltaNetLayout layout);
+                        const std::string& prefix, const ModelFamily& family);
 // A short convolution, as LFM2 names it.
 void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int64_t h, int64_t i,
                     const std::string& prefix);

@@ -8,7 +8,7 @@
 namespace prefix_scorer {
 
 void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, const AttentionSpec& a, int64_t h,
-                          int64_t i, const std::string& prefix, bool interleaved) {
+                          int64_t i, const std::string& prefix, bool interleaved, const std::string& o_proj) {
   auto add = [&](const std::string& name, std::vector<int64_t> shape, auto member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
@@ -39,17 +39,20 @@ void add_latent_attention(std::vector<WeightSlot>& slots, const LatentSpec& m, c
                      w.layers[i].key_up = by_head.narrow(1, 0, m.nope_dim).contiguous();
                      w.layers[i].value_up = by_head.narrow(1, m.nope_dim, m.value_dim).contiguous();
                    }});
-  add("o_proj.weight", {h, heads * m.value_dim}, weight_of(&LayerWeights::o));
-  if (a.o_bias) add("o_proj.bias", {h}, bias_of(&LayerWeights::o));
+  add(o_proj + ".weight", {h, heads * m.value_dim}, weight_of(&LayerWeights::o));
+  if (a.o_bias) add(o_proj + ".bias", {h}, bias_of(&LayerWeights::o));
+  if (a.head_gate) add("g_proj.weight", {heads, h}, weight_of(&LayerWeights::head_gate));
 }
 
 void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, int64_t h, int64_t i,
-                        const std::string& prefix, DeltaNetLayout layout) {
+                        const std::string& prefix, const ModelFamily& family) {
+  const DeltaNetLayout layout = family.deltanet;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, auto member) {
     add_layer_tensor(slots, i, prefix + name, std::move(shape), member);
   };
   const int64_t groups = d.key_heads, per_group = d.value_heads / d.key_heads;
-  const bool separate = layout == DeltaNetLayout::kSeparateQkv || layout == DeltaNetLayout::kKimi;
+  const bool ling = layout == DeltaNetLayout::kLing, kda = layout == DeltaNetLayout::kKimi || ling;
+  const bool separate = layout == DeltaNetLayout::kSeparateQkv || kda;
   if (separate)  // q, k and v apart, written into the convolution's channels in that order
     add_joined_rows(slots, i, prefix,
                     {{"q_proj.weight", d.key_width()}, {"k_proj.weight", d.key_width()}, {"v_proj.weight", d.value_width()}},
@@ -65,6 +68,11 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
       add("f_b_proj.weight", {d.key_width(), d.key_dim}, weight_of(&LayerWeights::delta_a_up));
       add("g_a_proj.weight", {d.value_dim, h}, weight_of(&LayerWeights::delta_z));
       add("g_b_proj.weight", {d.value_width(), d.value_dim}, weight_of(&LayerWeights::delta_z_up));
+      add("b_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_b));
+      break;
+    case DeltaNetLayout::kLing:
+      add("f_proj.weight", {d.key_width(), h}, weight_of(&LayerWeights::delta_a));
+      add("g_proj.weight", {d.value_width(), h}, weight_of(&LayerWeights::delta_z));
       add("b_proj.weight", {d.value_heads, h}, weight_of(&LayerWeights::delta_b));
       break;
     case DeltaNetLayout::kFusedByKeyGroup: {
@@ -96,18 +104,20 @@ void add_gated_deltanet(std::vector<WeightSlot>& slots, const DeltaNetSpec& d, i
     add_joined_rows(slots, i, prefix,
                     {{"q_conv1d.weight", d.key_width()}, {"k_conv1d.weight", d.key_width()}, {"v_conv1d.weight", d.value_width()}},
                     {1, d.taps}, &LayerWeights::delta_conv);
+    for (size_t k = slots.size() - 3; k < slots.size(); ++k) slots[k].fp32 = ling;  // Ling 3 convolves in fp32
   } else {
     add_depthwise_conv(slots, i, prefix + "conv1d.weight", d.conv_channels(), d.taps, &LayerWeights::delta_conv);
   }
-  const bool kimi = layout == DeltaNetLayout::kKimi;
-  add("dt_bias", {kimi ? d.key_width() : d.value_heads}, &LayerWeights::delta_dt_bias);
-  if (kimi)  // [1, 1, heads, 1] as saved
+  add("dt_bias", {kda ? d.key_width() : d.value_heads}, &LayerWeights::delta_dt_bias);
+  slots.back().fp32 = kda;  // as transformers keeps KDA's
+  if (layout == DeltaNetLayout::kKimi)  // [1, 1, heads, 1] as saved
     slots.push_back({{prefix + "A_log", {1, 1, d.value_heads, 1}}, i,
                      [=](ModelWeights& w, const at::Tensor& t) { w.layers[i].delta_a_log = t.reshape({d.value_heads}); }});
   else
     add("A_log", {d.value_heads}, &LayerWeights::delta_a_log);
+  slots.back().fp32 = ling;
   add(separate ? "o_norm.weight" : "norm.weight", {d.value_dim}, &LayerWeights::delta_norm);
-  add(separate ? "o_proj.weight" : "out_proj.weight", {h, d.value_width()}, weight_of(&LayerWeights::o));
+  add(separate ? std::string(family.o_proj) + ".weight" : "out_proj.weight", {h, d.value_width()}, weight_of(&LayerWeights::o));
 }
 
 void add_short_conv(std::vector<WeightSlot>& slots, const ShortConvSpec& s, int64_t h, int64_t i,

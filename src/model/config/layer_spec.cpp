@@ -134,6 +134,8 @@ ModelSpec model_spec(const ModelConfig& c) {
     spec.query_scale = {c.query_temperature, c.query_temperature_floor, 1, true};
   // One norm feeds both blocks of a parallel layer unless the family names a second (gpt_neox's own MLP norm).
   const bool one_norm_for_both = model_family(c.model_type).parallel_block;
+  const DeltaNetLayout layout = model_family(c.model_type).deltanet;
+  const bool kda = layout == DeltaNetLayout::kKimi || layout == DeltaNetLayout::kLing;
   for (int64_t i = 0; i < c.num_layers; ++i) {
     LayerSpec l;
     l.attention = attention_spec(c, i);
@@ -141,7 +143,7 @@ ModelSpec model_spec(const ModelConfig& c) {
       l.mixer = MixerKind::kGatedDeltaNet;
       l.delta = {c.linear_key_heads, c.linear_value_heads, c.linear_key_head_dim, c.linear_value_head_dim,
                  c.linear_conv_taps, c.linear_beta_scale, c.linear_norm_eps > 0 ? c.linear_norm_eps : c.rms_norm_eps,
-                 model_family(c.model_type).deltanet == DeltaNetLayout::kKimi};
+                 kda, c.linear_gate_lower_bound, layout == DeltaNetLayout::kLing};
     }
     if (c.is_short_conv(i)) {
       l.mixer = MixerKind::kShortConv;

@@ -92,9 +92,12 @@ struct DeltaNetSpec {
   int64_t key_heads = 0, value_heads = 0, key_dim = 0, value_dim = 0, taps = 0;
   double beta_scale = 1;  // beta = sigmoid(b) times this
   double norm_eps = 1e-6; // the gated output norm's
-  // Kimi Delta Attention: the decay one a key channel (through a low-rank pair), the output gate through a
-  // low-rank pair and a sigmoid, the norm's weight applied in fp32; key and value heads alike.
+  // Kimi Delta Attention: the decay one a key channel (through a low-rank pair, or one projection), the output gate
+  // through a low-rank pair (or one projection) and a sigmoid, the norm's weight applied in fp32; key and value heads
+  // alike.
   bool kimi = false;
+  double gate_lower_bound = 0;        // KDA's safe gate (Ling 3's): g = bound sigmoid(e^A_log (f + dt_bias)); 0: none
+  bool decay_in_model_dtype = false;  // KDA's decay rounded to the model dtype before the rule (Ling 3's)
 
   int64_t key_width() const { return key_heads * key_dim; }
   int64_t value_width() const { return value_heads * value_dim; }

@@ -192,6 +192,7 @@ struct ModelConfig {
   bool attention_head_gate = false;    // each head's output times sigmoid of a projection of the input (LFM3)
   double linear_beta_scale = 1;        // beta = sigmoid(b) times this (OLMo hybrid's negative eigenvalues: 2)
   double linear_norm_eps = 0;          // the gated output norm's epsilon; 0: rms_norm_eps
+  double linear_gate_lower_bound = 0;  // Ling 3's safe gate's bound (kda_lower_bound under kda_safe_gate); 0: none
   bool recurrent_layers_pre_norm = false;  // Gated DeltaNet layers normed before their blocks, whatever the others
   // Short-convolution layers in place of attention (LFM2's conv layers): by layer, empty where none; the
   // convolution's taps (conv_L_cache) and whether the projections and the convolution have biases (conv_bias).

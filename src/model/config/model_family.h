@@ -112,6 +112,10 @@ enum class DeltaNetLayout {
   // pair f_a_proj, f_b_proj (dt_bias one a channel, A_log [1, 1, heads, 1]), the output gate through g_a_proj,
   // g_b_proj and a sigmoid, b_proj, o_norm, o_proj (Kimi Linear).
   kKimi,
+  // Ling 3's KDA: kKimi's with the decay's and the gate's projections full-rank (f_proj, g_proj), A_log [heads], the
+  // decay rounded to the model dtype, the output projection under the family's o_proj name, the convolutions, the
+  // decay's bias and A_log kept fp32 (bailing_hybrid).
+  kLing,
 };
 
 // Layers alternating between sliding-window and full attention (gemma2, gemma3).

@@ -2,7 +2,10 @@
 // gated_delta_rule.h) between multi-head latent attention layers without rope (DeepSeek V3's, the keys' rotary part
 // shared by the heads and left unrotated), under DeepSeek V3's router and experts named as Mixtral's
 // (block_sparse_moe). Its config names DeepSeek's keys its own way (KimiLinearConfig's attribute_map) and keeps the
-// linear attention's sizes and layers in linear_attn_config, as released.
+// linear attention's sizes and layers in linear_attn_config, as released. Beside it Ling 3 (bailing_hybrid), whose
+// config and layers transformers derives from Kimi Linear's: KDA with full-rank decay and gate projections and a
+// bounded ("safe") decay, latent attention with an interleaved rope and a sigmoid gate a head, DeepSeek's router
+// over experts named as qwen2_moe's, under Ling's names (word_embeddings, attention, dense, expert_bias).
 
 #include "model/config/config_json.h"
 #include "model/families/families.h"
@@ -92,6 +95,40 @@ void write_kimi_keys(const ModelConfig& c, json& j) {
   j["layer_types"] = types;
 }
 
+// BailingHybridConfig's: the linear attention as wide as the attention (num_attention_heads of head_dim, 128 by
+// default), short_conv_kernel_size taps, unless linear_num_heads, linear_head_dim, linear_conv_kernel_dim say
+// otherwise (as transformers saves them: its saved head_dim is qk_rope_head_dim); layer_types, else the last of every layer_group_size (6) full; the safe
+// gate's bound kda_lower_bound (-5) under kda_safe_gate (true); a gate a head on the latent attention.
+void read_ling_keys(const json& j, ModelConfig& c) {
+  c.linear_key_heads = c.linear_value_heads = get_or<int64_t>(j, "linear_num_heads", c.num_heads);
+  c.linear_key_head_dim = c.linear_value_head_dim =
+      get_or<int64_t>(j, "linear_head_dim", get_or<int64_t>(j, "head_dim", 128));
+  c.linear_conv_taps = get_or<int64_t>(j, "linear_conv_kernel_dim", get_or<int64_t>(j, "short_conv_kernel_size", 4));
+  const int64_t group = get_or<int64_t>(j, "layer_group_size", 6);
+  if (c.linear_key_heads < 1 || c.linear_key_head_dim < 1 || c.linear_conv_taps < 2 || group < 1)
+    throw std::invalid_argument(fmt::format("config.json: linear attention of {} heads of {} with {} taps, "
+                                            "layer_group_size {} (positive, at least two taps)", c.linear_key_heads,
+                                            c.linear_key_head_dim, c.linear_conv_taps, group));
+  std::vector<bool>& linear_layers = c.linear_attention_layers;
+  for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
+    check_layer_type(type, {"linear_attention", "full_attention"});
+    linear_layers.push_back(type == "linear_attention");
+  }
+  if (!has_field(j, "layer_types"))
+    for (int64_t i = 0; i < c.num_layers; ++i) linear_layers.push_back((i + 1) % group != 0);
+  if (static_cast<int64_t>(linear_layers.size()) != c.num_layers)
+    throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
+                                            linear_layers.size(), c.num_layers));
+  c.linear_gate_lower_bound = get_or<bool>(j, "kda_safe_gate", true) ? get_or<double>(j, "kda_lower_bound", -5.0) : 0.0;
+  c.attention_head_gate = true;
+}
+
+void write_ling_keys(const ModelConfig& c, json& j) {
+  write_kimi_keys(c, j);
+  j.update({{"short_conv_kernel_size", c.linear_conv_taps}, {"kda_safe_gate", c.linear_gate_lower_bound != 0},
+            {"kda_lower_bound", c.linear_gate_lower_bound != 0 ? c.linear_gate_lower_bound : -5.0}});
+}
+
 // Sizes as config.json keys, Kimi's way: linear_attn_config with its 1-based layer lists.
 json kimi_shape(int64_t vocab, int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads,
                 const std::vector<int64_t>& full_layers, int64_t linear_heads, int64_t linear_head_dim) {
@@ -124,6 +161,26 @@ json kimi_linear_48b_a3b() {
   return j;
 }
 
+// tiny's sizes with Ling 3's layers: three KDA layers, then latent attention
+json tiny_ling() {
+  json j = shape("bailing_hybrid", 2048, 128, 384, 4, 4, 4, 32, 4096);
+  j.update({{"tie_word_embeddings", true}, {"kv_lora_rank", 64}, {"qk_nope_head_dim", 32}, {"qk_rope_head_dim", 16},
+            {"v_head_dim", 32}, {"num_experts", 8}, {"num_experts_per_token", 2}, {"num_expert_group", 2},
+            {"topk_group", 1}, {"moe_intermediate_size", 96}, {"first_k_dense_replace", 1}, {"layer_group_size", 4}});
+  return j;
+}
+
+// inclusionAI/Ling-3.0-Flash: transformers' BailingHybridConfig defaults (not read from the released files)
+json ling_3_flash() {
+  json j = shape("bailing_hybrid", 157184, 2560, 6144, 42, 32, 32, 128, 262144);
+  j.update({{"tie_word_embeddings", false}, {"rms_norm_eps", 1e-6}, {"kv_lora_rank", 512}, {"q_lora_rank", nullptr},
+            {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}, {"num_experts", 512},
+            {"num_experts_per_token", 8}, {"num_shared_experts", 1}, {"num_expert_group", 8}, {"topk_group", 4},
+            {"moe_intermediate_size", 768}, {"routed_scaling_factor", 2.5}, {"first_k_dense_replace", 2},
+            {"rope_theta", 6000000.0}, {"layer_group_size", 6}});
+  return j;
+}
+
 }  // namespace
 
 std::vector<ModelFamily> kimi_linear() {
@@ -147,7 +204,27 @@ std::vector<ModelFamily> kimi_linear() {
   e.correction_bias = "block_sparse_moe.gate.e_score_correction_bias";
   e.shared = "block_sparse_moe.shared_experts";
   f.synthetic_shapes = {{"tiny-kimi-linear", tiny_kimi_linear}, {"kimi-linear-48b-a3b", kimi_linear_48b_a3b}};
-  return {f};
+
+  ModelFamily ling = base("bailing_hybrid");
+  ling.latent = {512, 0, 128, 64, 128};
+  ling.default_rope_theta = 6000000.0;
+  ling.deltanet = DeltaNetLayout::kLing;
+  ling.embed = "model.word_embeddings";
+  ling.attn = ling.deltanet_module = "attention";
+  ling.o_proj = "dense";
+  ling.prepare_keys = prepare_kimi_keys;
+  ling.read_keys = read_ling_keys;
+  ling.write_keys = write_ling_keys;
+  ExpertTraits& le = ling.experts;
+  deepseek_moe(le, 512, 8, 768);
+  le.layers = MoeLayerRule::kMlpLayerTypes;
+  le.default_first_dense = 2;
+  le.default_groups = 8;
+  le.default_groups_chosen = 4;
+  le.default_scaling = 2.5;
+  le.correction_bias = "mlp.gate.expert_bias";
+  ling.synthetic_shapes = {{"tiny-ling-3", tiny_ling}, {"ling-3-flash", ling_3_flash}};
+  return {f, ling};
 }
 
 }  // namespace prefix_scorer::families

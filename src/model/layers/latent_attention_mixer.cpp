@@ -57,7 +57,7 @@ LayerCache expanded_latents(const LatentSpec& m, const LayerWeights& l, const at
 // of two exact forms (cheaper_expanded): absorbed, each head's unrotated query in the latent's space beside its
 // rotated part, over the latents as keys and values, the output's first kv_rank values expanded by each head's
 // value rows; or expanded, the latents (the forward's and its shared prefixes') expanded to each head's keys and
-// values, as transformers computes it. Then o_proj.
+// values, as transformers computes it. Then a head gate where the layer has one, and o_proj.
 at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
                             KvCache* cache, const SharedPrefixes* shared, int64_t index,
                             std::vector<LayerCache>& produced) {
@@ -102,6 +102,8 @@ at::Tensor latent_attention(const LayerSpec& s, const LayerWeights& l, const at:
     const at::Tensor latents = attend_cached(a, scaled(query), kv, prefix, in, {});
     heads = by_head(latents.narrow(-1, 0, m.kv_rank), l.value_up.transpose(1, 2));
   }
+  if (a.head_gate)  // Ling 3's: each head's output times sigmoid (in fp32, rounded back) of its projection of h
+    heads = heads * cast(at::sigmoid(cast(linear(h, l.head_gate), at::kFloat)), heads.scalar_type()).transpose(1, 2).unsqueeze(-1);
   return linear(heads.transpose(1, 2).reshape({b, t, a.heads * m.value_dim}), l.o);
 }
 

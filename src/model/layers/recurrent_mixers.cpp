@@ -13,6 +13,21 @@
 namespace prefix_scorer {
 namespace {
 
+// x through `first`, then through `second` where it is defined (a low-rank pair), else through `first` alone.
+at::Tensor linear_pair(const at::Tensor& x, const Linear& first, const Linear& second) {
+  const at::Tensor once = linear(x, first);
+  return second.defined() ? linear(once, second) : once;
+}
+
+// KDA's log decay [b, t, heads, key_dim] in fp32 (see gated_delta_net).
+at::Tensor kda_decay(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h) {
+  const at::Tensor f = (linear_pair(h, l.delta_a, l.delta_a_up).to(at::kFloat) + l.delta_dt_bias.to(at::kFloat))
+                           .view({h.size(0), h.size(1), d.key_heads, d.key_dim});
+  const at::Tensor rate = l.delta_a_log.to(at::kFloat).exp().view({d.key_heads, 1});
+  const at::Tensor g = d.gate_lower_bound != 0 ? d.gate_lower_bound * at::sigmoid(rate * f) : -rate * at::softplus(f);
+  return d.decay_in_model_dtype ? g.to(h.scalar_type()).to(at::kFloat) : g;
+}
+
 // A Gated DeltaNet layer over its normed input `h` [b, t, hidden]: q, k and v projected and convolved (causal,
 // SiLU), the gated delta rule (gated_delta_rule.h) with beta = sigmoid(b) (times beta_scale) and the log decay
 // g = -exp(A_log) softplus(a + dt_bias) in fp32, each value head's output RMS-normed (times its weight, in the model
@@ -20,8 +35,9 @@ namespace {
 // convolution history; empty: zeros) and leaves in `after` the state and history at its last real token: padding
 // (at a row's end) gets g = 0 and beta = 0, which leave a state as it is, and the history is taken before it.
 // Kimi Delta Attention (DeltaNetSpec::kimi) differs in three places: the decay, one a key channel, is
-// -exp(A_log) softplus(f_b(f_a(h)) + dt_bias); the gate is sigmoid of g_b(g_a(h)); the norm's weight multiplies in
-// fp32 before the gate, and the product is cast back once.
+// -exp(A_log) softplus(f + dt_bias) with f = f_b(f_a(h)) (Ling 3's: f_proj(h), and under its safe gate
+// bound sigmoid(exp(A_log) (f + dt_bias)), rounded to the model dtype); the gate is sigmoid of g_b(g_a(h)) (Ling 3's:
+// g_proj(h)); the norm's weight multiplies in fp32 before the gate, and the product is cast back once.
 at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const at::Tensor& h, const DeviceInputs& in,
                            const std::vector<at::Tensor>& before, LayerCache& after) {
   const int64_t b = h.size(0), t = h.size(1);
@@ -30,11 +46,8 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
       causal_conv1d_silu(linear(h, l.delta_qkv).transpose(1, 2), l.delta_conv, history, in.row_lengths);
   const std::vector<at::Tensor> qkv =
       mixed.transpose(1, 2).split_with_sizes({d.key_width(), d.key_width(), d.value_width()}, -1);
-  const at::Tensor decay_rate = -l.delta_a_log.to(at::kFloat).exp();
-  at::Tensor g = d.kimi ? decay_rate.view({d.key_heads, 1}) *
-                              at::softplus((linear(linear(h, l.delta_a), l.delta_a_up).to(at::kFloat) + l.delta_dt_bias)
-                                               .view({b, t, d.key_heads, d.key_dim}))
-                        : decay_rate * at::softplus(linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
+  at::Tensor g = d.kimi ? kda_decay(d, l, h)
+                        : -l.delta_a_log.to(at::kFloat).exp() * at::softplus(linear(h, l.delta_a).to(at::kFloat) + l.delta_dt_bias);
   at::Tensor beta = at::sigmoid(linear(h, l.delta_b));
   if (d.beta_scale != 1) beta = beta * d.beta_scale;
   if (in.token_valid.defined()) {
@@ -50,7 +63,7 @@ at::Tensor gated_delta_net(const DeltaNetSpec& d, const LayerWeights& l, const a
   after = {{}, {state_after, history_after}};
   at::Tensor gated;
   if (d.kimi) {
-    const at::Tensor gate = linear(linear(h, l.delta_z), l.delta_z_up).view({b, t, d.value_heads, d.value_dim});
+    const at::Tensor gate = linear_pair(h, l.delta_z, l.delta_z_up).view({b, t, d.value_heads, d.value_dim});
     gated = l.delta_norm.to(at::kFloat) * unit_rms_norm(out.to(at::kFloat), d.norm_eps) * at::sigmoid(gate.to(at::kFloat));
   } else {
     const at::Tensor z = linear(h, l.delta_z).view({b, t, d.value_heads, d.value_dim});

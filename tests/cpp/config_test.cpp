@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace prefix_scorer::test {
 namespace {
@@ -112,6 +113,45 @@ TEST(ModelConfig, HybridShapesHaveTheirReleasedLayerMix) {
   EXPECT_EQ(count(lfm2_moe, moe), 22);
   EXPECT_FALSE(lfm2_moe.is_moe_layer(1));
   EXPECT_TRUE(lfm2_moe.is_moe_layer(2));
+  const auto linear = [](const ModelConfig& c, int64_t i) { return c.is_linear_attention(i); };
+  const ModelConfig kimi = ModelConfig::synthetic("kimi-linear-48b-a3b");  // full layers 4, 8, ..., 24, 27 (1-based)
+  EXPECT_EQ(count(kimi, linear), 20);
+  EXPECT_FALSE(kimi.is_linear_attention(3));
+  EXPECT_FALSE(kimi.is_linear_attention(26));
+  EXPECT_EQ(count(kimi, moe), 26);
+  const ModelConfig ling = ModelConfig::synthetic("ling-3-flash");  // the last of every 6 full, the first 2 dense
+  EXPECT_EQ(count(ling, linear), 35);
+  EXPECT_FALSE(ling.is_linear_attention(5));
+  EXPECT_EQ(count(ling, moe), 40);
+  EXPECT_DOUBLE_EQ(ling.linear_gate_lower_bound, -5.0);
+}
+
+// Kimi Linear's config as released: its own key names and linear_attn_config's 1-based layer lists; a list naming a
+// layer past the last, or leaving one unnamed, is refused by name.
+TEST(ModelConfig, KimiLinearReadsItsReleasedKeys) {
+  nlohmann::json j = nlohmann::json::parse(ModelConfig::synthetic("tiny-kimi-linear").to_json());
+  for (const char* key : {"layer_types", "linear_num_heads", "linear_head_dim", "linear_conv_kernel_dim"}) j.erase(key);
+  j["linear_attn_config"] = {{"num_heads", 2}, {"head_dim", 16}, {"short_conv_kernel_size", 3},
+                             {"full_attn_layers", {2}}, {"kda_layers", {1, 3, 4}}};
+  j.update({{"num_experts", 6}, {"num_experts_per_token", 3}, {"moe_renormalize", false}, {"num_expert_group", 2}});
+  const ModelConfig c = ModelConfig::from_json(j.dump());
+  EXPECT_EQ(c.linear_value_heads, 2);
+  EXPECT_EQ(c.linear_value_head_dim, 16);
+  EXPECT_EQ(c.linear_conv_taps, 3);
+  EXPECT_EQ(c.linear_attention_layers, (std::vector<bool>{true, false, true, true}));
+  EXPECT_EQ(c.num_experts, 6);
+  EXPECT_EQ(c.experts_per_token, 3);
+  EXPECT_FALSE(c.norm_topk_prob);
+  EXPECT_EQ(c.expert_groups, 2);
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  j["linear_attn_config"]["kda_layers"] = {1, 3, 5};
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(j.dump()); })
+                .find("linear_attn_config's kda_layers names layer 5 of 4 (they count from 1)"),
+            std::string::npos);
+  j["linear_attn_config"]["kda_layers"] = {1, 3};
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(j.dump()); })
+                .find("linear_attn_config names no kind for layer 4"),
+            std::string::npos);
 }
 
 }  // namespace

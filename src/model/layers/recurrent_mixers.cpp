@@ -154,8 +154,9 @@ MixerCosts mamba2_costs(const Mamba2Spec& m, int64_t dtype_bytes) {
 // Nothing kept a token: a state a row that a prefix's rows continue from, so cascade stays exact. A Gated DeltaNet's
 // state is fp32 [key_dim, value_dim] a value head beside its convolution's history, and its chunked rule holds, per
 // token fed and value head, about 4 fp32 rows of its chunk (64), key and value widths (the decayed keys and queries,
-// the corrected values, the within-chunk scores), and KDA's about 3 fp32 [chunk, key_dim] rows more (each pair's
-// decays of a key channel, the keys so decayed, their products); a short convolution keeps its last taps - 1 inputs.
+// the corrected values, the within-chunk scores), and KDA's about 3 fp32 [16, key_dim] rows more (each pair's decays
+// of a key channel within a block of 16, the keys so decayed, their products); a short convolution keeps its last
+// taps - 1 inputs.
 MixerCosts recurrent_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_bytes) {
   const LayerSpec& s = spec.layers.at(layer);
   if (s.mixer == MixerKind::kMamba2) return mamba2_costs(s.mamba, dtype_bytes);
@@ -167,7 +168,7 @@ MixerCosts recurrent_costs(const ModelSpec& spec, int64_t layer, int64_t dtype_b
   const DeltaNetSpec& d = s.delta;
   costs.state_bytes = 4 * d.value_heads * d.key_dim * d.value_dim + dtype_bytes * d.conv_channels() * (d.taps - 1);
   costs.workspace_per_token = 16 * d.value_heads * (64 + d.key_dim + d.value_dim);
-  if (d.kimi) costs.workspace_per_token += 12 * d.value_heads * 64 * d.key_dim;
+  if (d.kimi) costs.workspace_per_token += 12 * d.value_heads * 16 * d.key_dim;
   return costs;
 }
 

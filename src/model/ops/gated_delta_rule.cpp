@@ -62,17 +62,32 @@ std::pair<at::Tensor, at::Tensor> decayed_products_per_head(const at::Tensor& q,
   return {at::matmul(k_beta, kt) * between, at::matmul(q, kt) * between};
 }
 
-// One decay a key channel (KDA): each pair's product sums its channels each decayed on its own, as transformers'
-// chunk_kimi_delta_attention sums them (no factoring into matmuls, which would overflow where a chunk decays past
-// e^-88). A chunk at a time, so that the [chunk, chunk, dk] decays of one chunk alone are held.
+// One decay a key channel (KDA): each pair's product sums its channels each decayed on its own. Within blocks of 16
+// tokens pairwise, as transformers' chunk_kimi_delta_attention sums them; a later token i against a block's token j
+// through the block's last token r, (x_i e^(D_i - D_r)) . (k_j e^(D_r - D_j)), one matmul a block, every factor at
+// most 1 (no factoring across a whole chunk, which overflows where a chunk decays past e^-88). A chunk at a time.
 std::pair<at::Tensor, at::Tensor> decayed_products_per_channel(const at::Tensor& q, const at::Tensor& k,
                                                                const at::Tensor& k_beta, const at::Tensor& decay) {
+  const int64_t chunk = decay.size(-2), block = chunk % 16 == 0 ? 16 : chunk;
   std::vector<at::Tensor> system, within;
   for (int64_t c = 0; c < decay.size(2); ++c) {
-    const at::Tensor between = decay_between(decay.select(2, c));  // [b, heads, chunk, chunk, dk]
-    const at::Tensor keys_decayed = k.select(2, c).unsqueeze(-3) * between;  // k_j decayed to token i
-    system.push_back((k_beta.select(2, c).unsqueeze(-2) * keys_decayed).sum(-1));
-    within.push_back((q.select(2, c).unsqueeze(-2) * keys_decayed).sum(-1));
+    const at::Tensor d = decay.select(2, c), kc = k.select(2, c), qc = q.select(2, c), kbc = k_beta.select(2, c);
+    at::Tensor s = at::zeros({d.size(0), d.size(1), chunk, chunk}, d.options()), w = at::zeros_like(s);
+    for (int64_t start = 0; start < chunk; start += block) {
+      auto rows = [&](const at::Tensor& t) { return t.narrow(-2, start, block); };
+      const at::Tensor keys_decayed = rows(kc).unsqueeze(-3) * decay_between(rows(d));  // k_j decayed to token i
+      s.narrow(-2, start, block).narrow(-1, start, block).copy_((rows(kbc).unsqueeze(-2) * keys_decayed).sum(-1));
+      w.narrow(-2, start, block).narrow(-1, start, block).copy_((rows(qc).unsqueeze(-2) * keys_decayed).sum(-1));
+      const int64_t after = start + block, later = chunk - after;
+      if (later == 0) continue;
+      const at::Tensor last = d.narrow(-2, after - 1, 1);
+      const at::Tensor keys_to_last = (rows(kc) * (last - rows(d)).exp()).transpose(-1, -2);
+      const at::Tensor from_last = (d.narrow(-2, after, later) - last).exp();
+      s.narrow(-2, after, later).narrow(-1, start, block).copy_(at::matmul(kbc.narrow(-2, after, later) * from_last, keys_to_last));
+      w.narrow(-2, after, later).narrow(-1, start, block).copy_(at::matmul(qc.narrow(-2, after, later) * from_last, keys_to_last));
+    }
+    system.push_back(s);
+    within.push_back(w);
   }
   return {at::stack(system, 2), at::stack(within, 2)};
 }

@@ -29,7 +29,7 @@ void read_gated_deltanet(const json& j, ModelConfig& c, const DeltaNetDefaults& 
         "config.json: linear attention of {} key heads of {}, {} value heads of {}, {} taps does not fit (value heads "
         "a multiple of key heads, at least 2 taps)", c.linear_key_heads, c.linear_key_head_dim, c.linear_value_heads,
         c.linear_value_head_dim, c.linear_conv_taps));
-  if (!has_field(j, "layer_types")) {
+  if (!read_linear_layer_types(j, c)) {
     const int64_t interval = get_or<int64_t>(j, "full_attention_interval", 4);
     if (interval < 1)
       throw std::invalid_argument(fmt::format("config.json: full_attention_interval must be >= 1, got {}", interval));
@@ -37,8 +37,11 @@ void read_gated_deltanet(const json& j, ModelConfig& c, const DeltaNetDefaults& 
     auto& layers = c.linear_attention_layers;
     if (defaults.last_layer_attention && !layers.empty() && std::find(layers.begin(), layers.end(), false) == layers.end())
       layers.back() = false;
-    return;
   }
+}
+
+bool read_linear_layer_types(const json& j, ModelConfig& c) {
+  if (!has_field(j, "layer_types")) return false;
   for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
     check_layer_type(type, {"linear_attention", "full_attention"});
     c.linear_attention_layers.push_back(type == "linear_attention");
@@ -46,16 +49,21 @@ void read_gated_deltanet(const json& j, ModelConfig& c, const DeltaNetDefaults& 
   if (static_cast<int64_t>(c.linear_attention_layers.size()) != c.num_layers)
     throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
                                             c.linear_attention_layers.size(), c.num_layers));
+  return true;
+}
+
+void write_linear_layer_types(const ModelConfig& c, json& j) {
+  json types = json::array();
+  for (int64_t i = 0; i < c.num_layers; ++i)
+    types.push_back(c.is_linear_attention(i) ? "linear_attention" : "full_attention");
+  j["layer_types"] = types;
 }
 
 void write_gated_deltanet(const ModelConfig& c, json& j) {
   j.update({{"linear_num_key_heads", c.linear_key_heads}, {"linear_num_value_heads", c.linear_value_heads},
             {"linear_key_head_dim", c.linear_key_head_dim}, {"linear_value_head_dim", c.linear_value_head_dim},
             {"linear_conv_kernel_dim", c.linear_conv_taps}});
-  json types = json::array();
-  for (int64_t i = 0; i < c.num_layers; ++i)
-    types.push_back(c.is_linear_attention(i) ? "linear_attention" : "full_attention");
-  j["layer_types"] = types;
+  write_linear_layer_types(c, j);
 }
 
 }  // namespace prefix_scorer::families

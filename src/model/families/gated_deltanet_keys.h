@@ -22,4 +22,10 @@ void read_gated_deltanet(const nlohmann::json& j, ModelConfig& c, const DeltaNet
 // Those keys (layer_types for the layers) as read_gated_deltanet reads them back.
 void write_gated_deltanet(const ModelConfig& c, nlohmann::json& j);
 
+// layer_types' linear_attention and full_attention layers, one a layer (checked), where the config has it; false
+// where it has none (the family's own rule then).
+bool read_linear_layer_types(const nlohmann::json& j, ModelConfig& c);
+// The layers as layer_types.
+void write_linear_layer_types(const ModelConfig& c, nlohmann::json& j);
+
 }  // namespace prefix_scorer::families

@@ -9,6 +9,7 @@
 
 #include "model/config/config_json.h"
 #include "model/families/families.h"
+#include "model/families/gated_deltanet_keys.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,7 +23,6 @@
 namespace prefix_scorer::families {
 namespace {
 
-using config_json::check_layer_type;
 using config_json::get_or;
 using config_json::has_field;
 using config_json::json;
@@ -54,12 +54,8 @@ void read_kimi_keys(const json& j, ModelConfig& c) {
   c.linear_key_heads = c.linear_value_heads = heads;
   c.linear_key_head_dim = c.linear_value_head_dim = head_dim;
   std::vector<bool>& linear_layers = c.linear_attention_layers;
-  if (has_field(j, "layer_types")) {
-    for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
-      check_layer_type(type, {"linear_attention", "full_attention"});
-      linear_layers.push_back(type == "linear_attention");
-    }
-  } else if (has_field(linear, "full_attn_layers") && has_field(linear, "kda_layers")) {
+  if (read_linear_layer_types(j, c)) return;
+  if (has_field(linear, "full_attn_layers") && has_field(linear, "kda_layers")) {
     std::vector<int> kind(c.num_layers, -1);  // -1 unnamed, 0 full, 1 linear
     for (const char* key : {"full_attn_layers", "kda_layers"})
       for (const int64_t layer : get_or<std::vector<int64_t>>(linear, key, {})) {
@@ -76,9 +72,6 @@ void read_kimi_keys(const json& j, ModelConfig& c) {
   } else {
     for (int64_t i = 0; i < c.num_layers; ++i) linear_layers.push_back(i == 0 || i % 4 != 0);
   }
-  if (static_cast<int64_t>(linear_layers.size()) != c.num_layers)
-    throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
-                                            linear_layers.size(), c.num_layers));
 }
 
 void write_kimi_keys(const ModelConfig& c, json& j) {
@@ -89,16 +82,14 @@ void write_kimi_keys(const ModelConfig& c, json& j) {
   }
   j.update({{"linear_num_heads", c.linear_value_heads}, {"linear_head_dim", c.linear_value_head_dim},
             {"linear_conv_kernel_dim", c.linear_conv_taps}});
-  json types = json::array();
-  for (int64_t i = 0; i < c.num_layers; ++i)
-    types.push_back(c.is_linear_attention(i) ? "linear_attention" : "full_attention");
-  j["layer_types"] = types;
+  write_linear_layer_types(c, j);
 }
 
 // BailingHybridConfig's: the linear attention as wide as the attention (num_attention_heads of head_dim, 128 by
 // default), short_conv_kernel_size taps, unless linear_num_heads, linear_head_dim, linear_conv_kernel_dim say
-// otherwise (as transformers saves them: its saved head_dim is qk_rope_head_dim); layer_types, else the last of every layer_group_size (6) full; the safe
-// gate's bound kda_lower_bound (-5) under kda_safe_gate (true); a gate a head on the latent attention.
+// otherwise (as transformers saves them: its saved head_dim is qk_rope_head_dim); layer_types, else the last of every
+// layer_group_size (6) full; the safe gate's bound kda_lower_bound (-5) under kda_safe_gate (true); a gate a head on
+// the latent attention.
 void read_ling_keys(const json& j, ModelConfig& c) {
   c.linear_key_heads = c.linear_value_heads = get_or<int64_t>(j, "linear_num_heads", c.num_heads);
   c.linear_key_head_dim = c.linear_value_head_dim =
@@ -109,16 +100,8 @@ void read_ling_keys(const json& j, ModelConfig& c) {
     throw std::invalid_argument(fmt::format("config.json: linear attention of {} heads of {} with {} taps, "
                                             "layer_group_size {} (positive, at least two taps)", c.linear_key_heads,
                                             c.linear_key_head_dim, c.linear_conv_taps, group));
-  std::vector<bool>& linear_layers = c.linear_attention_layers;
-  for (const auto& type : get_or<std::vector<std::string>>(j, "layer_types", {})) {
-    check_layer_type(type, {"linear_attention", "full_attention"});
-    linear_layers.push_back(type == "linear_attention");
-  }
-  if (!has_field(j, "layer_types"))
-    for (int64_t i = 0; i < c.num_layers; ++i) linear_layers.push_back((i + 1) % group != 0);
-  if (static_cast<int64_t>(linear_layers.size()) != c.num_layers)
-    throw std::invalid_argument(fmt::format("config.json: layer_types has {} entries for {} layers",
-                                            linear_layers.size(), c.num_layers));
+  if (!read_linear_layer_types(j, c))
+    for (int64_t i = 0; i < c.num_layers; ++i) c.linear_attention_layers.push_back((i + 1) % group != 0);
   c.linear_gate_lower_bound = get_or<bool>(j, "kda_safe_gate", true) ? get_or<double>(j, "kda_lower_bound", -5.0) : 0.0;
   c.attention_head_gate = true;
 }

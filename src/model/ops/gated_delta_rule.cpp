@@ -46,7 +46,6 @@ at::Tensor initial_state(const at::Tensor& state, const DeltaRuleInputs& h) {
   return state.to(at::kFloat);
 }
 
-
 // exp(decay_i - decay_j) for tokens j <= i of a chunk, 0 above; `decay` [..., chunk, d] gives [..., chunk, chunk, d].
 at::Tensor decay_between(const at::Tensor& decay) {
   const int64_t chunk = decay.size(-2);

@@ -152,6 +152,15 @@ TEST(ModelConfig, KimiLinearReadsItsReleasedKeys) {
   EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(j.dump()); })
                 .find("linear_attn_config names no kind for layer 4"),
             std::string::npos);
+  j["linear_attn_config"]["num_heads"] = 0;
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(j.dump()); })
+                .find("linear attention of 0 heads of 16 with 3 taps"),
+            std::string::npos);
+  nlohmann::json ling = nlohmann::json::parse(ModelConfig::synthetic("tiny-ling-3").to_json());
+  ling["linear_conv_kernel_dim"] = 1;
+  EXPECT_NE(message_of<std::invalid_argument>([&] { ModelConfig::from_json(ling.dump()); })
+                .find("linear attention of 4 heads of 32 with 1 taps"),
+            std::string::npos);
 }
 
 }  // namespace
